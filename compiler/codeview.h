@@ -1,0 +1,95 @@
+/*
+ * codeview.h - GjCodeView, a plain-C copy of a Python code object.
+ *
+ * pymodule/codeview.c fills it from dis.get_instructions() (opname, arg,
+ * argval, offset, positions, is_jump_target) plus co_varnames, the argument
+ * count and a resolver for global names.  Nothing here depends on the Python
+ * version: instructions keep dis's opname strings, and compiler/bytecode.c
+ * (the normaliser, the one file that knows versions) turns them into GjBcOp.
+ * Everything is owned by the compilation's arena.
+ */
+#ifndef GJ_CODEVIEW_H
+#define GJ_CODEVIEW_H
+
+#include "gj.h"
+
+struct GjType;
+
+/* A compile-time constant: LOAD_CONST's argval, or a frozen global. */
+typedef enum GjConstKind {
+    GJ_CONST_NONE,     /* Python None */
+    GJ_CONST_BOOL,     /* i is 0 or 1 */
+    GJ_CONST_INT,      /* i; Python ints outside int64 are GJ_CONST_OTHER */
+    GJ_CONST_FLOAT,    /* f */
+    GJ_CONST_STR,      /* s (names for LOAD_FAST etc., also str constants) */
+    GJ_CONST_TUPLE,    /* items[0..n) */
+    GJ_CONST_OTHER,    /* anything else; s = its Python type name */
+} GjConstKind;
+
+typedef struct GjConst GjConst;
+struct GjConst {
+    GjConstKind kind;
+    int64_t i;
+    double f;
+    const char *s;
+    GjConst *items;
+    int32_t n;
+};
+
+/* One dis.Instruction. */
+typedef struct GjInstr {
+    const char *opname;   /* dis opname, e.g. "BINARY_OP" */
+    int32_t arg;          /* raw oparg, -1 for None */
+    GjConst argval;       /* dis argval: jump targets are GJ_CONST_INT offsets;
+                             COMPARE_OP gives the operator as a string; a pair
+                             of names (LOAD_FAST_LOAD_FAST) is a 2-tuple */
+    int32_t offset;       /* byte offset */
+    GjLoc loc;
+    int is_jump_target;
+} GjInstr;
+
+/* What a global name (LOAD_GLOBAL) is bound to at compile time. */
+typedef enum GjGlobalKind {
+    GJ_GLOBAL_MISSING,    /* not in globals nor builtins */
+    GJ_GLOBAL_MODULE,     /* name = "gpujit", "math", "numpy", "cmath" */
+    GJ_GLOBAL_BUILTIN,    /* name = builtin's name: "range", "abs", ... */
+    GJ_GLOBAL_INTRINSIC,  /* name = gpujit object's intrinsic name ("grid", "threadIdx") */
+    GJ_GLOBAL_CONST,      /* value = frozen number/bool/tuple */
+    GJ_GLOBAL_OTHER,      /* bound to something gpujit cannot use; name = type name */
+} GjGlobalKind;
+
+typedef struct GjGlobal {
+    const char *key;      /* the global's name in the function ("np") */
+    GjGlobalKind kind;
+    const char *name;     /* what it is bound to, per kind ("numpy") */
+    GjConst value;
+} GjGlobal;
+
+typedef struct GjCodeView {
+    int py_major, py_minor;   /* e.g. 3, 12 */
+    const char *name;         /* co_name */
+    const char *qualname;
+    const char *filename;     /* co_filename */
+    int32_t firstlineno;
+    const char **source_lines;   /* source_lines[i] is line firstlineno+i, or NULL */
+    int32_t nsource_lines;
+
+    int32_t argcount;         /* positional parameters; no *args/**kwargs/kw-only */
+    int32_t nvarnames;
+    const char **varnames;    /* co_varnames: parameters first */
+
+    int32_t ninstrs;
+    GjInstr *instrs;
+
+    const struct GjType **argtypes;   /* [argcount], set by the caller */
+
+    /* Every name LOAD_GLOBAL reads, resolved (frozen) by pymodule before the
+       compile starts, so compiling needs no Python callbacks and no GIL. */
+    int32_t nglobals;
+    GjGlobal *globals;
+} GjCodeView;
+
+/* The binding of global `name`, or NULL when pymodule did not resolve it. */
+const GjGlobal *gj_codeview_global(const GjCodeView *cv, const char *name);
+
+#endif

@@ -1,0 +1,72 @@
+/*
+ * compile.h - the compiler's whole contract with its callers (pymodule/).
+ *
+ * gj_compile() runs the pipeline on one code object specialised for one
+ * argument-type signature:
+ *
+ *     build (bytecode -> IR)  ->  infer (types)  ->  lower (LLVM IR)
+ *         ->  optimise (O3)  ->  emit PTX (NVPTX)
+ *
+ * and returns what outlives the compilation: PTX text and the launch plan
+ * (parameter layout and which arrays the kernel may write).  The result is
+ * malloc-owned and released with gj_result_free(); everything else lives in
+ * the GjCtx arena.
+ *
+ * Kernel parameter ABI (kernelParams order), for each Python argument:
+ *   scalar:  one parameter of its concrete type (bool as i8, weak literals
+ *            never occur: Python int -> int64, float -> float64);
+ *   array:   data pointer (global address space), then ndim int64 extents,
+ *            then ndim int64 strides in bytes.
+ */
+#ifndef GJ_COMPILE_H
+#define GJ_COMPILE_H
+
+#include "gj.h"
+#include "codeview.h"
+#include "types.h"
+
+typedef struct GjCompileOptions {
+    int cc_major, cc_minor;   /* compute capability to target, e.g. 9, 0 */
+    int ptx_version;          /* 0 = LLVM's default for the target; else e.g. 78 = PTX 7.8 */
+    int opt_level;            /* 0..3 */
+    int fastmath;
+    int lineinfo;
+    int want_llvm_ir;         /* keep the optimised LLVM IR text in the result */
+} GjCompileOptions;
+
+typedef struct GjParamPlan {
+    const char *name;         /* Python parameter name (malloc-owned copy) */
+    int is_array;
+    int ndim;                 /* arrays */
+    int written;              /* arrays: the kernel may store/atomic into it */
+    char dtype[16];           /* scalar type / array dtype name, "float32" */
+    size_t itemsize;
+} GjParamPlan;
+
+typedef struct GjCompileResult {
+    char *kernel_name;        /* PTX entry name */
+    char *ptx;                /* NUL-terminated PTX */
+    char *llvm_ir;            /* optimised LLVM IR if asked, else NULL */
+    char *type_dump;          /* "a: array(float32, 1d, C)\n..." for inspect_types */
+    int nparams;              /* Python parameters */
+    GjParamPlan *params;
+    int nkernel_params;       /* entries in kernelParams */
+} GjCompileResult;
+
+void gj_compile_options_default(GjCompileOptions *o);   /* sm_90, O3 */
+
+/* Compiles code (with code->argtypes set) to PTX.  On failure returns GJ_ERR
+   with c->diag set; *out is then untouched. */
+GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
+                    GjCompileResult *out);
+void gj_result_free(GjCompileResult *r);
+
+/* Renders c->diag like a compiler ("file:line:col: kind: message", the source
+   line, a caret, "during:" notes) into a malloc'd string. */
+char *gj_diag_render(const GjCtx *c, const GjCodeView *code);
+
+/* LLVM's version string, and the newest sm_XY its NVPTX backend knows. */
+const char *gj_llvm_version(void);
+int gj_nvptx_max_sm(void);
+
+#endif

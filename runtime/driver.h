@@ -1,0 +1,93 @@
+/*
+ * driver.h - the CUDA driver, as gpujit uses it.  driver.c is the only file
+ * that calls cu* functions; it dlopen()s libcuda.so.1 on first use and
+ * resolves every entry point with cuGetProcAddress_v2 at a fixed API
+ * version, so gpujit builds and imports without CUDA.  No Python here.
+ *
+ * Every call returns GJ_CU_OK or an error whose details sit in the
+ * GjCuError passed in: the CUresult, its name ("CUDA_ERROR_OUT_OF_MEMORY"),
+ * the driver call that failed, and for module loads the JIT error log.
+ * Pointers to device memory are plain uint64_t (CUdeviceptr).
+ */
+#ifndef GJ_DRIVER_H
+#define GJ_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum GjCuStatus {
+    GJ_CU_OK = 0,
+    GJ_CU_NO_DRIVER,      /* libcuda.so.1 could not be loaded or lacks an entry point */
+    GJ_CU_NO_DEVICE,      /* driver present, no device */
+    GJ_CU_FORKED,         /* used in a child after fork(): CUDA cannot be */
+    GJ_CU_DRIVER_ERROR,   /* a driver call failed: see code/name */
+} GjCuStatus;
+
+typedef struct GjCuError {
+    GjCuStatus status;
+    int code;             /* CUresult */
+    char name[64];        /* "CUDA_ERROR_INVALID_VALUE" */
+    char call[64];        /* "cuMemAlloc" */
+    char message[256];    /* human text: cuGetErrorString or ours */
+    char log[4096];       /* JIT error log of a failed module load */
+    size_t requested;     /* OUT_OF_MEMORY: bytes asked for */
+    size_t free_bytes;    /* OUT_OF_MEMORY: bytes free then */
+} GjCuError;
+
+typedef struct GjCuDeviceInfo {
+    int ordinal;
+    char name[256];
+    int cc_major, cc_minor;
+    int max_threads_per_block;
+    int max_block_dim[3];
+    int max_grid_dim[3];
+    int max_shared_per_block;     /* bytes */
+    int warp_size;
+    int multiprocessors;
+    size_t total_memory;          /* bytes */
+} GjCuDeviceInfo;
+
+/* Kernel faults that leave the context unusable (700, 715, 716, 719, ...). */
+int gj_cu_is_fault(int code);
+
+/* Loads the driver and cuInit()s it (once per process); makes device
+   `ordinal`'s primary context current on the calling thread. */
+GjCuStatus gj_cu_ensure(int ordinal, GjCuError *err);
+/* 1 if a driver and at least one device can be used; never raises. */
+int gj_cu_available(void);
+GjCuStatus gj_cu_device_count(int *n, GjCuError *err);
+GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err);
+GjCuStatus gj_cu_driver_version(int *version, GjCuError *err);   /* e.g. 13000 */
+int gj_cu_current_device(void);
+
+GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err);
+GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err);
+GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream, GjCuError *err);
+GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuError *err);
+GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err);
+GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err);
+
+/* Loads PTX (with CU_JIT_ERROR_LOG_BUFFER; lineinfo adds
+   CU_JIT_GENERATE_LINE_INFO) and finds `kernel` in it. */
+GjCuStatus gj_cu_module_load(const char *ptx, int lineinfo, void **module, GjCuError *err);
+GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err);
+GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
+
+GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
+                        unsigned shared_bytes, void *stream, void **params, GjCuError *err);
+
+GjCuStatus gj_cu_synchronize(GjCuError *err);                  /* context-wide */
+GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err);
+GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err);
+GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err);
+GjCuStatus gj_cu_event_create(void **event, GjCuError *err);
+GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err);
+GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err);
+GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err);
+GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err);
+
+/* Pinned host memory (cuMemHostAlloc); managed memory comes later. */
+GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err);
+GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err);
+
+#endif
