@@ -1,1 +1,673 @@
-/* placeholder until implemented */
+/*
+ * bytecode.c - the normaliser: dis instructions of CPython 3.11-3.13 ->
+ * GjBcCode, one version-free op set (bytecode.h).  This is the only file
+ * that looks at the Python version.
+ *
+ * Reading guide.  `dis_ops` maps every dis opname to a rule: drop it, map it
+ * to one GjBcOp, split it in two, reject it naming the Python construct, or
+ * one of a few special cases handled in decode_one().  The table is sorted by
+ * opname and searched with bsearch.  decode_one() appends 0-2 GjBcIns per dis
+ * instruction, with jump targets still as byte offsets; resolve_targets()
+ * then turns them into instruction indices.
+ *
+ * Version quirks absorbed here (checked against dis of 3.11.7, 3.12.1, 3.13.0):
+ *   - LOAD_GLOBAL's low oparg bit pushes a NULL: below the global in
+ *     3.11/3.12, above it in 3.13;
+ *   - a method load (3.11 LOAD_METHOD; LOAD_ATTR with the low bit in 3.12+)
+ *     becomes LOAD_ATTR + PUSH_NULL: a bound-method call;
+ *   - FOR_ITER: in 3.11 argval is the loop exit; in 3.12 it is the END_FOR,
+ *     in 3.13 the END_FOR followed by POP_TOP, both of which the exhausted
+ *     iterator skips, so the exit is the instruction after them;
+ *   - 3.11's POP_JUMP_FORWARD/BACKWARD_IF_* and JUMP_IF_*_OR_POP; 3.13's
+ *     TO_BOOL (dropped: the consumer applies Python truth itself) and fused
+ *     LOAD_FAST_LOAD_FAST / STORE_FAST_STORE_FAST / STORE_FAST_LOAD_FAST.
+ */
+#include "bytecode.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir.h"
+
+static const struct {
+    const char *name;
+    int flags;
+} bc_ops[] = {
+#define X(name, flags, doc) {#name, flags},
+    GJ_BC_OPS(X)
+#undef X
+};
+
+const char *gj_bc_op_name(GjBcOp op) {
+    return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].name : "?";
+}
+
+int gj_bc_op_flags(GjBcOp op) {
+    return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].flags : 0;
+}
+
+/* ---- the opname table ------------------------------------------------- */
+
+typedef enum Rule {
+    R_DROP,              /* no effect on a kernel: RESUME, PRECALL, TO_BOOL, ... */
+    R_MAP,               /* one op; arg kept (counts, depths) */
+    R_NAMED,             /* one op; name = argval */
+    R_JUMP,              /* one op; target = argval */
+    R_PAIR,              /* 3.13 fused op on argval's two names: op, then op2 */
+    R_UNARY,             /* UNARY_OP with arg = sub */
+    R_UNSUPPORTED,       /* a construct kernels do not support: what */
+    R_CONST,             /* LOAD_CONST */
+    R_RETURN_CONST,      /* LOAD_CONST + RETURN_VALUE */
+    R_LOAD_GLOBAL,       /* + PUSH_NULL when the low oparg bit is set */
+    R_LOAD_ATTR,         /* + PUSH_NULL for a method load (3.12+) */
+    R_LOAD_METHOD,       /* 3.11: LOAD_ATTR + PUSH_NULL */
+    R_FOR_ITER,          /* target = the loop exit */
+    R_BINARY_OP,         /* oparg -> GjBinop */
+    R_COMPARE_OP,        /* argval string -> GjCmp */
+    R_CALL_INTRINSIC_1,  /* only unary + is supported */
+} Rule;
+
+typedef struct DisOp {
+    const char *opname;
+    Rule rule;
+    GjBcOp op, op2;
+    int sub;
+    const char *what;
+} DisOp;
+
+#define DROP(n)          {#n, R_DROP, 0, 0, 0, NULL}
+#define MAP(n, op)       {#n, R_MAP, GJ_BC_##op, 0, 0, NULL}
+#define NAMED(n, op)     {#n, R_NAMED, GJ_BC_##op, 0, 0, NULL}
+#define JUMPS(n, op)     {#n, R_JUMP, GJ_BC_##op, 0, 0, NULL}
+#define PAIR(n, a, b)    {#n, R_PAIR, GJ_BC_##a, GJ_BC_##b, 0, NULL}
+#define UNARY(n, u)      {#n, R_UNARY, GJ_BC_UNARY_OP, 0, u, NULL}
+#define SPECIAL(n, rule) {#n, rule, 0, 0, 0, NULL}
+#define NO(n, what)      {#n, R_UNSUPPORTED, 0, 0, 0, what}
+
+/* Sorted by opname (strcmp order): searched with bsearch. */
+static const DisOp dis_ops[] = {
+    NO(ASYNC_GEN_WRAP, "async code"),
+    NO(BEFORE_ASYNC_WITH, "async code"),
+    NO(BEFORE_WITH, "with statements"),
+    SPECIAL(BINARY_OP, R_BINARY_OP),
+    NO(BINARY_SLICE, "slicing"),
+    MAP(BINARY_SUBSCR, BINARY_SUBSCR),
+    NO(BUILD_CONST_KEY_MAP, "dict construction"),
+    NO(BUILD_LIST, "list construction"),
+    NO(BUILD_MAP, "dict construction"),
+    NO(BUILD_SET, "set construction"),
+    NO(BUILD_SLICE, "slicing"),
+    NO(BUILD_STRING, "f-strings"),
+    MAP(BUILD_TUPLE, BUILD_TUPLE),
+    DROP(CACHE),
+    MAP(CALL, CALL),
+    NO(CALL_FUNCTION_EX, "calls with *args or **kwargs"),
+    SPECIAL(CALL_INTRINSIC_1, R_CALL_INTRINSIC_1),
+    NO(CALL_INTRINSIC_2, "exception handling"),
+    NO(CALL_KW, "keyword arguments"),
+    NO(CHECK_EG_MATCH, "exception handling"),
+    NO(CHECK_EXC_MATCH, "exception handling"),
+    NO(CLEANUP_THROW, "exception handling"),
+    SPECIAL(COMPARE_OP, R_COMPARE_OP),
+    NO(CONTAINS_OP, "the 'in' operator"),
+    NO(CONVERT_VALUE, "f-strings"),
+    MAP(COPY, COPY),
+    DROP(COPY_FREE_VARS),
+    NO(DELETE_ATTR, "del statements"),
+    NO(DELETE_DEREF, "del statements"),
+    NO(DELETE_FAST, "del statements"),
+    NO(DELETE_GLOBAL, "del statements"),
+    NO(DELETE_NAME, "del statements"),
+    NO(DELETE_SUBSCR, "del statements"),
+    NO(DICT_MERGE, "dict construction"),
+    NO(DICT_UPDATE, "dict construction"),
+    NO(END_ASYNC_FOR, "async code"),
+    DROP(END_FOR),
+    NO(END_SEND, "generators (yield)"),
+    DROP(EXTENDED_ARG),
+    NO(FORMAT_SIMPLE, "f-strings"),
+    NO(FORMAT_VALUE, "f-strings"),
+    NO(FORMAT_WITH_SPEC, "f-strings"),
+    SPECIAL(FOR_ITER, R_FOR_ITER),
+    NO(GET_AITER, "async code"),
+    NO(GET_ANEXT, "async code"),
+    NO(GET_AWAITABLE, "async code"),
+    MAP(GET_ITER, GET_ITER),
+    NO(GET_LEN, "match statements"),
+    NO(GET_YIELD_FROM_ITER, "generators (yield)"),
+    NO(IMPORT_FROM, "import statements"),
+    NO(IMPORT_NAME, "import statements"),
+    NO(IMPORT_STAR, "import statements"),
+    NO(IS_OP, "the 'is' operator"),
+    JUMPS(JUMP, JUMP),
+    JUMPS(JUMP_BACKWARD, JUMP),
+    JUMPS(JUMP_BACKWARD_NO_INTERRUPT, JUMP),
+    JUMPS(JUMP_FORWARD, JUMP),
+    JUMPS(JUMP_IF_FALSE_OR_POP, JUMP_IF_FALSE_OR_POP),
+    JUMPS(JUMP_IF_TRUE_OR_POP, JUMP_IF_TRUE_OR_POP),
+    JUMPS(JUMP_NO_INTERRUPT, JUMP),
+    NO(KW_NAMES, "keyword arguments"),
+    NO(LIST_APPEND, "list construction"),
+    NO(LIST_EXTEND, "list construction"),
+    NO(LIST_TO_TUPLE, "list construction"),
+    NO(LOAD_ASSERTION_ERROR, "assert statements"),
+    SPECIAL(LOAD_ATTR, R_LOAD_ATTR),
+    NO(LOAD_BUILD_CLASS, "class definitions"),
+    NO(LOAD_CLASSDEREF, "module or class body code"),
+    NO(LOAD_CLOSURE, "nested functions or lambdas"),
+    SPECIAL(LOAD_CONST, R_CONST),
+    NAMED(LOAD_DEREF, LOAD_DEREF),
+    NAMED(LOAD_FAST, LOAD_FAST),
+    NAMED(LOAD_FAST_AND_CLEAR, LOAD_FAST),
+    NAMED(LOAD_FAST_CHECK, LOAD_FAST),
+    PAIR(LOAD_FAST_LOAD_FAST, LOAD_FAST, LOAD_FAST),
+    NO(LOAD_FROM_DICT_OR_DEREF, "module or class body code"),
+    NO(LOAD_FROM_DICT_OR_GLOBALS, "module or class body code"),
+    SPECIAL(LOAD_GLOBAL, R_LOAD_GLOBAL),
+    NO(LOAD_LOCALS, "module or class body code"),
+    SPECIAL(LOAD_METHOD, R_LOAD_METHOD),
+    NO(LOAD_NAME, "module or class body code"),
+    NO(LOAD_SUPER_ATTR, "super()"),
+    NO(LOAD_SUPER_METHOD, "super()"),
+    NO(LOAD_ZERO_SUPER_ATTR, "super()"),
+    NO(LOAD_ZERO_SUPER_METHOD, "super()"),
+    DROP(MAKE_CELL),
+    NO(MAKE_FUNCTION, "nested functions or lambdas"),
+    NO(MAP_ADD, "dict construction"),
+    NO(MATCH_CLASS, "match statements"),
+    NO(MATCH_KEYS, "match statements"),
+    NO(MATCH_MAPPING, "match statements"),
+    NO(MATCH_SEQUENCE, "match statements"),
+    DROP(NOP),
+    NO(POP_BLOCK, "exception handling"),
+    NO(POP_EXCEPT, "exception handling"),
+    JUMPS(POP_JUMP_BACKWARD_IF_FALSE, POP_JUMP_IF_FALSE),
+    NO(POP_JUMP_BACKWARD_IF_NONE, "'is None' tests"),
+    NO(POP_JUMP_BACKWARD_IF_NOT_NONE, "'is None' tests"),
+    JUMPS(POP_JUMP_BACKWARD_IF_TRUE, POP_JUMP_IF_TRUE),
+    JUMPS(POP_JUMP_FORWARD_IF_FALSE, POP_JUMP_IF_FALSE),
+    NO(POP_JUMP_FORWARD_IF_NONE, "'is None' tests"),
+    NO(POP_JUMP_FORWARD_IF_NOT_NONE, "'is None' tests"),
+    JUMPS(POP_JUMP_FORWARD_IF_TRUE, POP_JUMP_IF_TRUE),
+    JUMPS(POP_JUMP_IF_FALSE, POP_JUMP_IF_FALSE),
+    NO(POP_JUMP_IF_NONE, "'is None' tests"),
+    NO(POP_JUMP_IF_NOT_NONE, "'is None' tests"),
+    JUMPS(POP_JUMP_IF_TRUE, POP_JUMP_IF_TRUE),
+    MAP(POP_TOP, POP_TOP),
+    DROP(PRECALL),
+    NO(PREP_RERAISE_STAR, "exception handling"),
+    NO(PRINT_EXPR, "module or class body code"),
+    NO(PUSH_EXC_INFO, "exception handling"),
+    MAP(PUSH_NULL, PUSH_NULL),
+    NO(RAISE_VARARGS, "raise statements"),
+    NO(RERAISE, "exception handling"),
+    DROP(RESUME),
+    SPECIAL(RETURN_CONST, R_RETURN_CONST),
+    NO(RETURN_GENERATOR, "generators (yield)"),
+    MAP(RETURN_VALUE, RETURN_VALUE),
+    NO(SEND, "generators (yield)"),
+    NO(SETUP_ANNOTATIONS, "module or class body code"),
+    NO(SETUP_CLEANUP, "exception handling"),
+    NO(SETUP_FINALLY, "exception handling"),
+    NO(SETUP_WITH, "with statements"),
+    NO(SET_ADD, "set construction"),
+    NO(SET_FUNCTION_ATTRIBUTE, "nested functions or lambdas"),
+    NO(SET_UPDATE, "set construction"),
+    NO(STORE_ATTR, "attribute assignment"),
+    NO(STORE_DEREF, "assignment to closure variables"),
+    NAMED(STORE_FAST, STORE_FAST),
+    PAIR(STORE_FAST_LOAD_FAST, STORE_FAST, LOAD_FAST),
+    NAMED(STORE_FAST_MAYBE_NULL, STORE_FAST),
+    PAIR(STORE_FAST_STORE_FAST, STORE_FAST, STORE_FAST),
+    NO(STORE_GLOBAL, "assignment to global variables"),
+    NO(STORE_NAME, "module or class body code"),
+    NO(STORE_SLICE, "slicing"),
+    MAP(STORE_SUBSCR, STORE_SUBSCR),
+    MAP(SWAP, SWAP),
+    DROP(TO_BOOL),
+    UNARY(UNARY_INVERT, GJ_UN_INVERT),
+    UNARY(UNARY_NEGATIVE, GJ_UN_NEG),
+    UNARY(UNARY_NOT, GJ_UN_NOT),
+    UNARY(UNARY_POSITIVE, GJ_UN_POS),
+    NO(UNPACK_EX, "starred assignment"),
+    MAP(UNPACK_SEQUENCE, UNPACK_SEQUENCE),
+    NO(WITH_EXCEPT_START, "with statements"),
+    NO(YIELD_VALUE, "generators (yield)"),
+};
+
+#undef DROP
+#undef MAP
+#undef NAMED
+#undef JUMPS
+#undef PAIR
+#undef UNARY
+#undef SPECIAL
+#undef NO
+
+static int cmp_opname(const void *key, const void *elem) {
+    return strcmp(key, ((const DisOp *)elem)->opname);
+}
+
+static const DisOp *find_dis_op(const char *opname) {
+    return bsearch(opname, dis_ops, sizeof dis_ops / sizeof dis_ops[0], sizeof dis_ops[0],
+                   cmp_opname);
+}
+
+#ifndef NDEBUG
+static int table_is_sorted(void) {
+    for (size_t i = 1; i < sizeof dis_ops / sizeof dis_ops[0]; i++) {
+        if (strcmp(dis_ops[i - 1].opname, dis_ops[i].opname) >= 0)
+            return 0;
+    }
+    return 1;
+}
+#endif
+
+/* ---- decoding --------------------------------------------------------- */
+
+/* The state of one decode: the code view and the ops appended so far. */
+typedef struct Decoder {
+    GjCtx *c;
+    const GjCodeView *cv;
+    GjBcCode *out;
+    int32_t cap;
+} Decoder;
+
+/* Appends an op for dis instruction `in`; NULL (with a diag) on OOM. */
+static GjBcIns *append(Decoder *d, const GjInstr *in, GjBcOp op) {
+    GjBcCode *out = d->out;
+    GjBcIns *ins = gj_arena_grow(&d->c->arena, out->ins, &d->cap, out->n + 1, sizeof *ins);
+    if (!ins) {
+        gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "out of memory");
+        return NULL;
+    }
+    out->ins = ins;
+    GjBcIns *it = &out->ins[out->n++];
+    *it = (GjBcIns){.op = op, .arg = in->arg, .target = -1, .offset = in->offset, .loc = in->loc};
+    return it;
+}
+
+static GjStatus append_named(Decoder *d, const GjInstr *in, GjBcOp op, const char *name) {
+    GjBcIns *ins = append(d, in, op);
+    if (!ins)
+        return GJ_ERR;
+    ins->name = name;
+    return GJ_OK;
+}
+
+static GjStatus append_const(Decoder *d, const GjInstr *in) {
+    GjBcIns *ins = append(d, in, GJ_BC_LOAD_CONST);
+    if (!ins)
+        return GJ_ERR;
+    ins->c = in->argval;
+    return GJ_OK;
+}
+
+static GjStatus append_jump(Decoder *d, const GjInstr *in, GjBcOp op, int64_t target_offset) {
+    GjBcIns *ins = append(d, in, op);
+    if (!ins)
+        return GJ_ERR;
+    ins->target = (int32_t)target_offset;   /* a byte offset until resolve_targets() */
+    return GJ_OK;
+}
+
+static const char *argval_name(Decoder *d, const GjInstr *in) {
+    if (in->argval.kind != GJ_CONST_STR) {
+        gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "%s: argval is not a name", in->opname);
+        return NULL;
+    }
+    return in->argval.s;
+}
+
+/* Index of the dis instruction at byte offset `offset`, or -1. */
+static int32_t instr_at(const GjCodeView *cv, int64_t offset) {
+    int32_t lo = 0, hi = cv->ninstrs - 1;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (cv->instrs[mid].offset == offset)
+            return mid;
+        if (cv->instrs[mid].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* Byte offset where an exhausted FOR_ITER continues, with the iterator popped. */
+static GjStatus for_iter_exit(Decoder *d, const GjInstr *in, int64_t *exit) {
+    const GjCodeView *cv = d->cv;
+    int32_t i = instr_at(cv, in->argval.i);
+    if (i >= 0 && cv->py_minor >= 12) {
+        /* 3.12: the target is END_FOR; 3.13: END_FOR, POP_TOP.  Skip them. */
+        if (strcmp(cv->instrs[i].opname, "END_FOR") != 0)
+            i = -1;
+        else if (++i < cv->ninstrs && cv->py_minor >= 13 &&
+                 strcmp(cv->instrs[i].opname, "POP_TOP") == 0)
+            i++;
+    }
+    if (i < 0 || i >= cv->ninstrs)
+        return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc,
+                        "FOR_ITER at offset %d: no loop exit at offset %lld", in->offset,
+                        (long long)in->argval.i);
+    *exit = cv->instrs[i].offset;
+    return GJ_OK;
+}
+
+/* Where to report an instruction without a line (3.11 exception-handler
+   code): the next instruction that has one (the `except` line), else the
+   previous one, else the function's first line. */
+static GjLoc nearest_loc(const GjCodeView *cv, const GjInstr *in) {
+    int32_t k = (int32_t)(in - cv->instrs);
+    for (int32_t i = k + 1; i < cv->ninstrs; i++) {
+        if (cv->instrs[i].loc.line > 0)
+            return cv->instrs[i].loc;
+    }
+    for (int32_t i = k - 1; i >= 0; i--) {
+        if (cv->instrs[i].loc.line > 0)
+            return cv->instrs[i].loc;
+    }
+    return (GjLoc){cv->firstlineno, -1, -1};
+}
+
+/* dis's BINARY_OP oparg order (NB_ADD ... NB_XOR), then the in-place forms. */
+static const GjBinop nb_binops[13] = {
+    GJ_BIN_ADD, GJ_BIN_AND, GJ_BIN_FLOORDIV, GJ_BIN_LSHIFT, GJ_BIN_MATMUL,
+    GJ_BIN_MUL, GJ_BIN_MOD, GJ_BIN_OR, GJ_BIN_POW, GJ_BIN_RSHIFT,
+    GJ_BIN_SUB, GJ_BIN_TRUEDIV, GJ_BIN_XOR,
+};
+
+static GjStatus decode_binary_op(Decoder *d, const GjInstr *in) {
+    if (in->arg < 0 || in->arg >= 26)
+        return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "binary operator %d is not supported",
+                        in->arg);
+    GjBcIns *ins = append(d, in, GJ_BC_BINARY_OP);
+    if (!ins)
+        return GJ_ERR;
+    ins->arg = (int32_t)nb_binops[in->arg % 13];
+    return GJ_OK;
+}
+
+static GjStatus decode_compare_op(Decoder *d, const GjInstr *in) {
+    static const struct { const char *sym; GjCmp cmp; } cmps[] = {
+        {"<", GJ_CMP_LT}, {"<=", GJ_CMP_LE}, {"==", GJ_CMP_EQ},
+        {"!=", GJ_CMP_NE}, {">", GJ_CMP_GT}, {">=", GJ_CMP_GE},
+    };
+    const char *sym = argval_name(d, in);
+    if (!sym)
+        return GJ_ERR;
+    size_t n = strlen(sym);
+    if (strncmp(sym, "bool(", 5) == 0 && n > 6) {   /* 3.13 spells the to-bool form so */
+        sym += 5;
+        n -= 6;
+    }
+    for (size_t k = 0; k < sizeof cmps / sizeof cmps[0]; k++) {
+        if (strlen(cmps[k].sym) == n && strncmp(cmps[k].sym, sym, n) == 0) {
+            GjBcIns *ins = append(d, in, GJ_BC_COMPARE_OP);
+            if (!ins)
+                return GJ_ERR;
+            ins->arg = (int32_t)cmps[k].cmp;
+            return GJ_OK;
+        }
+    }
+    return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "comparison '%s' is not supported", sym);
+}
+
+static GjStatus decode_pair(Decoder *d, const GjInstr *in, const DisOp *op) {
+    const GjConst *v = &in->argval;
+    if (v->kind != GJ_CONST_TUPLE || v->n != 2 || v->items[0].kind != GJ_CONST_STR ||
+        v->items[1].kind != GJ_CONST_STR)
+        return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "%s: argval is not a pair of names",
+                        in->opname);
+    if (append_named(d, in, op->op, v->items[0].s) != GJ_OK)
+        return GJ_ERR;
+    return append_named(d, in, op->op2, v->items[1].s);
+}
+
+static GjStatus decode_load_global(Decoder *d, const GjInstr *in) {
+    const char *name = argval_name(d, in);
+    if (!name)
+        return GJ_ERR;
+    int push_null = in->arg >= 0 && (in->arg & 1);
+    int null_first = d->cv->py_minor <= 12;   /* 3.13 pushes the NULL above the global */
+    if (push_null && null_first && !append(d, in, GJ_BC_PUSH_NULL))
+        return GJ_ERR;
+    if (append_named(d, in, GJ_BC_LOAD_GLOBAL, name) != GJ_OK)
+        return GJ_ERR;
+    if (push_null && !null_first && !append(d, in, GJ_BC_PUSH_NULL))
+        return GJ_ERR;
+    return GJ_OK;
+}
+
+/* LOAD_ATTR (with is_method for a method load) -> LOAD_ATTR [+ PUSH_NULL]. */
+static GjStatus decode_load_attr(Decoder *d, const GjInstr *in, int is_method) {
+    const char *name = argval_name(d, in);
+    if (!name || append_named(d, in, GJ_BC_LOAD_ATTR, name) != GJ_OK)
+        return GJ_ERR;
+    return is_method && !append(d, in, GJ_BC_PUSH_NULL) ? GJ_ERR : GJ_OK;
+}
+
+static GjStatus decode_call_intrinsic_1(Decoder *d, const GjInstr *in) {
+    enum { INTRINSIC_STOPITERATION_ERROR = 3, INTRINSIC_UNARY_POSITIVE = 5,
+           INTRINSIC_LIST_TO_TUPLE = 6 };
+    GjBcIns *ins;
+    switch (in->arg) {
+    case INTRINSIC_UNARY_POSITIVE:
+        if (!(ins = append(d, in, GJ_BC_UNARY_OP)))
+            return GJ_ERR;
+        ins->arg = GJ_UN_POS;
+        return GJ_OK;
+    case INTRINSIC_STOPITERATION_ERROR:
+        return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc,
+                        "gpujit kernels do not support generators (yield)");
+    case INTRINSIC_LIST_TO_TUPLE:
+        return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc,
+                        "gpujit kernels do not support calls with *args");
+    default:
+        return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc,
+                        "gpujit kernels do not support this construct (CALL_INTRINSIC_1 %d)",
+                        in->arg);
+    }
+}
+
+static GjStatus decode_one(Decoder *d, const GjInstr *in) {
+    const DisOp *op = find_dis_op(in->opname);
+    GjInstr located;
+    if (in->loc.line == 0 && (!op || op->rule == R_UNSUPPORTED)) {
+        located = *in;
+        located.loc = nearest_loc(d->cv, in);
+        in = &located;
+    }
+    if (!op)
+        return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc,
+                        "gpujit kernels do not support this construct (bytecode %s)",
+                        in->opname);
+    const char *name;
+    int64_t exit_offset = 0;
+    GjBcIns *ins;
+    switch (op->rule) {
+    case R_DROP:
+        return GJ_OK;
+    case R_MAP:
+        return append(d, in, op->op) ? GJ_OK : GJ_ERR;
+    case R_NAMED:
+        name = argval_name(d, in);
+        return name ? append_named(d, in, op->op, name) : GJ_ERR;
+    case R_JUMP:
+        return append_jump(d, in, op->op, in->argval.i);
+    case R_PAIR:
+        return decode_pair(d, in, op);
+    case R_UNARY:
+        if (!(ins = append(d, in, op->op)))
+            return GJ_ERR;
+        ins->arg = op->sub;
+        return GJ_OK;
+    case R_UNSUPPORTED:
+        return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "gpujit kernels do not support %s",
+                        op->what);
+    case R_CONST:
+        return append_const(d, in);
+    case R_RETURN_CONST:
+        if (append_const(d, in) != GJ_OK)
+            return GJ_ERR;
+        return append(d, in, GJ_BC_RETURN_VALUE) ? GJ_OK : GJ_ERR;
+    case R_LOAD_GLOBAL:
+        return decode_load_global(d, in);
+    case R_LOAD_ATTR:
+        return decode_load_attr(d, in, d->cv->py_minor >= 12 && in->arg >= 0 && (in->arg & 1));
+    case R_LOAD_METHOD:
+        return decode_load_attr(d, in, 1);
+    case R_FOR_ITER:
+        if (for_iter_exit(d, in, &exit_offset) != GJ_OK)
+            return GJ_ERR;
+        return append_jump(d, in, GJ_BC_FOR_ITER, exit_offset);
+    case R_BINARY_OP:
+        return decode_binary_op(d, in);
+    case R_COMPARE_OP:
+        return decode_compare_op(d, in);
+    case R_CALL_INTRINSIC_1:
+        return decode_call_intrinsic_1(d, in);
+    }
+    return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "bad rule for %s", in->opname);
+}
+
+/* Jump targets: byte offset -> index of the first op at or after it (a
+   jump to a dropped EXTENDED_ARG or NOP lands on the next op kept). */
+static GjStatus resolve_targets(Decoder *d) {
+    GjBcCode *out = d->out;
+    for (int32_t k = 0; k < out->n; k++) {
+        GjBcIns *ins = &out->ins[k];
+        if (!(gj_bc_op_flags(ins->op) & GJ_BCF_JUMP))
+            continue;
+        int32_t lo = 0, hi = out->n;   /* first index with offset >= target */
+        while (lo < hi) {
+            int32_t mid = lo + (hi - lo) / 2;
+            if (out->ins[mid].offset < ins->target)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == out->n)
+            return gj_error(d->c, GJ_DIAG_INTERNAL, ins->loc,
+                            "%s at offset %d jumps past the end (offset %d)",
+                            gj_bc_op_name(ins->op), ins->offset, ins->target);
+        ins->target = lo;
+    }
+    return GJ_OK;
+}
+
+/* What the function's signature or kind rules out, before any bytecode. */
+static GjStatus check_code(GjCtx *c, const GjCodeView *cv) {
+    enum { CO_VARARGS = 0x04, CO_VARKEYWORDS = 0x08, CO_GENERATOR = 0x20,
+           CO_COROUTINE = 0x80, CO_ITERABLE_COROUTINE = 0x100, CO_ASYNC_GENERATOR = 0x200 };
+    GjLoc loc = {cv->firstlineno, -1, -1};
+    if (cv->py_major != 3 || cv->py_minor < 11 || cv->py_minor > 13)
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
+                        "Python %d.%d is not supported: gpujit reads the bytecode of "
+                        "Python 3.11, 3.12 and 3.13", cv->py_major, cv->py_minor);
+    if (cv->flags & CO_VARARGS)
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support *args");
+    if (cv->flags & CO_VARKEYWORDS)
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support **kwargs");
+    if (cv->kwonlyargcount > 0)
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
+                        "gpujit kernels do not support keyword-only parameters");
+    if (cv->flags & (CO_GENERATOR | CO_ASYNC_GENERATOR))
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support generators (yield)");
+    if (cv->flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE))
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support async code");
+    return GJ_OK;
+}
+
+GjStatus gj_bc_decode(GjCtx *c, const GjCodeView *cv, GjBcCode *out) {
+    assert(table_is_sorted());
+    *out = (GjBcCode){0};
+    if (check_code(c, cv) != GJ_OK)
+        return GJ_ERR;
+    Decoder d = {.c = c, .cv = cv, .out = out};
+    for (int32_t i = 0; i < cv->ninstrs; i++) {
+        if (decode_one(&d, &cv->instrs[i]) != GJ_OK)
+            return GJ_ERR;
+    }
+    if (out->n == 0)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){cv->firstlineno, -1, -1}, "empty bytecode");
+    return resolve_targets(&d);
+}
+
+static int dump_const(FILE *out, const GjConst *k) {
+    switch (k->kind) {
+    case GJ_CONST_NONE: return fprintf(out, " None");
+    case GJ_CONST_BOOL: return fprintf(out, " %s", k->i ? "True" : "False");
+    case GJ_CONST_INT: return fprintf(out, " %lld", (long long)k->i);
+    case GJ_CONST_FLOAT: return fprintf(out, " %.17g", k->f);
+    case GJ_CONST_STR: return fprintf(out, " '%s'", k->s);
+    case GJ_CONST_TUPLE: return fprintf(out, " (tuple of %d)", k->n);
+    case GJ_CONST_OTHER: return fprintf(out, " <%s>", k->s ? k->s : "object");
+    }
+    return 0;
+}
+
+/* Prints what follows the op name; returns the columns written. */
+static int dump_operand(FILE *out, const GjBcIns *ins) {
+    switch (ins->op) {
+    case GJ_BC_LOAD_CONST:
+        return dump_const(out, &ins->c);
+    case GJ_BC_BINARY_OP:
+        return fprintf(out, " %s", gj_ir_binop_symbol((GjBinop)ins->arg));
+    case GJ_BC_UNARY_OP:
+        return fprintf(out, " %s", gj_ir_unop_symbol((GjUnop)ins->arg));
+    case GJ_BC_COMPARE_OP:
+        return fprintf(out, " %s", gj_ir_cmp_symbol((GjCmp)ins->arg));
+    case GJ_BC_BUILD_TUPLE:
+    case GJ_BC_UNPACK_SEQUENCE:
+    case GJ_BC_COPY:
+    case GJ_BC_SWAP:
+    case GJ_BC_CALL:
+        return fprintf(out, " %d", ins->arg);
+    case GJ_BC_FOR_ITER:
+    case GJ_BC_JUMP:
+    case GJ_BC_POP_JUMP_IF_FALSE:
+    case GJ_BC_POP_JUMP_IF_TRUE:
+    case GJ_BC_JUMP_IF_FALSE_OR_POP:
+    case GJ_BC_JUMP_IF_TRUE_OR_POP:
+        return fprintf(out, " -> %d", ins->target);
+    case GJ_BC_LOAD_FAST:
+    case GJ_BC_STORE_FAST:
+    case GJ_BC_LOAD_GLOBAL:
+    case GJ_BC_LOAD_DEREF:
+    case GJ_BC_LOAD_ATTR:
+        return fprintf(out, " %s", ins->name);
+    case GJ_BC_PUSH_NULL:
+    case GJ_BC_BINARY_SUBSCR:
+    case GJ_BC_STORE_SUBSCR:
+    case GJ_BC_POP_TOP:
+    case GJ_BC_GET_ITER:
+    case GJ_BC_RETURN_VALUE:
+    case GJ_BC_NOPS:
+        break;
+    }
+    return 0;
+}
+
+/* One op per line: index, byte offset, op, operand, source line. */
+void gj_bc_dump(const GjBcCode *bc, void *file) {
+    FILE *out = file;
+    for (int32_t k = 0; k < bc->n; k++) {
+        const GjBcIns *ins = &bc->ins[k];
+        int n = fprintf(out, "  %4d @%-4d %-20s", k, ins->offset, gj_bc_op_name(ins->op));
+        n += dump_operand(out, ins);
+        fprintf(out, "%*s; %d\n", n < 48 ? 48 - n : 1, "", ins->loc.line);
+    }
+}
+
+/* ---- the code view ---------------------------------------------------- */
+
+const GjGlobal *gj_codeview_global(const GjCodeView *cv, const char *name) {
+    for (int32_t i = 0; i < cv->nglobals; i++) {
+        if (strcmp(cv->globals[i].key, name) == 0)
+            return &cv->globals[i];
+    }
+    return NULL;
+}

@@ -31,7 +31,9 @@ struct GjConst {
     GjConstKind kind;
     int64_t i;
     double f;
-    const char *s;
+    const char *s;     /* STR, OTHER: see above.  BOOL/INT/FLOAT: the NumPy dtype
+                          name ("float32") of a NumPy scalar, a strong type;
+                          NULL for a Python literal, which is weak (NEP 50) */
     GjConst *items;
     int32_t n;
 };
@@ -74,7 +76,9 @@ typedef struct GjCodeView {
     const char **source_lines;   /* source_lines[i] is line firstlineno+i, or NULL */
     int32_t nsource_lines;
 
-    int32_t argcount;         /* positional parameters; no *args/**kwargs/kw-only */
+    int32_t argcount;         /* positional parameters; no *args, **kwargs, kw-only */
+    int32_t kwonlyargcount;   /* co_kwonlyargcount; bytecode.c rejects > 0 */
+    int32_t flags;            /* co_flags; bytecode.c rejects *args, **kwargs, generators */
     int32_t nvarnames;
     const char **varnames;    /* co_varnames: parameters first */
 

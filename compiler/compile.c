@@ -1,1 +1,241 @@
-/* placeholder until implemented */
+/*
+ * compile.c - the compiler's driver (compile.h): runs the passes in order on
+ * one code object and one argument-type signature, and copies out what
+ * outlives the compilation (PTX, the launch plan, the inspect_types text).
+ *
+ * gj_compile() is the one place that lists the pipeline; each pass records
+ * a diagnostic in the GjCtx and returns GJ_ERR on failure, and nothing of a
+ * failed compile reaches the caller's GjCompileResult.  GPUJIT_DUMP stages
+ * (c->dump) are printed to stderr by the pass that produces them: bytecode
+ * and ir by build.c, types by typeinfer.c, llvm and ptx here.
+ *
+ * gj_diag_render() turns the recorded diagnostic into compiler-style text:
+ *
+ *     kernel.py:12:9: typing error: cannot assign float literal to 'v', ...
+ *         v = 1.5
+ *         ^~~~~~~
+ *     during: typing of assignment to 'v' at kernel.py:12
+ */
+#include "compile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm/Config/llvm-config.h>
+
+#include "ir.h"
+#include "lower.h"
+
+void gj_compile_options_default(GjCompileOptions *o) {
+    *o = (GjCompileOptions){.cc_major = 9, .cc_minor = 0, .ptx_version = 0, .opt_level = 3};
+}
+
+/* The version gpujit was built against; the shared libLLVM's soname pins the
+   major version, so it is also the one loaded. */
+const char *gj_llvm_version(void) {
+    return LLVM_VERSION_STRING;
+}
+
+void gj_result_free(GjCompileResult *r) {
+    for (int i = 0; r->params && i < r->nparams; i++)
+        free((char *)r->params[i].name);
+    free(r->params);
+    free(r->kernel_name);
+    free(r->ptx);
+    free(r->llvm_ir);
+    free(r->type_dump);
+    memset(r, 0, sizeof *r);
+}
+
+static char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+/* "_gj_" + the qualname with every character outside [A-Za-z0-9_] made '_':
+   "test_x.<locals>.ok" -> "_gj_test_x__locals__ok". */
+static char *kernel_name(const GjCodeView *code) {
+    const char *q = code->qualname ? code->qualname : code->name ? code->name : "kernel";
+    size_t n = strlen(q);
+    char *s = malloc(n + 5);
+    if (!s)
+        return NULL;
+    memcpy(s, "_gj_", 4);
+    for (size_t i = 0; i < n; i++) {
+        char ch = q[i];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        s[4 + i] = ok ? ch : '_';
+    }
+    s[4 + n] = '\0';
+    return s;
+}
+
+/* The launch plan's parameter layout (compile.h's kernel parameter ABI). */
+static GjStatus plan_params(GjCtx *c, const GjCodeView *code, GjCompileResult *r) {
+    r->nparams = code->argcount;
+    r->params = calloc((size_t)(code->argcount > 0 ? code->argcount : 1), sizeof *r->params);
+    if (!r->params)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    for (int32_t i = 0; i < code->argcount; i++) {
+        GjParamPlan *p = &r->params[i];
+        const GjType *t = code->argtypes ? code->argtypes[i] : NULL;
+        const char *name = i < code->nvarnames ? code->varnames[i] : "?";
+        if (!(p->name = xstrdup(name)))
+            return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+        if (!t)
+            return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){code->firstlineno, -1, -1},
+                            "no type given for parameter '%s'", name);
+        const GjType *scalar = t->kind == GJ_TK_ARRAY ? t->dtype : gj_ty_concrete(t);
+        if (!gj_ty_is_scalar(scalar))
+            return gj_error(c, GJ_DIAG_UNSUPPORTED, (GjLoc){code->firstlineno, -1, -1},
+                            "parameter '%s' of type %s is not supported", name, t->name);
+        p->is_array = t->kind == GJ_TK_ARRAY;
+        p->ndim = p->is_array ? t->ndim : 0;
+        snprintf(p->dtype, sizeof p->dtype, "%s", scalar->name);
+        p->itemsize = gj_ty_itemsize(scalar);
+        r->nkernel_params += p->is_array ? 1 + 2 * p->ndim : 1;
+    }
+    return GJ_OK;
+}
+
+/* inspect_types() text: each Python variable and its type, then the typed IR. */
+static char *type_dump(const GjFunc *f) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        return NULL;
+    for (int32_t v = 0; v < f->nvars; v++) {
+        if (f->vars[v].kind != GJ_VAR_STACK && f->vars[v].type)
+            fprintf(out, "%s: %s\n", f->vars[v].name, f->vars[v].type->name);
+    }
+    fprintf(out, "\n");
+    gj_ir_dump(f, out);
+    fclose(out);
+    return text;
+}
+
+static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
+                               GjCompileResult *r) {
+    LLVMContextRef llctx = LLVMContextCreate();
+    LLVMModuleRef mod = NULL;
+    GjCompileOptions o = *opt;
+    o.want_llvm_ir = opt->want_llvm_ir || (c->dump & GJ_DUMP_LLVM);
+
+    GjStatus st = gj_lower_kernel(c, f, &o, r->kernel_name, llctx, &mod, r);
+    if (st == GJ_OK)
+        st = gj_nvptx_emit(c, mod, &o, &r->ptx, &r->llvm_ir);
+    if (mod)
+        LLVMDisposeModule(mod);
+    LLVMContextDispose(llctx);
+
+    if (st == GJ_OK && (c->dump & GJ_DUMP_LLVM) && r->llvm_ir)
+        fprintf(stderr, "---- llvm: %s ----\n%s\n", r->kernel_name, r->llvm_ir);
+    if (st == GJ_OK && (c->dump & GJ_DUMP_PTX))
+        fprintf(stderr, "---- ptx: %s ----\n%s\n", r->kernel_name, r->ptx);
+    if (!opt->want_llvm_ir) {
+        free(r->llvm_ir);
+        r->llvm_ir = NULL;
+    }
+    return st;
+}
+
+GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
+                    GjCompileResult *out) {
+    GjCompileResult r = {0};
+    GjFunc *f = NULL;
+    if (!c->filename)
+        c->filename = code->filename;
+    if (!c->funcname)
+        c->funcname = code->qualname ? code->qualname : code->name;
+
+    /* The pipeline; each pass states what it needs from the ones before. */
+    if (plan_params(c, code, &r) != GJ_OK)                   /* argtypes -> ABI */
+        goto fail;
+    if (gj_build_func(c, code, &f) != GJ_OK)                 /* bytecode -> IR (dumps */
+        goto fail;                                           /*   bytecode and ir)     */
+    if (gj_infer_func(c, f) != GJ_OK)                        /* IR -> typed IR */
+        goto fail;
+    if (!(r.kernel_name = kernel_name(code)) || !(r.type_dump = type_dump(f))) {
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+        goto fail;
+    }
+    if (lower_and_emit(c, f, opt, &r) != GJ_OK)              /* typed IR -> LLVM -> PTX */
+        goto fail;
+    *out = r;
+    return GJ_OK;
+
+fail:
+    if (!c->diag)
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "compilation failed without a diagnostic");
+    gj_result_free(&r);
+    return GJ_ERR;
+}
+
+/* ---- rendering diagnostics -------------------------------------------- */
+
+/* The source text of line, or NULL when the code view does not have it. */
+static const char *source_line(const GjCodeView *code, int32_t line) {
+    if (!code || !code->source_lines || line < code->firstlineno)
+        return NULL;
+    int32_t i = line - code->firstlineno;
+    return i < code->nsource_lines ? code->source_lines[i] : NULL;
+}
+
+/* Prints the source line and a caret under loc's columns (UTF-8 byte
+   offsets; the caret counts characters, and keeps tabs so it lines up). */
+static void render_caret(FILE *out, const char *text, GjLoc loc) {
+    size_t len = strcspn(text, "\r\n");
+    fprintf(out, "    %.*s\n", (int)len, text);
+    if (loc.col < 0 || (size_t)loc.col > len)
+        return;
+    size_t end = loc.end_col > loc.col && (size_t)loc.end_col <= len ? (size_t)loc.end_col
+                                                                      : (size_t)loc.col + 1;
+    fprintf(out, "    ");
+    for (size_t i = 0; i < (size_t)loc.col; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if ((ch & 0xC0) != 0x80)
+            fputc(ch == '\t' ? '\t' : ' ', out);
+    }
+    fputc('^', out);
+    for (size_t i = (size_t)loc.col + 1; i < end; i++) {
+        if (((unsigned char)text[i] & 0xC0) != 0x80)
+            fputc('~', out);
+    }
+    fputc('\n', out);
+}
+
+char *gj_diag_render(const GjCtx *c, const GjCodeView *code) {
+    const GjDiag *d = c->diag;
+    if (!d)
+        return xstrdup("internal error: no diagnostic was recorded");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        return NULL;
+    const char *file = code && code->filename ? code->filename : c->filename;
+    if (file && d->loc.line > 0 && d->loc.col >= 0)
+        fprintf(out, "%s:%d:%d: ", file, d->loc.line, d->loc.col + 1);
+    else if (file && d->loc.line > 0)
+        fprintf(out, "%s:%d: ", file, d->loc.line);
+    else if (file)
+        fprintf(out, "%s: ", file);
+    fprintf(out, "%s: %s\n", gj_diag_kind_text(d->kind), d->message);
+    const char *src = source_line(code, d->loc.line);
+    if (src)
+        render_caret(out, src, d->loc);
+    for (int i = 0; i < d->nnotes; i++) {
+        const char *note = d->notes[i];
+        fprintf(out, "%s%s\n", strncmp(note, "during", 6) == 0 ? "" : "during: ", note);
+    }
+    fclose(out);
+    /* No trailing newline: the text becomes an exception message. */
+    if (text && len > 0 && text[len - 1] == '\n')
+        text[len - 1] = '\0';
+    return text;
+}

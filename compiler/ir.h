@@ -6,9 +6,11 @@
  * numbered, each defined once by one instruction and used only inside the
  * block that defines it.  Everything that crosses a block boundary is a
  * variable (GjVar): the function's locals (parameters first) and the
- * "stack slot" variables $s0, $s1, ... through which build.c passes
- * operand-stack entries that are live across a jump (FOR_ITER's iterator,
- * the value of a conditional expression).  Lowering gives each variable an
+ * "stack slot" variables through which build.c passes operand-stack
+ * entries that are live across a jump (FOR_ITER's iterator, the value of a
+ * conditional expression): $s<k>.b<id> is entry k on entry to block id,
+ * stored by its predecessors and read only in that block, so one variable
+ * never holds two unrelated values.  Lowering gives each variable an
  * alloca; LLVM's mem2reg turns them into SSA.
  *
  * The op set is the X-macro below: name, operand count (-1: variadic),
@@ -105,7 +107,7 @@ typedef enum GjVarKind {
 } GjVarKind;
 
 typedef struct GjVar {
-    const char *name;     /* Python name, or "$s<k>" */
+    const char *name;     /* Python name, or "$s<k>.b<id>" */
     GjVarKind kind;
     const GjType *type;   /* set by typeinfer.c */
     GjLoc def_loc;        /* first assignment, for diagnostics */

@@ -1,1 +1,343 @@
-/* placeholder until implemented */
+/*
+ * nvptx.c - LLVM module -> PTX text, through LLVM's NVPTX backend.
+ *
+ * Input: the module lower.c built (triple nvptx64-nvidia-cuda, one kernel
+ * with the PTX kernel calling convention, libdevice functions declared but
+ * not defined).  Output: malloc'd PTX, and optionally the optimised IR.
+ *
+ * Steps, in gj_nvptx_emit order: verify the module (a lowering bug becomes
+ * an INTERNAL diagnostic, never an abort inside a pass); link libdevice if
+ * the module calls any __nv_* function, then internalise every definition
+ * but the kernel so O3 drops what is not called; run the new pass manager
+ * with the target machine (its callbacks add NVVMReflect, which folds
+ * libdevice's __nvvm_reflect("__CUDA_FTZ") from the nvvm-reflect-ftz flag);
+ * emit assembly.
+ *
+ * Process-wide state is one struct (NvptxProcess) set up under pthread_once:
+ * target registration and the bytes of libdevice.10.bc.  LLVM modules belong
+ * to one LLVMContext, so the cached bytes are parsed into each kernel's own
+ * context; only read-only data is shared between threads.
+ */
+#include "lower.h"
+
+#include <glob.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#define NVPTX_TRIPLE "nvptx64-nvidia-cuda"
+
+/* Everything nvptx.c keeps between compilations.  Written only inside the
+   pthread_once routines, read-only afterwards. */
+typedef struct NvptxProcess {
+    pthread_once_t target_once;
+    LLVMTargetRef target;          /* NULL if NVPTX is not registered */
+    char *target_error;            /* LLVM's message when target is NULL */
+
+    pthread_once_t libdevice_once;
+    LLVMMemoryBufferRef libdevice; /* libdevice.10.bc bytes, or NULL: not found */
+    char libdevice_path[4096];
+} NvptxProcess;
+
+static NvptxProcess nvptx_process = {
+    .target_once = PTHREAD_ONCE_INIT,
+    .libdevice_once = PTHREAD_ONCE_INIT,
+};
+
+/* ---- target ------------------------------------------------------------ */
+
+static void init_target(void) {
+    NvptxProcess *p = &nvptx_process;
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    if (LLVMGetTargetFromTriple(NVPTX_TRIPLE, &p->target, &p->target_error))
+        p->target = NULL;
+}
+
+/* The newest sm_XY and PTX ISA version each LLVM release's NVPTX backend
+   knows (NVPTX.td); a newer LLVM than listed gets the last row. */
+static const struct { unsigned llvm_major; int max_sm; int max_ptx; } nvptx_limits[] = {
+    {17, 90, 82},
+    {18, 90, 83},
+    {19, 90, 85},
+};
+
+static int nvptx_limit_row(void) {
+    unsigned major, minor, patch;
+    LLVMGetVersion(&major, &minor, &patch);
+    int n = (int)(sizeof nvptx_limits / sizeof nvptx_limits[0]);
+    for (int i = 0; i < n; i++)
+        if (nvptx_limits[i].llvm_major >= major)
+            return i;
+    return n - 1;
+}
+
+int gj_nvptx_max_sm(void) {
+    return nvptx_limits[nvptx_limit_row()].max_sm;
+}
+
+static LLVMCodeGenOptLevel codegen_level(int opt_level) {
+    switch (opt_level) {
+    case 0: return LLVMCodeGenLevelNone;
+    case 1: return LLVMCodeGenLevelLess;
+    case 2: return LLVMCodeGenLevelDefault;
+    default: return LLVMCodeGenLevelAggressive;
+    }
+}
+
+/* A target machine for opt's compute capability, clamped to what LLVM knows. */
+static LLVMTargetMachineRef create_target_machine(GjCtx *c, const GjCompileOptions *opt) {
+    NvptxProcess *p = &nvptx_process;
+    pthread_once(&p->target_once, init_target);
+    if (!p->target) {
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "LLVM has no NVPTX target: %s",
+                 p->target_error ? p->target_error : "not registered");
+        return NULL;
+    }
+    int sm = opt->cc_major * 10 + opt->cc_minor;
+    if (sm > gj_nvptx_max_sm())
+        sm = gj_nvptx_max_sm();
+    char cpu[16], features[16] = "";
+    snprintf(cpu, sizeof cpu, "sm_%d", sm);
+    if (opt->ptx_version > 0) {
+        int ptx = opt->ptx_version;
+        if (ptx > nvptx_limits[nvptx_limit_row()].max_ptx)
+            ptx = nvptx_limits[nvptx_limit_row()].max_ptx;
+        snprintf(features, sizeof features, "+ptx%d", ptx);
+    }
+    return LLVMCreateTargetMachine(p->target, NVPTX_TRIPLE, cpu, features,
+                                   codegen_level(opt->opt_level), LLVMRelocDefault,
+                                   LLVMCodeModelDefault);
+}
+
+/* ---- LLVM diagnostics ---------------------------------------------------- */
+
+/* While gj_nvptx_emit runs, the context's diagnostics come here instead of
+   LLVM's default handler (which prints to stderr): the first error is kept,
+   warnings and remarks are dropped. */
+typedef struct DiagCapture {
+    char *first_error;   /* LLVMDisposeMessage */
+} DiagCapture;
+
+static void capture_diag(LLVMDiagnosticInfoRef di, void *opaque) {
+    DiagCapture *cap = opaque;
+    if (LLVMGetDiagInfoSeverity(di) != LLVMDSError || cap->first_error)
+        return;
+    cap->first_error = LLVMGetDiagInfoDescription(di);
+}
+
+/* ---- libdevice ----------------------------------------------------------- */
+
+static int try_libdevice_dir(NvptxProcess *p, const char *dir) {
+    if (!dir || !*dir)
+        return 0;
+    char path[sizeof p->libdevice_path];
+    int n = snprintf(path, sizeof path, "%s/libdevice.10.bc", dir);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return 0;
+    LLVMMemoryBufferRef buf;
+    char *msg = NULL;
+    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
+        LLVMDisposeMessage(msg);
+        return 0;
+    }
+    p->libdevice = buf;
+    memcpy(p->libdevice_path, path, sizeof path);
+    return 1;
+}
+
+static int try_cuda_root(NvptxProcess *p, const char *root) {
+    if (!root || !*root)
+        return 0;
+    char dir[sizeof p->libdevice_path];
+    int n = snprintf(dir, sizeof dir, "%s/nvvm/libdevice", root);
+    if (n < 0 || (size_t)n >= sizeof dir)
+        return 0;
+    return try_libdevice_dir(p, dir);
+}
+
+/* Reads libdevice.10.bc from the first CUDA toolkit found: CUDA_HOME,
+   CUDA_PATH, /usr/local/cuda, the newest /usr/local/cuda-X.Y, then the
+   Debian/Ubuntu package locations. */
+static void load_libdevice(void) {
+    NvptxProcess *p = &nvptx_process;
+    if (try_cuda_root(p, getenv("CUDA_HOME")) || try_cuda_root(p, getenv("CUDA_PATH")) ||
+        try_cuda_root(p, "/usr/local/cuda"))
+        return;
+    glob_t g;
+    if (glob("/usr/local/cuda-*", 0, NULL, &g) == 0) {
+        /* glob sorts: the last entry is the newest version (for equal widths). */
+        for (size_t i = g.gl_pathc; i-- > 0;)
+            if (try_cuda_root(p, g.gl_pathv[i]))
+                break;
+        globfree(&g);
+        if (p->libdevice)
+            return;
+    }
+    if (try_cuda_root(p, "/usr/lib/cuda"))
+        return;
+    try_libdevice_dir(p, "/usr/lib/nvidia-cuda-toolkit/libdevice");
+}
+
+static int calls_libdevice(LLVMModuleRef mod) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(fn, &len);
+        if (LLVMIsDeclaration(fn) && len > 5 && strncmp(name, "__nv_", 5) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Links libdevice into mod and gives every definition except the kernel
+   internal linkage, so O3's global optimisations drop unused ones. */
+static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, DiagCapture *cap) {
+    GjLoc noloc = {0, -1, -1};
+    NvptxProcess *p = &nvptx_process;
+    pthread_once(&p->libdevice_once, load_libdevice);
+    if (!p->libdevice)
+        return gj_error(c, GJ_DIAG_LOWERING, noloc,
+                        "this kernel needs libdevice (math functions) but no CUDA toolkit was "
+                        "found; install the CUDA toolkit or set CUDA_HOME");
+
+    LLVMModuleRef lib;
+    if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), p->libdevice, &lib))
+        return gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s",
+                        p->libdevice_path, cap->first_error ? cap->first_error : "bad bitcode");
+    /* libdevice carries a generic triple and an older data layout; adopt the
+       kernel's so the linker has nothing to warn about. */
+    LLVMSetTarget(lib, LLVMGetTarget(mod));
+    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
+    if (LLVMLinkModules2(mod, lib))   /* consumes lib */
+        return gj_error(c, GJ_DIAG_INTERNAL, noloc, "linking libdevice failed: %s",
+                        cap->first_error ? cap->first_error : "unknown error");
+
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+        if (!LLVMIsDeclaration(fn) && LLVMGetFunctionCallConv(fn) != LLVMPTXKernelCallConv)
+            LLVMSetLinkage(fn, LLVMInternalLinkage);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g))
+            LLVMSetLinkage(g, LLVMInternalLinkage);
+    return GJ_OK;
+}
+
+/* ---- the stage ------------------------------------------------------------ */
+
+static char *copy_buffer(LLVMMemoryBufferRef buf) {
+    size_t n = LLVMGetBufferSize(buf);
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, LLVMGetBufferStart(buf), n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static char *copy_llvm_message(char *msg) {
+    char *s = strdup(msg ? msg : "");
+    LLVMDisposeMessage(msg);
+    return s;
+}
+
+static GjStatus verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
+    char *msg = NULL;
+    if (!LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        LLVMDisposeMessage(msg);
+        return GJ_OK;
+    }
+    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "invalid LLVM IR %s: %s", when,
+             msg ? msg : "");
+    LLVMDisposeMessage(msg);
+    return GJ_ERR;
+}
+
+static GjStatus optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
+    char pipeline[32];
+    int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
+    snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
+    LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
+    LLVMDisposePassBuilderOptions(pbo);
+    if (!err)
+        return GJ_OK;
+    char *msg = LLVMGetErrorMessage(err);
+    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "LLVM pass pipeline %s failed: %s",
+             pipeline, msg);
+    LLVMDisposeErrorMessage(msg);
+    return GJ_ERR;
+}
+
+static GjStatus emit_ptx(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, char **ptx,
+                         DiagCapture *cap) {
+    char *msg = NULL;
+    LLVMMemoryBufferRef buf = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "PTX emission failed: %s",
+                 cap->first_error ? cap->first_error : msg ? msg : "unknown error");
+        LLVMDisposeMessage(msg);
+        return GJ_ERR;
+    }
+    *ptx = copy_buffer(buf);
+    LLVMDisposeMemoryBuffer(buf);
+    if (!*ptx)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory for PTX");
+    return GJ_OK;
+}
+
+GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt, char **ptx,
+                       char **llvm_ir) {
+    *ptx = NULL;
+    if (llvm_ir)
+        *llvm_ir = NULL;
+    if (verify(c, mod, "after lowering") != GJ_OK)
+        return GJ_ERR;
+
+    LLVMTargetMachineRef tm = create_target_machine(c, opt);
+    if (!tm)
+        return GJ_ERR;
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, layout);
+    LLVMDisposeTargetData(layout);
+    LLVMSetTarget(mod, NVPTX_TRIPLE);
+
+    LLVMContextRef llctx = LLVMGetModuleContext(mod);
+    LLVMDiagnosticHandler old_handler = LLVMContextGetDiagnosticHandler(llctx);
+    void *old_handler_ctx = LLVMContextGetDiagnosticContext(llctx);
+    DiagCapture cap = {0};
+    LLVMContextSetDiagnosticHandler(llctx, capture_diag, &cap);
+
+    GjStatus st = GJ_OK;
+    LLVMMetadataRef ftz =
+        LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(llctx), opt->fastmath ? 1 : 0, 0));
+    LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz",
+                      strlen("nvvm-reflect-ftz"), ftz);
+    if (calls_libdevice(mod))
+        st = link_libdevice(c, mod, &cap);
+    if (st == GJ_OK)
+        st = optimise(c, mod, tm, opt->opt_level);
+    if (st == GJ_OK)
+        st = verify(c, mod, "after optimisation");
+    if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
+        *llvm_ir = copy_llvm_message(LLVMPrintModuleToString(mod));
+    if (st == GJ_OK)
+        st = emit_ptx(c, mod, tm, ptx, &cap);
+
+    LLVMContextSetDiagnosticHandler(llctx, old_handler, old_handler_ctx);
+    LLVMDisposeMessage(cap.first_error);
+    LLVMDisposeTargetMachine(tm);
+    if (st != GJ_OK && llvm_ir) {
+        free(*llvm_ir);
+        *llvm_ir = NULL;
+    }
+    return st;
+}

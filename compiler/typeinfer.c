@@ -1,1 +1,719 @@
-/* placeholder until implemented */
+/*
+ * typeinfer.c - type inference over the IR (gj_infer_func in ir.h).
+ *
+ * Input: a GjFunc from build.c with code->argtypes set.  Output: a type for
+ * every temp and variable of the blocks reachable from the entry
+ * (f->temp_types, f->vars[v].type); unreachable blocks stay untyped (NULL).
+ *
+ * Temps are typed from their operands, in block order.  A variable's type is
+ * the gj_ty_unify() of every value stored into it (a parameter starts from
+ * its argument type), so the blocks are swept until no variable changes:
+ * a fixpoint, reached quickly because unification only climbs the finite
+ * promotion lattice.  The sweeps record no errors - a type seen half-way may
+ * still widen - and a last sweep over the settled types reports the first
+ * error, at the instruction that causes it, with a "typing of ..." note.
+ *
+ * Weak literal types (int literal, float literal) may remain on temps and
+ * variables: lowering materialises them with gj_ty_concrete().
+ */
+#include "ir.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "intrinsics.h"
+
+typedef struct Infer {
+    GjCtx *c;
+    GjFunc *f;
+    const GjIns **defs;   /* defining instruction of each temp (constant operands) */
+    char *reachable;      /* per block */
+    int report;           /* the final sweep: record diagnostics */
+    int changed;          /* a variable's type changed during this sweep */
+} Infer;
+
+/* Records a diagnostic in the final sweep; returns NULL (no type) always. */
+static const GjType *fail(Infer *in, GjDiagKind kind, GjLoc loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static const GjType *fail(Infer *in, GjDiagKind kind, GjLoc loc, const char *fmt, ...) {
+    if (!in->report)
+        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gj_arena_vprintf(&in->c->arena, fmt, ap);
+    va_end(ap);
+    gj_error(in->c, kind, loc, "%s", msg ? msg : fmt);
+    return NULL;
+}
+
+static const GjType *arg_type(const Infer *in, const GjIns *ins, int k) {
+    return in->f->temp_types[ins->args[k]];
+}
+
+/* The value of a temp defined in this block by an integer constant or a
+   frozen integer global (grid(NDIM)). */
+static int const_int(const Infer *in, int32_t temp, int64_t *value) {
+    const GjIns *def = in->defs[temp];
+    const GjConst *k = !def ? NULL : def->op == GJ_OP_CONST ? &def->c
+                     : def->op == GJ_OP_GLOBAL && def->global.kind == GJ_GLOBAL_CONST
+                         ? &def->global.value : NULL;
+    if (!k || k->kind != GJ_CONST_INT)
+        return 0;
+    *value = k->i;
+    return 1;
+}
+
+static int is_int_or_bool(const GjType *t) {
+    return gj_ty_is_integer(t) || t->kind == GJ_TK_BOOL;
+}
+
+static int is_complex(const GjType *t) {
+    return t->kind == GJ_TK_COMPLEX || t->kind == GJ_TK_WEAK_COMPLEX;
+}
+
+/* ---- constants and globals -------------------------------------------- */
+
+/* Python numbers are weak literals; a NumPy scalar (a frozen global such as
+   np.float32(2)) names its dtype in k->s and keeps it. */
+static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
+    const GjType *dtype = k->s ? gj_ty_from_name(k->s) : NULL;
+    switch (k->kind) {
+    case GJ_CONST_NONE: return &gj_ty_none;
+    case GJ_CONST_BOOL: return &gj_ty_bool;
+    case GJ_CONST_INT: return dtype ? dtype : &gj_ty_weak_int;
+    case GJ_CONST_FLOAT: return dtype ? dtype : &gj_ty_weak_float;
+    case GJ_CONST_TUPLE: {
+        const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, k->n > 0 ? k->n : 1);
+        if (!elems)
+            return fail(in, GJ_DIAG_INTERNAL, loc, "out of memory");
+        for (int32_t i = 0; i < k->n; i++) {
+            if (!(elems[i] = const_type(in, &k->items[i], loc)))
+                return NULL;
+        }
+        return gj_ty_tuple(in->c, elems, k->n);
+    }
+    case GJ_CONST_STR:
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc, "string constants are not supported in kernels");
+    case GJ_CONST_OTHER:
+        break;
+    }
+    return fail(in, GJ_DIAG_UNSUPPORTED, loc, "constants of type '%s' are not supported in kernels",
+                k->s ? k->s : "?");
+}
+
+/* The type of a namespace member: dim3 objects are values, the rest callables. */
+static const GjType *intrinsic_type(Infer *in, int id) {
+    if (id == GJ_INTR_THREADIDX || id == GJ_INTR_BLOCKIDX || id == GJ_INTR_BLOCKDIM ||
+        id == GJ_INTR_GRIDDIM)
+        return gj_ty_dim3(in->c, id);
+    return gj_ty_callable(in->c, id);
+}
+
+/* An intrinsic global is named by pymodule as "grid" (a gpujit object) or,
+   for functions imported from other modules, "math.sqrt". */
+static int lookup_intrinsic_global(const char *name) {
+    const char *dot = strchr(name, '.');
+    if (dot) {
+        char ns[32];
+        size_t n = (size_t)(dot - name);
+        if (n >= sizeof ns)
+            return -1;
+        memcpy(ns, name, n);
+        ns[n] = '\0';
+        return gj_intrinsic_lookup(strcmp(ns, "np") == 0 ? "numpy" : ns, dot + 1);
+    }
+    static const char *const namespaces[] = {"gpujit", "math", "numpy"};
+    for (size_t i = 0; i < sizeof namespaces / sizeof namespaces[0]; i++) {
+        int id = gj_intrinsic_lookup(namespaces[i], name);
+        if (id >= 0)
+            return id;
+    }
+    return -1;
+}
+
+static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
+    int id;
+    switch (g->kind) {
+    case GJ_GLOBAL_MISSING:
+        return fail(in, GJ_DIAG_TYPING, loc, "name '%s' is not defined", g->key);
+    case GJ_GLOBAL_MODULE:
+        return gj_ty_module(in->c, g->name);
+    case GJ_GLOBAL_BUILTIN:
+        if ((id = gj_intrinsic_lookup("builtins", g->name)) < 0)
+            return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                        "the built-in '%s' is not supported in kernels", g->name);
+        return intrinsic_type(in, id);
+    case GJ_GLOBAL_INTRINSIC:
+        if ((id = lookup_intrinsic_global(g->name)) < 0)
+            return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s' is not supported in kernels", g->name);
+        return intrinsic_type(in, id);
+    case GJ_GLOBAL_CONST:
+        return const_type(in, &g->value, loc);
+    case GJ_GLOBAL_OTHER:
+        break;
+    }
+    return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                "global '%s' is a '%s', which cannot be used in a kernel", g->key,
+                g->name ? g->name : "?");
+}
+
+/* ---- operators -------------------------------------------------------- */
+
+/* NumPy's result type of `a op b`: their promotion, except for true
+   division of integers (float64) and NumPy's quirks for two bools. */
+static const GjType *binop_type(Infer *in, GjBinop op, const GjType *a, const GjType *b, GjLoc loc) {
+    const char *sym = gj_ir_binop_symbol(op);
+    if (op == GJ_BIN_MATMUL)
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc, "the '@' operator is not supported in kernels");
+    const GjType *p = gj_ty_promote(a, b);
+    if (!p)
+        return fail(in, GJ_DIAG_TYPING, loc, "unsupported operand types for %s: %s and %s", sym,
+                    a->name, b->name);
+    int both_bool = a->kind == GJ_TK_BOOL && b->kind == GJ_TK_BOOL;
+    switch (op) {
+    case GJ_BIN_ADD: case GJ_BIN_MUL:
+        return p;   /* bool + bool is logical or, bool * bool logical and */
+    case GJ_BIN_SUB:
+        if (both_bool)
+            return fail(in, GJ_DIAG_TYPING, loc,
+                        "boolean subtract (bool - bool) is not supported, as in NumPy; "
+                        "use ^ or != instead");
+        return p;
+    case GJ_BIN_TRUEDIV:
+        if (p->kind == GJ_TK_WEAK_INT)
+            return &gj_ty_weak_float;
+        return is_int_or_bool(p) ? &gj_ty_float64 : p;
+    case GJ_BIN_FLOORDIV: case GJ_BIN_MOD:
+        if (is_complex(p))
+            return fail(in, GJ_DIAG_TYPING, loc, "operator %s is not defined for complex numbers",
+                        sym);
+        return both_bool ? &gj_ty_int8 : p;
+    case GJ_BIN_POW:
+        return both_bool ? &gj_ty_int8 : p;
+    case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT: case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR:
+        if (!is_int_or_bool(a) || !is_int_or_bool(b) || !is_int_or_bool(p))
+            return fail(in, GJ_DIAG_TYPING, loc,
+                        "operator %s needs integer or bool operands, not %s and %s", sym,
+                        a->name, b->name);
+        if (both_bool && (op == GJ_BIN_LSHIFT || op == GJ_BIN_RSHIFT))
+            return &gj_ty_int8;
+        return p;
+    case GJ_BIN_MATMUL: case GJ_NBINOPS:
+        break;
+    }
+    return fail(in, GJ_DIAG_INTERNAL, loc, "unknown binary operator %d", (int)op);
+}
+
+static const GjType *unop_type(Infer *in, GjUnop op, const GjType *a, GjLoc loc) {
+    const char *sym = gj_ir_unop_symbol(op);
+    if (!gj_ty_is_scalar(a))
+        return fail(in, GJ_DIAG_TYPING, loc, "unsupported operand type for unary %s: %s", sym,
+                    a->name);
+    switch (op) {
+    case GJ_UN_NEG:
+        if (a->kind == GJ_TK_BOOL)
+            return fail(in, GJ_DIAG_TYPING, loc,
+                        "boolean negative (-bool) is not supported, as in NumPy; use 'not'");
+        return a;
+    case GJ_UN_POS:
+        return a;
+    case GJ_UN_NOT:
+        return &gj_ty_bool;
+    case GJ_UN_INVERT:
+        if (!is_int_or_bool(a))
+            return fail(in, GJ_DIAG_TYPING, loc, "operator ~ needs an integer or bool, not %s",
+                        a->name);
+        return a;
+    }
+    return fail(in, GJ_DIAG_INTERNAL, loc, "unknown unary operator %d", (int)op);
+}
+
+static const GjType *compare_type(Infer *in, GjCmp op, const GjType *a, const GjType *b, GjLoc loc) {
+    if (!gj_ty_promote(a, b))
+        return fail(in, GJ_DIAG_TYPING, loc, "cannot compare %s and %s with %s", a->name, b->name,
+                    gj_ir_cmp_symbol(op));
+    if ((is_complex(a) || is_complex(b)) && op != GJ_CMP_EQ && op != GJ_CMP_NE)
+        return fail(in, GJ_DIAG_TYPING, loc, "complex numbers cannot be ordered with %s",
+                    gj_ir_cmp_symbol(op));
+    return &gj_ty_bool;
+}
+
+/* ---- attributes and subscripts ---------------------------------------- */
+
+static const GjType *int64_tuple(Infer *in, int n) {
+    const GjType *elems[3] = {&gj_ty_int64, &gj_ty_int64, &gj_ty_int64};
+    if (n <= 3)
+        return gj_ty_tuple(in->c, elems, n);
+    const GjType **many = GJ_NEW_N(&in->c->arena, const GjType *, n);
+    if (!many)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        many[i] = &gj_ty_int64;
+    return gj_ty_tuple(in->c, many, n);
+}
+
+static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name, GjLoc loc) {
+    int id;
+    switch (obj->kind) {
+    case GJ_TK_ARRAY:
+        if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0 ||
+            strcmp(name, "itemsize") == 0)
+            return &gj_ty_int64;
+        if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0)
+            return int64_tuple(in, obj->ndim);
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported", name,
+                    obj->name);
+    case GJ_TK_MODULE:
+        if ((id = gj_intrinsic_lookup(obj->name, name)) < 0)
+            return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s.%s' is not supported in kernels",
+                        obj->name, name);
+        return intrinsic_type(in, id);
+    case GJ_TK_DIM3:
+        if ((id = gj_intrinsic_lookup("dim3", name)) < 0)
+            return fail(in, GJ_DIAG_TYPING, loc, "%s has no attribute '%s' (only x, y, z)",
+                        gj_intrinsic_name((GjIntrinsic)obj->intrinsic), name);
+        return &gj_ty_int32;   /* as numba types threadIdx.x */
+    case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
+    case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
+    case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
+        break;
+    }
+    return fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported", name,
+                obj->name);
+}
+
+static const GjType *check_index(Infer *in, const GjType *idx, GjLoc loc) {
+    if (gj_ty_is_integer(idx))
+        return idx;
+    return fail(in, GJ_DIAG_TYPING, loc, "array index must be an integer, not %s", idx->name);
+}
+
+/* The element type of arr[idx]: one integer per dimension, as an integer
+   (1-D) or a tuple of integers. */
+static const GjType *array_index_type(Infer *in, const GjType *arr, const GjType *idx, GjLoc loc) {
+    int n = 1;
+    if (idx->kind == GJ_TK_TUPLE) {
+        n = idx->n;
+        for (int i = 0; i < n; i++) {
+            if (!check_index(in, idx->elems[i], loc))
+                return NULL;
+        }
+    } else if (!check_index(in, idx, loc)) {
+        return NULL;
+    }
+    if (n > arr->ndim)
+        return fail(in, GJ_DIAG_TYPING, loc, "too many indices for %s: %d given", arr->name, n);
+    if (n < arr->ndim)
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                    "%s indexed with %d index(es): array views are not supported yet; "
+                    "index every dimension", arr->name, n);
+    return arr->dtype;
+}
+
+static const GjType *getitem_type(Infer *in, const GjIns *ins, const GjType *obj,
+                                  const GjType *idx) {
+    if (obj->kind == GJ_TK_ARRAY)
+        return array_index_type(in, obj, idx, ins->loc);
+    if (obj->kind == GJ_TK_TUPLE) {
+        int64_t k;
+        if (!const_int(in, ins->args[1], &k))
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "a tuple can only be indexed by an integer constant");
+        if (k < 0)
+            k += obj->n;
+        if (k < 0 || k >= obj->n)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "tuple index out of range for %s",
+                        obj->name);
+        return obj->elems[k];
+    }
+    return fail(in, GJ_DIAG_TYPING, ins->loc, "%s cannot be indexed", obj->name);
+}
+
+static const GjType *setitem_check(Infer *in, const GjIns *ins, const GjType *arr,
+                                   const GjType *idx, const GjType *val) {
+    if (arr->kind != GJ_TK_ARRAY)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s does not support item assignment",
+                    arr->name);
+    const GjType *elem = array_index_type(in, arr, idx, ins->loc);
+    if (!elem)
+        return NULL;
+    if (!gj_ty_is_scalar(val))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot store %s into an element of %s",
+                    val->name, arr->name);
+    if (is_complex(val) && !is_complex(elem))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot store %s into %s without losing the "
+                    "imaginary part", val->name, arr->name);
+    return elem;
+}
+
+/* ---- intrinsic calls -------------------------------------------------- */
+
+/* How messages name an intrinsic: "range", "gpujit.grid", "math.sqrt". */
+static const char *fn_name(int id) {
+    const char *name = gj_intrinsic_name((GjIntrinsic)id);
+    return strncmp(name, "builtins.", 9) == 0 ? name + 9 : name;
+}
+
+/* Whether the call passes lo..hi arguments; records the error if not. */
+static int expect_nargs(Infer *in, const GjIns *ins, int id, int lo, int hi) {
+    int n = ins->nargs - 1;
+    if (n >= lo && n <= hi)
+        return 1;
+    if (lo == hi)
+        fail(in, GJ_DIAG_TYPING, ins->loc, "%s() takes %d argument%s, got %d", fn_name(id), lo,
+             lo == 1 ? "" : "s", n);
+    else if (hi == INT_MAX)
+        fail(in, GJ_DIAG_TYPING, ins->loc, "%s() takes at least %d arguments, got %d",
+             fn_name(id), lo, n);
+    else
+        fail(in, GJ_DIAG_TYPING, ins->loc, "%s() takes %d to %d arguments, got %d", fn_name(id),
+             lo, hi, n);
+    return 0;
+}
+
+/* Promotes the scalar arguments of a call (or returns NULL with a message). */
+static const GjType *promote_args(Infer *in, const GjIns *ins, int id, int want_int) {
+    const GjType *p = NULL;
+    for (int k = 1; k < ins->nargs; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (!gj_ty_is_scalar(t) || (want_int && !gj_ty_is_integer(t)))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() arguments must be %s, not %s",
+                        fn_name(id), want_int ? "integers" : "scalars",
+                        t->name);
+        const GjType *q = p ? gj_ty_promote(p, t) : t;
+        if (!q || (want_int && !gj_ty_is_integer(q)))
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() arguments %s and %s have no common %s type",
+                        fn_name(id), p->name, t->name,
+                        want_int ? "integer" : "scalar");
+        p = q;
+    }
+    return p;
+}
+
+/* grid(n) / gridsize(n): n must be the constant 1, 2 or 3. */
+static const GjType *grid_type(Infer *in, const GjIns *ins, int id) {
+    int64_t ndim;
+    if (!expect_nargs(in, ins, id, 1, 1))
+        return NULL;
+    if (!const_int(in, ins->args[1], &ndim) || ndim < 1 || ndim > 3)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() takes the constant 1, 2 or 3",
+                    fn_name(id));
+    return ndim == 1 ? &gj_ty_int64 : int64_tuple(in, (int)ndim);
+}
+
+/* The real type holding |z| for a complex z, else t. */
+static const GjType *abs_type(const GjType *t) {
+    if (t->kind == GJ_TK_WEAK_COMPLEX)
+        return &gj_ty_weak_float;
+    if (t->kind == GJ_TK_COMPLEX)
+        return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
+    return t;
+}
+
+/* A float function of one real scalar (math.sqrt, numpy.sqrt, ...). */
+static const GjType *real_arg(Infer *in, const GjIns *ins, int id) {
+    if (!expect_nargs(in, ins, id, 1, 1))
+        return NULL;
+    const GjType *t = arg_type(in, ins, 1);
+    if (!gj_ty_is_scalar(t) || is_complex(t))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a real number, not %s",
+                    fn_name(id), t->name);
+    return t;
+}
+
+static const GjType *call_type(Infer *in, const GjIns *ins, const GjType *callee) {
+    if (callee->kind != GJ_TK_CALLABLE)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    int id = callee->intrinsic;
+    const GjType *t;
+    switch ((GjIntrinsic)id) {
+    case GJ_INTR_RANGE:
+        if (!expect_nargs(in, ins, id, 1, 3) || !(t = promote_args(in, ins, id, 1)))
+            return NULL;
+        return gj_ty_range_iter(in->c, gj_ty_concrete(t));
+    case GJ_INTR_ABS:
+        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        return abs_type(t);
+    case GJ_INTR_MIN: case GJ_INTR_MAX:
+        if (ins->nargs == 2)
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "%s() of one iterable is not supported; pass two or more scalars",
+                        fn_name(id));
+        if (!expect_nargs(in, ins, id, 2, INT_MAX) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        if (is_complex(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "complex numbers cannot be ordered");
+        return t;
+    case GJ_INTR_LEN:
+        if (!expect_nargs(in, ins, id, 1, 1))
+            return NULL;
+        t = arg_type(in, ins, 1);
+        if (t->kind != GJ_TK_ARRAY && t->kind != GJ_TK_TUPLE)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "len() of %s is not supported", t->name);
+        return &gj_ty_int64;
+    case GJ_INTR_INT: case GJ_INTR_FLOAT: case GJ_INTR_BOOL:
+        if (!expect_nargs(in, ins, id, 1, 1) || !promote_args(in, ins, id, 0))
+            return NULL;
+        if (id == GJ_INTR_BOOL)
+            return &gj_ty_bool;
+        if (is_complex(arg_type(in, ins, 1)))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s with %s()",
+                        arg_type(in, ins, 1)->name, fn_name(id));
+        return id == GJ_INTR_INT ? &gj_ty_int64 : &gj_ty_float64;
+    case GJ_INTR_GRID: case GJ_INTR_GRIDSIZE:
+        return grid_type(in, ins, id);
+    case GJ_INTR_SYNCTHREADS:
+        return expect_nargs(in, ins, id, 0, 0) ? &gj_ty_none : NULL;
+    case GJ_INTR_MATH_SQRT: case GJ_INTR_MATH_FABS:
+        /* numba's choice: float32 stays float32; a literal stays a literal. */
+        if (!(t = real_arg(in, ins, id)))
+            return NULL;
+        if (gj_ty_is_float(t))
+            return t;
+        return t->kind == GJ_TK_WEAK_INT ? &gj_ty_weak_float : &gj_ty_float64;
+    case GJ_INTR_MATH_FLOOR: case GJ_INTR_MATH_CEIL: case GJ_INTR_MATH_TRUNC:
+        return real_arg(in, ins, id) ? &gj_ty_int64 : NULL;
+    case GJ_INTR_NP_SQRT:
+        /* A NumPy ufunc: the loop for the argument's dtype (int8 -> float16). */
+        if (!(t = real_arg(in, ins, id)))
+            return NULL;
+        t = gj_ty_concrete(t);
+        return gj_ty_is_float(t) ? t : gj_ty_promote(t, &gj_ty_float16);
+    case GJ_INTR_NP_ABS: case GJ_INTR_NP_ABSOLUTE:
+        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        return abs_type(gj_ty_concrete(t));
+    case GJ_INTR_THREADIDX: case GJ_INTR_BLOCKIDX: case GJ_INTR_BLOCKDIM: case GJ_INTR_GRIDDIM:
+    case GJ_INTR_DIM3_X: case GJ_INTR_DIM3_Y: case GJ_INTR_DIM3_Z: case GJ_NINTRINSICS:
+        break;
+    }
+    return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+}
+
+/* ---- instructions ----------------------------------------------------- */
+
+/* Folds a stored type into variable v; a conflict is reported at the store. */
+static const GjType *store_var(Infer *in, const GjIns *ins, const GjType *t) {
+    GjVar *v = &in->f->vars[ins->var];
+    const GjType *u = gj_ty_unify(v->type, t);
+    if (!u)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot assign %s to '%s', which holds %s",
+                    t->name, v->name, v->type->name);
+    if (u != v->type) {
+        if (!v->type)
+            v->def_loc = ins->loc;
+        v->type = u;
+        in->changed = 1;
+    }
+    return &gj_ty_none;
+}
+
+static const GjType *load_var(Infer *in, const GjIns *ins) {
+    const GjVar *v = &in->f->vars[ins->var];
+    if (v->type)
+        return v->type;
+    if (v->kind == GJ_VAR_STACK)
+        return fail(in, GJ_DIAG_INTERNAL, ins->loc, "stack slot %s is read before it is written",
+                    v->name);
+    return fail(in, GJ_DIAG_TYPING, ins->loc, "local variable '%s' is read before it is assigned",
+                v->name);
+}
+
+static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
+    if (it->kind == GJ_TK_RANGE_ITER)
+        return it;
+    if (ins->op == GJ_OP_GET_ITER)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "iterating over %s is not supported; loop over range()", it->name);
+    return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s on %s", gj_ir_op_name(ins->op), it->name);
+}
+
+/* The type of ins's result (&gj_ty_none for instructions without one), or
+   NULL when an operand is not typed yet or the instruction is ill-typed. */
+static const GjType *ins_type(Infer *in, const GjIns *ins) {
+    for (int k = 0; k < ins->nargs; k++) {
+        if (!arg_type(in, ins, k))
+            return NULL;
+    }
+    const GjType *a = ins->nargs > 0 ? arg_type(in, ins, 0) : NULL;
+    const GjType *b = ins->nargs > 1 ? arg_type(in, ins, 1) : NULL;
+    switch (ins->op) {
+    case GJ_OP_CONST:
+        return const_type(in, &ins->c, ins->loc);
+    case GJ_OP_GLOBAL:
+        return global_type(in, &ins->global, ins->loc);
+    case GJ_OP_LOAD_VAR:
+        return load_var(in, ins);
+    case GJ_OP_STORE_VAR:
+        return store_var(in, ins, a);
+    case GJ_OP_BINOP:
+        return binop_type(in, (GjBinop)ins->sub, a, b, ins->loc);
+    case GJ_OP_UNOP:
+        return unop_type(in, (GjUnop)ins->sub, a, ins->loc);
+    case GJ_OP_COMPARE:
+        return compare_type(in, (GjCmp)ins->sub, a, b, ins->loc);
+    case GJ_OP_TRUTH:
+        if (!gj_ty_is_scalar(a) && a->kind != GJ_TK_NONE)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "the truth value of %s is not defined",
+                        a->name);
+        return &gj_ty_bool;
+    case GJ_OP_GETATTR:
+        return getattr_type(in, a, ins->name, ins->loc);
+    case GJ_OP_GETITEM:
+        return getitem_type(in, ins, a, b);
+    case GJ_OP_SETITEM:
+        return setitem_check(in, ins, a, b, arg_type(in, ins, 2)) ? &gj_ty_none : NULL;
+    case GJ_OP_CALL:
+        return call_type(in, ins, a);
+    case GJ_OP_BUILD_TUPLE: {
+        const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, ins->nargs + 1);
+        if (!elems)
+            return fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory");
+        for (int k = 0; k < ins->nargs; k++)
+            elems[k] = arg_type(in, ins, k);
+        return gj_ty_tuple(in->c, elems, ins->nargs);
+    }
+    case GJ_OP_TUPLE_GET:
+        if (a->kind != GJ_TK_TUPLE || ins->i < 0 || ins->i >= a->n)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "index %lld out of range for %s",
+                        (long long)ins->i, a->name);
+        return a->elems[ins->i];
+    case GJ_OP_GET_ITER: case GJ_OP_ITER_NEXT:
+        return iter_type(in, ins, a);
+    case GJ_OP_ITER_VALID:
+        return iter_type(in, ins, a) ? &gj_ty_bool : NULL;
+    case GJ_OP_ITER_VALUE:
+        return iter_type(in, ins, a) ? a->elems[0] : NULL;
+    case GJ_OP_JUMP:
+        return &gj_ty_none;
+    case GJ_OP_BRANCH:
+        if (a->kind != GJ_TK_BOOL)   /* build.c inserts TRUTH */
+            return fail(in, GJ_DIAG_INTERNAL, ins->loc, "branch on %s, not bool", a->name);
+        return &gj_ty_none;
+    case GJ_OP_RETURN:
+        if (a->kind != GJ_TK_NONE)
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "a kernel cannot return a value (this one returns %s)", a->name);
+        return &gj_ty_none;
+    case GJ_NOPS:
+        break;
+    }
+    return fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown IR op %d", (int)ins->op);
+}
+
+/* What the "during: typing of ..." note calls an instruction. */
+static const char *ins_what(Infer *in, const GjIns *ins) {
+    GjArena *a = &in->c->arena;
+    switch (ins->op) {
+    case GJ_OP_STORE_VAR:
+        return gj_arena_printf(a, "assignment to '%s'", in->f->vars[ins->var].name);
+    case GJ_OP_LOAD_VAR:
+        return gj_arena_printf(a, "variable '%s'", in->f->vars[ins->var].name);
+    case GJ_OP_BINOP:
+        return gj_arena_printf(a, "operator %s", gj_ir_binop_symbol((GjBinop)ins->sub));
+    case GJ_OP_UNOP:
+        return gj_arena_printf(a, "unary operator %s", gj_ir_unop_symbol((GjUnop)ins->sub));
+    case GJ_OP_COMPARE:
+        return gj_arena_printf(a, "comparison %s", gj_ir_cmp_symbol((GjCmp)ins->sub));
+    case GJ_OP_GETATTR:
+        return gj_arena_printf(a, "attribute '%s'", ins->name);
+    case GJ_OP_GLOBAL:
+        return gj_arena_printf(a, "global '%s'", ins->global.key);
+    case GJ_OP_CALL: {
+        const GjType *callee = in->f->temp_types[ins->args[0]];
+        return gj_arena_printf(a, "call to %s", callee && callee->kind == GJ_TK_CALLABLE ?
+                               fn_name(callee->intrinsic) : "a value");
+    }
+    case GJ_OP_GETITEM: return "subscript";
+    case GJ_OP_SETITEM: return "assignment to a subscript";
+    case GJ_OP_RETURN: return "return";
+    case GJ_OP_CONST: return "constant";
+    case GJ_OP_TRUTH: case GJ_OP_BRANCH: return "condition";
+    case GJ_OP_BUILD_TUPLE: case GJ_OP_TUPLE_GET: return "tuple";
+    case GJ_OP_GET_ITER: case GJ_OP_ITER_VALID: case GJ_OP_ITER_VALUE: case GJ_OP_ITER_NEXT:
+        return "for loop";
+    case GJ_OP_JUMP: case GJ_NOPS:
+        break;
+    }
+    return gj_ir_op_name(ins->op);
+}
+
+static GjStatus sweep_block(Infer *in, GjBlock *b) {
+    for (int32_t k = 0; k < b->nins; k++) {
+        const GjIns *ins = &b->ins[k];
+        const GjType *t = ins_type(in, ins);
+        if (in->c->diag) {
+            gj_note(in->c, "typing of %s at %s:%d", ins_what(in, ins),
+                    in->f->code->filename ? in->f->code->filename : "?", ins->loc.line);
+            return GJ_ERR;
+        }
+        if (ins->dst >= 0) {
+            in->f->temp_types[ins->dst] = t;
+            in->defs[ins->dst] = ins;
+        }
+    }
+    return GJ_OK;
+}
+
+static void mark_reachable(Infer *in, int32_t id) {
+    if (in->reachable[id])
+        return;
+    in->reachable[id] = 1;
+    const GjBlock *b = in->f->blocks[id];
+    for (int32_t s = 0; s < b->nsucc; s++)
+        mark_reachable(in, b->succ[s]);
+}
+
+/* One pass over the reachable blocks, in layout order (reverse postorder
+   would converge in fewer sweeps; the functions are small). */
+static GjStatus sweep(Infer *in) {
+    in->changed = 0;
+    for (int32_t i = 0; i < in->f->nblocks; i++) {
+        if (in->reachable[i] && sweep_block(in, in->f->blocks[i]) != GJ_OK)
+            return GJ_ERR;
+    }
+    return GJ_OK;
+}
+
+static void dump_types(const GjFunc *f) {
+    fprintf(stderr, "---- types: %s ----\n", f->code->qualname ? f->code->qualname : f->code->name);
+    gj_ir_dump(f, stderr);   /* variables and temps with their types */
+}
+
+GjStatus gj_infer_func(GjCtx *c, GjFunc *f) {
+    /* require: build.c's invariants (ir.h); code->argtypes for every parameter */
+    Infer in = {.c = c, .f = f};
+    in.defs = GJ_NEW_N(&c->arena, const GjIns *, f->ntemps + 1);
+    in.reachable = GJ_NEW_N(&c->arena, char, f->nblocks + 1);
+    /* As long as ir.c's temps_cap says, should a later pass add temps. */
+    int32_t ntypes = f->temps_cap > f->ntemps ? f->temps_cap : f->ntemps;
+    f->temp_types = GJ_NEW_N(&c->arena, const GjType *, ntypes + 1);
+    if (!in.defs || !in.reachable || !f->temp_types)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory in type inference");
+    for (int32_t v = 0; v < f->nvars; v++) {
+        f->vars[v].type = NULL;
+        if (f->vars[v].kind == GJ_VAR_ARG && v < f->code->argcount)
+            f->vars[v].type = f->code->argtypes[v];
+    }
+    f->ret_type = &gj_ty_none;
+    if (f->nblocks > 0)
+        mark_reachable(&in, 0);
+
+    int sweeps = 0;
+    do {
+        if (++sweeps > 10000)
+            return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
+                            "type inference of %s did not converge", f->code->name);
+        sweep(&in);
+    } while (in.changed);
+    in.report = 1;
+    if (sweep(&in) != GJ_OK)
+        return GJ_ERR;
+    if (c->dump & GJ_DUMP_TYPES)
+        dump_types(f);
+    return GJ_OK;
+}

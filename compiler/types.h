@@ -93,8 +93,9 @@ const GjType *gj_ty_promote(const GjType *a, const GjType *b);
    two cannot share a variable (array vs scalar). */
 const GjType *gj_ty_unify(const GjType *a, const GjType *b);
 
-/* Parses a numba-style signature "void(float32[:], float32[:, ::1], int64)".
-   On success sets *args (arena array), *nargs, *ret. Records a TYPING diag
+/* Parses a numba-style signature "void(float32[:], float32[:, ::1], int64)"
+   or "(float32[:], int64)".  On success sets *args (arena array), *nargs,
+   *ret (NULL when the string names no return type). Records a TYPING diag
    and returns GJ_ERR on a malformed string. */
 GjStatus gj_ty_parse_signature(GjCtx *c, const char *sig, const GjType ***args,
                                int *nargs, const GjType **ret);

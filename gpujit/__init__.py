@@ -1,0 +1,261 @@
+"""gpujit: compile a numeric subset of Python into CUDA kernels.
+
+The API follows ``numba.cuda``, so ``import gpujit as cuda`` ports most kernels::
+
+    import numpy as np
+    import gpujit
+
+    @gpujit.jit
+    def saxpy(a, x, y, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+
+    x = np.arange(1 << 20, dtype=np.float32)
+    y = np.ones_like(x)
+    out = np.empty_like(x)
+    saxpy[(x.size + 255) // 256, 256](np.float32(2), x, y, out)
+
+Importing gpujit loads neither CUDA nor NumPy's C internals: the CUDA driver
+is loaded on first use (``is_available()``, a launch, a device array), so a
+machine without a GPU can still import gpujit and call ``compile_ptx``.
+"""
+import functools as _functools
+
+from . import _gpujit
+from ._gpujit import (
+    CudaCompileError,
+    CudaError,
+    CudaKernelFault,
+    CudaOutOfMemoryError,
+    CudaSupportError,
+    DeviceArray,
+    GpujitError,
+    InternalError,
+    LoweringError,
+    TypingError,
+    UnsupportedError,
+    compile_ptx,
+    device_array,
+    device_array_like,
+    event,
+    is_available,
+    stream,
+    synchronize,
+    to_device,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "syncthreads",
+    "to_device", "device_array", "device_array_like", "synchronize", "is_available",
+    "compile_ptx", "select_device", "get_current_device", "stream", "event",
+    "event_elapsed_time", "DeviceArray", "Device",
+    "GpujitError", "TypingError", "UnsupportedError", "LoweringError", "InternalError",
+    "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
+    "CudaSupportError",
+]
+
+
+# ---- the decorator -----------------------------------------------------------
+
+def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundscheck=None,
+        fastmath=False, lineinfo=False, cache=False, inline=False, opt=True):
+    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, lineinfo=False, cache=False, inline=False)
+
+    Compile a Python function into a CUDA kernel.
+
+    Use as ``@gpujit.jit``, ``@gpujit.jit(fastmath=True)`` or with a
+    signature first, ``@gpujit.jit("void(float32[:], float32[:])")``.
+    Without a signature the kernel is compiled at its first launch for the
+    argument types of that launch, and again for each new combination of
+    types (a *specialisation*).
+
+    Parameters
+    ----------
+    func : function or str, optional
+        The kernel, or a numba-style signature string (``"void(float32[:], int64)"``)
+        or list of them.
+    device : bool
+        Compile a device function (callable from kernels only).
+    signature : str or list of str, optional
+        Signatures to compile: eagerly when a GPU is present, else at first use.
+    debug : bool
+        Compile without optimisation (bounds checking comes with a later release).
+    boundscheck : bool or None
+        Accepted for numba compatibility; not yet implemented.
+    fastmath : bool
+        Allow approximate division, square root and flush-to-zero for float32.
+    lineinfo : bool
+        Emit Python line numbers into the PTX (for profilers and compute-sanitizer).
+    cache : bool, inline : bool
+        Accepted for numba compatibility; no effect yet.
+
+    Returns
+    -------
+    Dispatcher
+        Launch it as ``kernel[griddim, blockdim](*args)`` or
+        ``kernel[griddim, blockdim, stream, sharedmem](*args)``; ``griddim`` and
+        ``blockdim`` are an int or a tuple of 1 to 3 ints (blocks per grid,
+        threads per block), ``sharedmem`` is dynamic shared memory in bytes.
+
+    Raises
+    ------
+    TypingError, UnsupportedError
+        At compile time (first launch, or now for an eager signature) when the
+        kernel's types do not check or it uses Python gpujit does not compile.
+
+    Notes
+    -----
+    Globals the kernel reads are frozen when it is compiled; after changing
+    one, call ``kernel.recompile()``. Host NumPy arguments are copied to the
+    device before the launch and, if the kernel may write them, back after it,
+    and the call then synchronizes; DeviceArray and ``__cuda_array_interface__``
+    arguments are passed without copies and the launch stays asynchronous.
+    """
+    if isinstance(func_or_sig, (str, list, tuple)):
+        if signature is not None:
+            raise TypeError("jit() got a signature twice (positional and signature=)")
+        signature, func_or_sig = func_or_sig, None
+
+    def decorate(func):
+        kernel = _gpujit.Dispatcher(func, debug=bool(debug), fastmath=bool(fastmath),
+                                    lineinfo=bool(lineinfo), opt=bool(opt) and not debug,
+                                    device=bool(device))
+        _functools.update_wrapper(kernel, func)
+        if signature is not None and not device and is_available():
+            sigs = [signature] if isinstance(signature, str) else list(signature)
+            for sig in sigs:
+                kernel.compile(sig)
+        return kernel
+
+    if func_or_sig is None:
+        return decorate
+    if not callable(func_or_sig):
+        raise TypeError(f"jit() needs a function or a signature string, not "
+                        f"{type(func_or_sig).__name__}")
+    return decorate(func_or_sig)
+
+
+# ---- kernel API objects --------------------------------------------------------
+#
+# The compiler recognises these objects by their `_gpujit_intrinsic` name
+# (pymodule/codeview.c freezes globals); in Python they only raise.
+
+class _Intrinsic:
+    def __init__(self, name, doc):
+        self._gpujit_intrinsic = name
+        self.__doc__ = doc
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"gpujit.{self._gpujit_intrinsic} can only be used inside a "
+                           f"kernel compiled by gpujit.jit")
+
+    def __repr__(self):
+        return f"<gpujit intrinsic {self._gpujit_intrinsic}>"
+
+    def __reduce__(self):
+        return self._gpujit_intrinsic
+
+
+class _Dim3(_Intrinsic):
+    def __getattr__(self, attr):
+        if attr in ("x", "y", "z"):
+            raise RuntimeError(f"gpujit.{self._gpujit_intrinsic}.{attr} can only be read "
+                               f"inside a kernel compiled by gpujit.jit")
+        raise AttributeError(attr)
+
+
+grid = _Intrinsic("grid", """grid(ndim) -> int or tuple of int
+
+The absolute index of the calling thread in the grid:
+``blockIdx.x * blockDim.x + threadIdx.x`` for ``ndim == 1``, a tuple of
+``ndim`` (1 to 3) such indices otherwise. Kernel code only.""")
+gridsize = _Intrinsic("gridsize", """gridsize(ndim) -> int or tuple of int
+
+The number of threads in the grid along each of ``ndim`` (1 to 3)
+dimensions: ``blockDim.x * gridDim.x`` for ``ndim == 1``. Kernel code only.""")
+threadIdx = _Dim3("threadIdx", "Index of the thread in its block (.x, .y, .z). Kernel code only.")
+blockIdx = _Dim3("blockIdx", "Index of the block in the grid (.x, .y, .z). Kernel code only.")
+blockDim = _Dim3("blockDim", "Threads per block (.x, .y, .z). Kernel code only.")
+gridDim = _Dim3("gridDim", "Blocks per grid (.x, .y, .z). Kernel code only.")
+syncthreads = _Intrinsic("syncthreads", """syncthreads() -> None
+
+Barrier: waits until every thread of the block has reached it. Kernel code only.""")
+
+
+# ---- devices ---------------------------------------------------------------------
+
+class Device:
+    """Properties of a CUDA device (as returned by ``get_current_device()``).
+
+    Attributes
+    ----------
+    id : int
+        Device ordinal.
+    name : str
+    compute_capability : tuple of int
+        ``(major, minor)``, e.g. ``(9, 0)``.
+    MAX_THREADS_PER_BLOCK, WARP_SIZE, MULTIPROCESSOR_COUNT : int
+    MAX_BLOCK_DIM_X/Y/Z, MAX_GRID_DIM_X/Y/Z : int
+    MAX_SHARED_MEMORY_PER_BLOCK : int
+        Bytes.
+    total_memory : int
+        Bytes.
+    """
+
+    def __init__(self, info):
+        self.id = info["id"]
+        self.name = info["name"]
+        self.compute_capability = tuple(info["compute_capability"])
+        self.MAX_THREADS_PER_BLOCK = info["max_threads_per_block"]
+        self.MAX_BLOCK_DIM_X, self.MAX_BLOCK_DIM_Y, self.MAX_BLOCK_DIM_Z = info["max_block_dim"]
+        self.MAX_GRID_DIM_X, self.MAX_GRID_DIM_Y, self.MAX_GRID_DIM_Z = info["max_grid_dim"]
+        self.MAX_SHARED_MEMORY_PER_BLOCK = info["max_shared_memory_per_block"]
+        self.WARP_SIZE = info["warp_size"]
+        self.MULTIPROCESSOR_COUNT = info["multiprocessor_count"]
+        self.total_memory = info["total_memory"]
+        self.driver_version = info["driver_version"]
+
+    def __repr__(self):
+        major, minor = self.compute_capability
+        return f"<gpujit.Device {self.id} '{self.name}' (sm_{major}{minor})>"
+
+
+def select_device(device_id):
+    """select_device(device_id) -> Device
+
+    Make device ``device_id`` current for the calling thread: later launches,
+    allocations and copies on this thread use it.
+
+    Raises
+    ------
+    CudaSupportError
+        If there is no driver or device.
+    CudaError
+        If ``device_id`` does not exist (name ``CUDA_ERROR_INVALID_DEVICE``).
+    """
+    return Device(_gpujit.select_device(device_id))
+
+
+def get_current_device():
+    """get_current_device() -> Device
+
+    The calling thread's current device (device 0 until ``select_device``).
+
+    Raises
+    ------
+    CudaSupportError
+        If there is no driver or device.
+    """
+    return Device(_gpujit._device_info())
+
+
+def event_elapsed_time(start, end):
+    """event_elapsed_time(start, end) -> float
+
+    Milliseconds between two recorded, completed events (numba's name for
+    ``start.elapsed_time(end)``).
+    """
+    return start.elapsed_time(end)

@@ -1,1 +1,511 @@
-/* placeholder until implemented */
+/*
+ * codeview.c - GjCodeView from a Python function, through `dis` and the
+ * limited API only (codeview_py.h).
+ *
+ *     cv = CodeView(func)          # pseudo-Python of what this file does
+ *     cv.instrs = [(i.opname, i.arg, const(i.argval), i.offset, i.positions,
+ *                   i.is_jump_target) for i in dis.get_instructions(func)]
+ *     cv.globals = [(name, classify(lookup(name))) for each LOAD_GLOBAL and
+ *                   LOAD_DEREF name]
+ *     cv.source_lines = linecache.getlines(co_filename)[firstlineno-1 : last]
+ *
+ * Globals are frozen here, as numba does: the compiler sees what a name is
+ * bound to now (a module, a builtin, a gpujit intrinsic, a number), and a
+ * rebinding needs a recompile.  Closure variables (LOAD_DEREF of a free
+ * variable) are frozen the same way from func.__closure__.
+ *
+ * Every string is copied into c->arena; no Python object outlives the call.
+ */
+#include "codeview_py.h"
+
+#include <string.h>
+
+/* Modules whose attributes the compiler resolves itself (intrinsics.h). */
+static const char *const known_modules[] = {"gpujit", "math", "numpy", "cmath"};
+
+static int no_memory(void) {
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* Arena copy of a str; NULL with an exception set when s is not a str. */
+static char *copy_str(GjCtx *c, PyObject *s) {
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(s, &n);
+    if (!utf8)
+        return NULL;
+    char *copy = gj_arena_alloc(&c->arena, (size_t)n + 1);
+    if (!copy) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(copy, utf8, (size_t)n);
+    return copy;
+}
+
+static const char *str_attr(GjCtx *c, PyObject *o, const char *name) {
+    PyObject *v = PyObject_GetAttrString(o, name);
+    const char *s = v ? copy_str(c, v) : NULL;
+    Py_XDECREF(v);
+    return s;
+}
+
+/* o.name as an int32; -1 with an exception set on failure. */
+static int int_attr(PyObject *o, const char *name, int32_t *out) {
+    PyObject *v = PyObject_GetAttrString(o, name);
+    if (!v)
+        return -1;
+    long x = PyLong_AsLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *out = (int32_t)x;
+    return 0;
+}
+
+/* An int attribute that may be None (-1 then). */
+static int opt_int_attr(PyObject *o, const char *name, int32_t *out) {
+    PyObject *v = PyObject_GetAttrString(o, name);
+    if (!v)
+        return -1;
+    long x = v == Py_None ? -1 : PyLong_AsLong(v);
+    Py_DECREF(v);
+    if (x == -1 && PyErr_Occurred())
+        return -1;
+    *out = (int32_t)x;
+    return 0;
+}
+
+static const char *type_name(GjCtx *c, PyObject *o) {
+    PyObject *name = PyType_GetName(Py_TYPE(o));
+    const char *s = name ? copy_str(c, name) : NULL;
+    Py_XDECREF(name);
+    return s;
+}
+
+/* ---- constants -------------------------------------------------------- */
+
+static int to_const(GjCtx *c, PyObject *o, GjConst *k);
+
+/* A NumPy scalar (np.float32(2)): its Python value, tagged with its dtype.
+   Returns 1 when o is one, 0 when not, -1 on error. */
+static int numpy_scalar(GjCtx *c, PyObject *o, GjConst *k) {
+    PyObject *type = (PyObject *)Py_TYPE(o);
+    PyObject *module = PyObject_GetAttrString(type, "__module__");
+    int is_numpy = module && PyUnicode_Check(module) &&
+                   PyUnicode_CompareWithASCIIString(module, "numpy") == 0 &&
+                   PyObject_HasAttrString(o, "dtype") && PyObject_HasAttrString(o, "item");
+    Py_XDECREF(module);
+    PyErr_Clear();
+    if (!is_numpy)
+        return 0;
+    PyObject *value = PyObject_CallMethod(o, "item", NULL);
+    PyObject *dtype = PyObject_GetAttrString(o, "dtype");
+    const char *dtype_name = dtype ? str_attr(c, dtype, "name") : NULL;
+    int ok = value && dtype_name && !PyTuple_Check(value) && to_const(c, value, k) == 0;
+    Py_XDECREF(value);
+    Py_XDECREF(dtype);
+    if (!ok)
+        return -1;
+    if (k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT || k->kind == GJ_CONST_FLOAT)
+        k->s = dtype_name;
+    else   /* complex, datetime, ...: keep the NumPy type's name */
+        *k = (GjConst){.kind = GJ_CONST_OTHER, .s = type_name(c, o)};
+    return 1;
+}
+
+static int tuple_const(GjCtx *c, PyObject *o, GjConst *k) {
+    Py_ssize_t n = PyTuple_Size(o);
+    if (n < 0)
+        return -1;
+    k->kind = GJ_CONST_TUPLE;
+    k->n = (int32_t)n;
+    k->items = GJ_NEW_N(&c->arena, GjConst, n > 0 ? n : 1);
+    if (!k->items)
+        return no_memory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GetItem(o, i);
+        if (!item || to_const(c, item, &k->items[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Any Python object -> GjConst; what has no constant form is OTHER with
+   its type name.  -1 only on a Python error. */
+static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
+    *k = (GjConst){0};
+    if (o == Py_None) {
+        k->kind = GJ_CONST_NONE;
+        return 0;
+    }
+    if (PyBool_Check(o)) {
+        k->kind = GJ_CONST_BOOL;
+        k->i = o == Py_True;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (overflow) {
+            *k = (GjConst){.kind = GJ_CONST_OTHER, .s = "int (outside int64)"};
+            return 0;
+        }
+        k->kind = GJ_CONST_INT;
+        k->i = v;
+        return 0;
+    }
+    if (PyFloat_Check(o)) {
+        k->kind = GJ_CONST_FLOAT;
+        k->f = PyFloat_AsDouble(o);
+        return 0;
+    }
+    if (PyUnicode_Check(o)) {
+        k->kind = GJ_CONST_STR;
+        return (k->s = copy_str(c, o)) ? 0 : -1;
+    }
+    if (PyTuple_Check(o))
+        return tuple_const(c, o, k);
+    int r = numpy_scalar(c, o, k);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    k->kind = GJ_CONST_OTHER;
+    return (k->s = type_name(c, o)) ? 0 : -1;
+}
+
+/* A constant usable as a frozen global: numbers, bools, tuples of them. */
+static int is_frozen_value(const GjConst *k) {
+    switch (k->kind) {
+    case GJ_CONST_BOOL:
+    case GJ_CONST_INT:
+    case GJ_CONST_FLOAT:
+        return 1;
+    case GJ_CONST_TUPLE:
+        for (int32_t i = 0; i < k->n; i++) {
+            if (!is_frozen_value(&k->items[i]))
+                return 0;
+        }
+        return 1;
+    case GJ_CONST_NONE:
+    case GJ_CONST_STR:
+    case GJ_CONST_OTHER:
+        return 0;
+    }
+    return 0;
+}
+
+/* ---- globals ---------------------------------------------------------- */
+
+/* 1 and the known module's name when o is math, numpy, cmath or gpujit. */
+static int known_module(PyObject *o, const char **name) {
+    if (!PyModule_Check(o))
+        return 0;
+    PyObject *mod_name = PyModule_GetNameObject(o);
+    if (!mod_name) {
+        PyErr_Clear();
+        return 0;
+    }
+    int found = 0;
+    for (size_t i = 0; i < sizeof known_modules / sizeof known_modules[0] && !found; i++) {
+        if (PyUnicode_CompareWithASCIIString(mod_name, known_modules[i]) == 0) {
+            *name = known_modules[i];
+            found = 1;
+        }
+    }
+    Py_DECREF(mod_name);
+    return found;
+}
+
+/* o's `_gpujit_intrinsic` name (gpujit's kernel API objects), or NULL. */
+static const char *intrinsic_name(GjCtx *c, PyObject *o) {
+    PyObject *v = PyObject_GetAttrString(o, "_gpujit_intrinsic");
+    const char *name = v && PyUnicode_Check(v) ? copy_str(c, v) : NULL;
+    Py_XDECREF(v);
+    PyErr_Clear();
+    return name;
+}
+
+/* The name under which o is a builtin (range, abs, ...), found by identity
+   so a user's own `range` is not mistaken for it; NULL if none. */
+static const char *builtin_name(GjCtx *c, PyObject *o, PyObject *builtins) {
+    PyObject *name = PyObject_GetAttrString(o, "__name__");
+    PyObject *bound = name && PyUnicode_Check(name) ? PyObject_GetItem(builtins, name) : NULL;
+    const char *s = bound == o ? copy_str(c, name) : NULL;
+    Py_XDECREF(name);
+    Py_XDECREF(bound);
+    PyErr_Clear();
+    return s;
+}
+
+/* Freezes object o, bound to `key`, into g.  -1 only on a Python error. */
+static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g) {
+    if (known_module(o, &g->name)) {
+        g->kind = GJ_GLOBAL_MODULE;
+        return 0;
+    }
+    if ((g->name = intrinsic_name(c, o))) {
+        g->kind = GJ_GLOBAL_INTRINSIC;
+        return 0;
+    }
+    if ((g->name = builtin_name(c, o, builtins))) {
+        g->kind = GJ_GLOBAL_BUILTIN;
+        return 0;
+    }
+    if (to_const(c, o, &g->value) < 0)
+        return -1;
+    if (is_frozen_value(&g->value)) {
+        g->kind = GJ_GLOBAL_CONST;
+        return 0;
+    }
+    g->kind = GJ_GLOBAL_OTHER;
+    g->value = (GjConst){0};
+    return (g->name = type_name(c, o)) ? 0 : -1;
+}
+
+/* mapping[key] as a new reference; NULL without an exception if absent. */
+static PyObject *lookup(PyObject *mapping, PyObject *key) {
+    PyObject *v = PyObject_GetItem(mapping, key);
+    if (!v && PyErr_ExceptionMatches(PyExc_KeyError))
+        PyErr_Clear();
+    return v;
+}
+
+/* The contents of the closure cell for free variable `name`, a new
+   reference; NULL without an exception when name is no free variable or
+   its cell is empty. */
+static PyObject *closure_value(PyObject *func, PyObject *code, PyObject *name) {
+    PyObject *freevars = PyObject_GetAttrString(code, "co_freevars");
+    PyObject *closure = PyObject_GetAttrString(func, "__closure__");
+    PyObject *v = NULL;
+    if (freevars && closure && PyTuple_Check(closure)) {
+        for (Py_ssize_t i = 0; i < PyTuple_Size(freevars); i++) {
+            PyObject *fv = PyTuple_GetItem(freevars, i);
+            if (PyUnicode_Compare(fv, name) == 0) {
+                PyObject *cell = PyTuple_GetItem(closure, i);
+                v = cell ? PyObject_GetAttrString(cell, "cell_contents") : NULL;
+                break;
+            }
+        }
+    }
+    Py_XDECREF(freevars);
+    Py_XDECREF(closure);
+    PyErr_Clear();
+    return v;
+}
+
+static int already_resolved(const GjCodeView *cv, const char *name) {
+    for (int32_t i = 0; i < cv->nglobals; i++) {
+        if (strcmp(cv->globals[i].key, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Resolves every name LOAD_GLOBAL or LOAD_DEREF reads, in first-use order. */
+static int resolve_globals(PyObject *func, PyObject *code, GjCtx *c, GjCodeView *cv) {
+    PyObject *globals = PyObject_GetAttrString(func, "__globals__");
+    PyObject *builtins = PyObject_GetAttrString(func, "__builtins__");
+    int rc = -1;
+    cv->globals = GJ_NEW_N(&c->arena, GjGlobal, cv->ninstrs > 0 ? cv->ninstrs : 1);
+    if (!globals || !builtins || (!cv->globals && no_memory()))
+        goto done;
+    for (int32_t k = 0; k < cv->ninstrs; k++) {
+        const GjInstr *in = &cv->instrs[k];
+        int is_global = strcmp(in->opname, "LOAD_GLOBAL") == 0;
+        int is_deref = strcmp(in->opname, "LOAD_DEREF") == 0;
+        if ((!is_global && !is_deref) || in->argval.kind != GJ_CONST_STR ||
+            already_resolved(cv, in->argval.s))
+            continue;
+        PyObject *name = PyUnicode_FromString(in->argval.s);
+        if (!name)
+            goto done;
+        PyObject *v = is_deref ? closure_value(func, code, name) : lookup(globals, name);
+        if (!v && !PyErr_Occurred() && is_global)
+            v = lookup(builtins, name);
+        Py_DECREF(name);
+        if (!v && PyErr_Occurred())
+            goto done;
+        if (!v && is_deref)
+            continue;   /* a cell of this function: build.c reports it */
+        GjGlobal *g = &cv->globals[cv->nglobals++];
+        g->key = in->argval.s;
+        g->kind = GJ_GLOBAL_MISSING;
+        int err = v ? classify(c, v, builtins, g) : 0;
+        Py_XDECREF(v);
+        if (err < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(globals);
+    Py_XDECREF(builtins);
+    return rc;
+}
+
+/* ---- instructions ----------------------------------------------------- */
+
+static int read_positions(PyObject *instr, GjLoc *loc) {
+    PyObject *pos = PyObject_GetAttrString(instr, "positions");
+    int32_t end_line = -1;
+    int rc = 0;
+    *loc = (GjLoc){0, -1, -1};
+    if (!pos)
+        return -1;
+    if (pos != Py_None) {
+        rc = opt_int_attr(pos, "lineno", &loc->line) < 0 ||
+             opt_int_attr(pos, "end_lineno", &end_line) < 0 ||
+             opt_int_attr(pos, "col_offset", &loc->col) < 0 ||
+             opt_int_attr(pos, "end_col_offset", &loc->end_col) < 0 ? -1 : 0;
+        if (loc->line < 0)
+            loc->line = 0;
+        if (end_line != loc->line)   /* a span over several lines: no end column */
+            loc->end_col = -1;
+    }
+    Py_DECREF(pos);
+    return rc;
+}
+
+static int read_instr(GjCtx *c, PyObject *instr, GjInstr *in) {
+    PyObject *argval = PyObject_GetAttrString(instr, "argval");
+    int rc = argval && (in->opname = str_attr(c, instr, "opname")) &&
+             opt_int_attr(instr, "arg", &in->arg) == 0 &&
+             int_attr(instr, "offset", &in->offset) == 0 &&
+             read_positions(instr, &in->loc) == 0 && to_const(c, argval, &in->argval) == 0
+             ? 0 : -1;
+    Py_XDECREF(argval);
+    if (rc == 0) {
+        PyObject *jt = PyObject_GetAttrString(instr, "is_jump_target");
+        in->is_jump_target = jt ? PyObject_IsTrue(jt) : -1;
+        Py_XDECREF(jt);
+        rc = in->is_jump_target < 0 ? -1 : 0;
+    }
+    return rc;
+}
+
+static int read_instructions(PyObject *func, GjCtx *c, GjCodeView *cv) {
+    PyObject *dis = PyImport_ImportModule("dis");
+    PyObject *it = dis ? PyObject_CallMethod(dis, "get_instructions", "O", func) : NULL;
+    PyObject *list = it ? PySequence_List(it) : NULL;
+    int rc = -1;
+    if (!list)
+        goto done;
+    Py_ssize_t n = PyList_Size(list);
+    cv->instrs = GJ_NEW_N(&c->arena, GjInstr, n > 0 ? n : 1);
+    if (!cv->instrs && no_memory())
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (read_instr(c, PyList_GetItem(list, i), &cv->instrs[i]) < 0)
+            goto done;
+    }
+    cv->ninstrs = (int32_t)n;
+    rc = 0;
+done:
+    Py_XDECREF(dis);
+    Py_XDECREF(it);
+    Py_XDECREF(list);
+    return rc;
+}
+
+/* ---- code object and source ------------------------------------------- */
+
+static int read_varnames(PyObject *code, GjCtx *c, GjCodeView *cv) {
+    PyObject *names = PyObject_GetAttrString(code, "co_varnames");
+    int rc = -1;
+    if (!names)
+        return -1;
+    Py_ssize_t n = PyTuple_Size(names);
+    cv->varnames = GJ_NEW_N(&c->arena, const char *, n > 0 ? n : 1);
+    if (n < 0 || (!cv->varnames && no_memory()))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!(cv->varnames[i] = copy_str(c, PyTuple_GetItem(names, i))))
+            goto done;
+    }
+    cv->nvarnames = (int32_t)n;
+    rc = 0;
+done:
+    Py_DECREF(names);
+    return rc;
+}
+
+/* Source lines firstlineno..(last line of the code) for caret diagnostics;
+   none (not an error) when linecache has no source. */
+static int read_source(GjCtx *c, GjCodeView *cv) {
+    int32_t last = cv->firstlineno;
+    for (int32_t k = 0; k < cv->ninstrs; k++)
+        last = cv->instrs[k].loc.line > last ? cv->instrs[k].loc.line : last;
+    PyObject *linecache = PyImport_ImportModule("linecache");
+    PyObject *lines = linecache ? PyObject_CallMethod(linecache, "getlines", "s", cv->filename)
+                                : NULL;
+    Py_XDECREF(linecache);
+    if (!lines || !PyList_Check(lines) || PyList_Size(lines) < last || cv->firstlineno < 1) {
+        Py_XDECREF(lines);
+        PyErr_Clear();
+        return 0;
+    }
+    int32_t n = last - cv->firstlineno + 1;
+    cv->source_lines = GJ_NEW_N(&c->arena, const char *, n);
+    int rc = cv->source_lines ? 0 : no_memory();
+    for (int32_t i = 0; i < n && rc == 0; i++) {
+        char *s = copy_str(c, PyList_GetItem(lines, cv->firstlineno - 1 + i));
+        if (!s) {
+            rc = -1;
+            break;
+        }
+        s[strcspn(s, "\r\n")] = '\0';
+        cv->source_lines[i] = s;
+    }
+    cv->nsource_lines = rc == 0 ? n : 0;
+    Py_DECREF(lines);
+    return rc;
+}
+
+static int read_version(GjCodeView *cv) {
+    PyObject *v = PySys_GetObject("version_info");   /* borrowed */
+    PyObject *major = v ? PySequence_GetItem(v, 0) : NULL;
+    PyObject *minor = v ? PySequence_GetItem(v, 1) : NULL;
+    int rc = major && minor ? 0 : -1;
+    if (rc == 0) {
+        cv->py_major = (int)PyLong_AsLong(major);
+        cv->py_minor = (int)PyLong_AsLong(minor);
+        rc = PyErr_Occurred() ? -1 : 0;
+    }
+    Py_XDECREF(major);
+    Py_XDECREF(minor);
+    if (!v)
+        PyErr_SetString(PyExc_RuntimeError, "sys.version_info is missing");
+    return rc;
+}
+
+static int read_code(PyObject *code, GjCtx *c, GjCodeView *cv) {
+    if (!(cv->name = str_attr(c, code, "co_name")) ||
+        !(cv->qualname = str_attr(c, code, "co_qualname")) ||
+        !(cv->filename = str_attr(c, code, "co_filename")))
+        return -1;
+    if (int_attr(code, "co_firstlineno", &cv->firstlineno) < 0 ||
+        int_attr(code, "co_argcount", &cv->argcount) < 0 ||
+        int_attr(code, "co_kwonlyargcount", &cv->kwonlyargcount) < 0 ||
+        int_attr(code, "co_flags", &cv->flags) < 0)
+        return -1;
+    return read_varnames(code, c, cv);
+}
+
+int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
+    memset(cv, 0, sizeof *cv);
+    PyObject *code = PyObject_HasAttrString(func, "__globals__")
+                   ? PyObject_GetAttrString(func, "__code__") : NULL;
+    if (!code) {
+        PyErr_Clear();
+        const char *type = type_name(c, func);
+        PyErr_Format(PyExc_TypeError, "gpujit can only compile a Python function, not %s",
+                     type ? type : "this object");
+        return -1;
+    }
+    int rc = read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
+             read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv) < 0 ||
+             read_source(c, cv) < 0 ? -1 : 0;
+    Py_DECREF(code);
+    return rc;
+}

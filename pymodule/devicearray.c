@@ -1,1 +1,684 @@
-/* placeholder until implemented */
+/*
+ * devicearray.c - DeviceArray, an n-d array in GPU memory, and the host
+ * side of copies (to_device, copy_to_host, copy_to_device).
+ *
+ *     class DeviceArray:
+ *         shape: tuple[int, ...]; strides: tuple[int, ...]  # bytes
+ *         dtype: numpy.dtype; size, ndim, nbytes, itemsize: int
+ *         def copy_to_host(self, ary=None, stream=0) -> numpy.ndarray
+ *         def copy_to_device(self, ary, stream=0) -> None
+ *         __cuda_array_interface__: dict    # version 3, zero-copy export
+ *
+ * A DeviceArray owns its allocation (freed in tp_dealloc, on its device) or
+ * is a view kept alive by `base`.  There is no __array__: moving data to the
+ * host is always an explicit copy_to_host(), as in numba.
+ *
+ * Host arrays are read through the buffer protocol (Py_buffer is in the
+ * limited API since 3.11), so numpy's C API is never needed; numpy itself is
+ * imported lazily for dtypes and for the few conversions done in Python
+ * (ascontiguousarray, copyto).  Copies of 1 MiB or more release the GIL.
+ */
+#include "gjpy.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include <structmember.h>
+
+enum { GIL_RELEASE_BYTES = 1 << 20 };
+
+/* ---- element types -------------------------------------------------------- */
+
+const GjDtype gj_py_dtypes[GJ_DT_COUNT] = {
+    [GJ_DT_BOOL] = {"bool", 'b', 1, &gj_ty_bool},
+    [GJ_DT_INT8] = {"int8", 'i', 1, &gj_ty_int8},
+    [GJ_DT_INT16] = {"int16", 'i', 2, &gj_ty_int16},
+    [GJ_DT_INT32] = {"int32", 'i', 4, &gj_ty_int32},
+    [GJ_DT_INT64] = {"int64", 'i', 8, &gj_ty_int64},
+    [GJ_DT_UINT8] = {"uint8", 'u', 1, &gj_ty_uint8},
+    [GJ_DT_UINT16] = {"uint16", 'u', 2, &gj_ty_uint16},
+    [GJ_DT_UINT32] = {"uint32", 'u', 4, &gj_ty_uint32},
+    [GJ_DT_UINT64] = {"uint64", 'u', 8, &gj_ty_uint64},
+    [GJ_DT_FLOAT16] = {"float16", 'f', 2, &gj_ty_float16},
+    [GJ_DT_FLOAT32] = {"float32", 'f', 4, &gj_ty_float32},
+    [GJ_DT_FLOAT64] = {"float64", 'f', 8, &gj_ty_float64},
+    [GJ_DT_COMPLEX64] = {"complex64", 'c', 8, &gj_ty_complex64},
+    [GJ_DT_COMPLEX128] = {"complex128", 'c', 16, &gj_ty_complex128},
+};
+
+int gj_py_dtype_lookup(char kind, Py_ssize_t itemsize)
+{
+    for (int i = 0; i < GJ_DT_COUNT; i++)
+        if (gj_py_dtypes[i].kind == kind && gj_py_dtypes[i].itemsize == itemsize)
+            return i;
+    return -1;
+}
+
+int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize)
+{
+    if (!format)
+        return gj_py_dtype_lookup('u', 1);   /* PyBUF_FORMAT not given: bytes */
+    /* '@' native, '=' and '<' little-endian standard sizes: the itemsize
+       decides the width either way.  Big-endian data has no gpujit type. */
+    if (*format == '@' || *format == '=' || *format == '<')
+        format++;
+    else if (*format == '>' || *format == '!')
+        return -1;
+    char kind;
+    switch (format[0]) {
+    case '?': kind = 'b'; break;
+    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': kind = 'i'; break;
+    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': kind = 'u'; break;
+    case 'e': case 'f': case 'd': kind = 'f'; break;
+    case 'Z': kind = 'c'; format++; break;
+    default: return -1;
+    }
+    if (format[1] != '\0')
+        return -1;
+    return gj_py_dtype_lookup(kind, itemsize);
+}
+
+int gj_py_dtype_id_of(PyObject *dtype)
+{
+    PyObject *kind = PyObject_GetAttrString(dtype, "kind");
+    PyObject *isz = kind ? PyObject_GetAttrString(dtype, "itemsize") : NULL;
+    PyObject *order = isz ? PyObject_GetAttrString(dtype, "byteorder") : NULL;
+    int id = -1;
+    if (order) {
+        const char *k = PyUnicode_AsUTF8AndSize(kind, NULL);
+        const char *o = PyUnicode_AsUTF8AndSize(order, NULL);
+        Py_ssize_t n = PyLong_AsSsize_t(isz);
+        if (k && o && n > 0 && o[0] != '>')
+            id = gj_py_dtype_lookup(k[0], n);
+    }
+    Py_XDECREF(kind);
+    Py_XDECREF(isz);
+    Py_XDECREF(order);
+    if (id < 0 && !PyErr_Occurred())
+        PyErr_Format(PyExc_TypeError,
+                     "gpujit has no type for dtype %R (supported: bool, int8-64, uint8-64, "
+                     "float16-64, complex64/128, native byte order)", dtype);
+    return id;
+}
+
+/* ---- layout ------------------------------------------------------------- */
+
+char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                  Py_ssize_t itemsize)
+{
+    /* As numpy's flags: extents of 1 do not constrain their stride, and an
+       empty array is contiguous both ways.  C wins a tie (1-d arrays). */
+    int c = 1, f = 1;
+    Py_ssize_t step = itemsize;
+    for (int i = ndim - 1; i >= 0; i--) {
+        if (shape[i] == 0)
+            return 'C';
+        if (shape[i] != 1 && strides[i] != step)
+            c = 0;
+        step *= shape[i];
+    }
+    step = itemsize;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] != 1 && strides[i] != step)
+            f = 0;
+        step *= shape[i];
+    }
+    return c ? 'C' : f ? 'F' : 'A';
+}
+
+/* ---- the type -------------------------------------------------------------- */
+
+static GjPyState *state_of(PyObject *self)
+{
+    return gj_py_state_of_type(Py_TYPE(self));
+}
+
+GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
+                                     const Py_ssize_t *strides, PyObject *dtype)
+{
+    int id = gj_py_dtype_id_of(dtype);
+    if (id < 0)
+        return NULL;
+    Py_ssize_t itemsize = gj_py_dtypes[id].itemsize, size = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+            return NULL;
+        }
+        size *= shape[i];
+    }
+    /* Bytes spanned: the largest offset reached plus one element. */
+    Py_ssize_t span = size ? itemsize : 0;
+    Py_ssize_t own_strides[GJ_PY_MAX_NDIM];
+    if (!strides) {
+        Py_ssize_t step = itemsize;
+        for (int i = ndim - 1; i >= 0; i--) {
+            own_strides[i] = step;
+            step *= shape[i] ? shape[i] : 1;
+        }
+        strides = own_strides;
+        span = size * itemsize;
+    } else if (size) {
+        for (int i = 0; i < ndim; i++) {
+            if (strides[i] < 0) {
+                PyErr_SetString(PyExc_ValueError,
+                                "negative strides are not supported for a new device array");
+                return NULL;
+            }
+            span += (shape[i] - 1) * strides[i];
+        }
+    }
+    if (gj_py_ensure(st) < 0)
+        return NULL;
+    GjDeviceArray *d = PyObject_New(GjDeviceArray, st->DeviceArrayType);
+    if (!d)
+        return NULL;
+    d->ptr = 0;
+    d->nbytes = (size_t)span;
+    d->device = gj_cu_current_device();
+    d->ndim = ndim;
+    d->dtype_id = id;
+    d->itemsize = itemsize;
+    d->size = size;
+    for (int i = 0; i < ndim; i++) {
+        d->shape[i] = shape[i];
+        d->strides[i] = strides[i];
+    }
+    d->layout = gj_py_layout(ndim, shape, strides, itemsize);
+    d->owns = 1;
+    Py_INCREF(dtype);
+    d->dtype = dtype;
+    d->base = NULL;
+    d->weakreflist = NULL;
+    GjCuError err;
+    if (gj_cu_alloc((size_t)span, &d->ptr, &err) != GJ_CU_OK) {
+        Py_DECREF(d);
+        return (GjDeviceArray *)gj_py_raise_cuda(st, &err);
+    }
+    return d;
+}
+
+static void devicearray_dealloc(PyObject *self)
+{
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    if (d->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    if (d->owns && d->ptr) {
+        /* Free on the owning device; errors (a lost context) are moot here. */
+        GjCuError err;
+        int prev = gj_cu_current_device();
+        if (gj_cu_ensure(d->device, &err) == GJ_CU_OK)
+            gj_cu_free(d->ptr, &err);
+        if (prev != d->device)
+            gj_cu_ensure(prev, &err);
+    }
+    Py_XDECREF(d->dtype);
+    Py_XDECREF(d->base);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *ssize_tuple(int n, const Py_ssize_t *v)
+{
+    PyObject *t = PyTuple_New(n);
+    if (!t)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromSsize_t(v[i]);
+        if (!x || PyTuple_SetItem(t, i, x) < 0) {
+            Py_DECREF(t);
+            return NULL;
+        }
+    }
+    return t;
+}
+
+static PyObject *da_shape(PyObject *self, void *c)
+{
+    (void)c;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    return ssize_tuple(d->ndim, d->shape);
+}
+
+static PyObject *da_strides(PyObject *self, void *c)
+{
+    (void)c;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    return ssize_tuple(d->ndim, d->strides);
+}
+
+static PyObject *da_dtype(PyObject *self, void *c)
+{
+    (void)c;
+    return Py_NewRef(((GjDeviceArray *)self)->dtype);
+}
+
+static PyObject *da_size(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromSsize_t(((GjDeviceArray *)self)->size);
+}
+
+static PyObject *da_ndim(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(((GjDeviceArray *)self)->ndim);
+}
+
+static PyObject *da_nbytes(PyObject *self, void *c)
+{
+    (void)c;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    return PyLong_FromSsize_t(d->size * d->itemsize);
+}
+
+static PyObject *da_itemsize(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromSsize_t(((GjDeviceArray *)self)->itemsize);
+}
+
+static PyObject *da_device_ptr(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromUnsignedLongLong(((GjDeviceArray *)self)->ptr);
+}
+
+static PyObject *da_cai(PyObject *self, void *c)
+{
+    (void)c;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    PyObject *shape = ssize_tuple(d->ndim, d->shape);
+    PyObject *strides = d->layout == 'C' ? Py_NewRef(Py_None) : ssize_tuple(d->ndim, d->strides);
+    PyObject *typestr = PyObject_GetAttrString(d->dtype, "str");
+    PyObject *r = NULL;
+    if (shape && strides && typestr)
+        /* stream 1: gpujit queues work on the legacy default stream */
+        r = Py_BuildValue("{s:O,s:O,s:O,s:(KO),s:i,s:i}", "shape", shape, "strides", strides,
+                          "typestr", typestr, "data", (unsigned long long)d->ptr, Py_False,
+                          "version", 3, "stream", 1);
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    Py_XDECREF(typestr);
+    return r;
+}
+
+static Py_ssize_t da_len(PyObject *self)
+{
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    if (d->ndim == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d device array");
+        return -1;
+    }
+    return d->shape[0];
+}
+
+static PyObject *da_repr(PyObject *self)
+{
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    PyObject *shape = ssize_tuple(d->ndim, d->shape);
+    if (!shape)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<gpujit.DeviceArray shape=%R dtype=%s device=%d>",
+                                       shape, gj_py_dtypes[d->dtype_id].name, d->device);
+    Py_DECREF(shape);
+    return r;
+}
+
+/* ---- copies ---------------------------------------------------------------- */
+
+/* Runs a copy on the array's device, without the GIL when it is large. */
+typedef enum { COPY_HTOD, COPY_DTOH, COPY_DTOD } CopyDir;
+
+static int do_copy(GjPyState *st, int device, CopyDir dir, void *host, uint64_t dst,
+                   uint64_t src, size_t bytes, void *stream)
+{
+    GjCuError err;
+    GjCuStatus rc;
+    int release = bytes >= GIL_RELEASE_BYTES;
+    PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
+    rc = gj_cu_ensure(device, &err);
+    if (rc == GJ_CU_OK) {
+        switch (dir) {
+        case COPY_HTOD: rc = gj_cu_htod(dst, host, bytes, stream, &err); break;
+        case COPY_DTOH: rc = gj_cu_dtoh(host, src, bytes, stream, &err); break;
+        case COPY_DTOD: rc = gj_cu_dtod(dst, src, bytes, stream, &err); break;
+        }
+    }
+    if (release)
+        PyEval_RestoreThread(ts);
+    if (rc != GJ_CU_OK) {
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Gets a C- or F-contiguous buffer of `obj`, converting it with
+   numpy.ascontiguousarray when it is not contiguous or has no buffer.
+   *holder keeps the converted object alive (NULL if obj was used as is). */
+static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObject **holder)
+{
+    *holder = NULL;
+    if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS_RO) == 0) {
+        if (PyBuffer_IsContiguous(view, 'A'))
+            return 0;
+        PyBuffer_Release(view);
+    } else {
+        PyErr_Clear();
+    }
+    if (gj_py_numpy(st) < 0)
+        return -1;
+    *holder = PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL);
+    if (!*holder)
+        return -1;
+    if (PyObject_GetBuffer(*holder, view, PyBUF_RECORDS_RO) < 0) {
+        Py_CLEAR(*holder);
+        return -1;
+    }
+    return 0;
+}
+
+/* numpy.dtype of a buffer's format. */
+static PyObject *buffer_dtype(GjPyState *st, const Py_buffer *view, int *id)
+{
+    *id = gj_py_dtype_from_format(view->format, view->itemsize);
+    if (*id < 0) {
+        PyErr_Format(PyExc_TypeError, "gpujit has no type for buffer format '%s'",
+                     view->format ? view->format : "B");
+        return NULL;
+    }
+    PyObject *name = PyUnicode_FromString(gj_py_dtypes[*id].name);
+    PyObject *dt = name ? gj_py_as_dtype(st, name) : NULL;
+    Py_XDECREF(name);
+    return dt;
+}
+
+PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream)
+{
+    if (Py_IS_TYPE(ary, st->DeviceArrayType))
+        return Py_NewRef(ary);
+    Py_buffer view;
+    PyObject *holder;
+    if (get_contiguous(st, ary, &view, &holder) < 0)
+        return NULL;
+    GjDeviceArray *d = NULL;
+    int id;
+    PyObject *dtype = NULL;
+    if (view.ndim > GJ_PY_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "array has %d dimensions; gpujit supports up to %d",
+                     view.ndim, (int)GJ_PY_MAX_NDIM);
+        goto done;
+    }
+    if (!(dtype = buffer_dtype(st, &view, &id)))
+        goto done;
+    Py_ssize_t one = 1, strides[GJ_PY_MAX_NDIM];
+    const Py_ssize_t *shape = view.ndim ? view.shape : &one;
+    for (int i = 0; i < view.ndim; i++)
+        strides[i] = view.strides ? view.strides[i] : 0;
+    if (!view.strides)   /* PyBUF_RECORDS_RO asks for strides; be safe anyway */
+        for (Py_ssize_t i = view.ndim - 1, step = view.itemsize; i >= 0; i--) {
+            strides[i] = step;
+            step *= view.shape[i];
+        }
+    d = gj_py_devicearray_new(st, view.ndim, shape, strides, dtype);
+    if (d && do_copy(st, d->device, COPY_HTOD, view.buf, d->ptr, 0, (size_t)view.len,
+                     stream) < 0)
+        Py_CLEAR(d);
+done:
+    Py_XDECREF(dtype);
+    PyBuffer_Release(&view);
+    Py_XDECREF(holder);
+    return (PyObject *)d;
+}
+
+/* A new host numpy array shaped like d, with d's layout when contiguous. */
+static PyObject *host_like(GjPyState *st, GjDeviceArray *d)
+{
+    PyObject *shape = ssize_tuple(d->ndim, d->shape);
+    if (!shape)
+        return NULL;
+    PyObject *r = PyObject_CallFunction(st->np_empty, "OOs", shape, d->dtype,
+                                        d->layout == 'F' ? "F" : "C");
+    Py_DECREF(shape);
+    return r;
+}
+
+static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"ary", "stream", NULL};
+    PyObject *ary = Py_None, *stream_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:copy_to_host", kwlist, &ary, &stream_obj))
+        return NULL;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    GjPyState *st = state_of(self);
+    void *stream;
+    if (gj_py_stream_handle(st, stream_obj, &stream) < 0 || gj_py_numpy(st) < 0)
+        return NULL;
+    if (d->layout == 'A') {
+        /* Strided: copy the span raw, view it with the device strides, compact. */
+        PyObject *raw = PyObject_CallFunction(st->np_empty, "ns", (Py_ssize_t)d->nbytes,
+                                              "uint8");
+        if (!raw)
+            return NULL;
+        Py_buffer v;
+        if (PyObject_GetBuffer(raw, &v, PyBUF_WRITABLE) < 0) {
+            Py_DECREF(raw);
+            return NULL;
+        }
+        int rc = do_copy(st, d->device, COPY_DTOH, v.buf, 0, d->ptr, d->nbytes, stream);
+        PyBuffer_Release(&v);
+        PyObject *shape = ssize_tuple(d->ndim, d->shape);
+        PyObject *strides = ssize_tuple(d->ndim, d->strides);
+        PyObject *strided = NULL, *compact = NULL;
+        if (rc == 0 && shape && strides)
+            strided = PyObject_CallMethod(st->np, "ndarray", "OOOnO", shape, d->dtype, raw,
+                                          (Py_ssize_t)0, strides);
+        if (strided)
+            compact = PyObject_CallMethod(strided, "copy", NULL);
+        Py_XDECREF(shape);
+        Py_XDECREF(strides);
+        Py_XDECREF(strided);
+        Py_DECREF(raw);
+        if (!compact || ary == Py_None)
+            return compact;
+        PyObject *r = PyObject_CallFunction(st->np_copyto, "OO", ary, compact);
+        Py_DECREF(compact);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+        return Py_NewRef(ary);
+    }
+    PyObject *out = ary == Py_None ? host_like(st, d) : Py_NewRef(ary);
+    if (!out)
+        return NULL;
+    Py_buffer v;
+    int direct = 0;
+    if (PyObject_GetBuffer(out, &v, PyBUF_RECORDS) == 0) {
+        char lay = gj_py_layout(v.ndim, v.shape, v.strides, v.itemsize);
+        direct = v.len == d->size * d->itemsize && v.ndim == d->ndim
+                 && gj_py_dtype_from_format(v.format, v.itemsize) == d->dtype_id
+                 && (lay == d->layout || d->ndim <= 1)
+                 && PyBuffer_IsContiguous(&v, 'A');
+        for (int i = 0; direct && i < d->ndim; i++)
+            direct = v.shape[i] == d->shape[i];
+        if (direct) {
+            int rc = do_copy(st, d->device, COPY_DTOH, v.buf, 0, d->ptr, (size_t)v.len,
+                             stream);
+            PyBuffer_Release(&v);
+            if (rc < 0)
+                Py_CLEAR(out);
+            return out;
+        }
+        PyBuffer_Release(&v);
+    } else if (ary == Py_None) {
+        Py_DECREF(out);
+        return NULL;
+    } else {
+        PyErr_Clear();
+    }
+    /* `ary` is not a writable contiguous match: copy into a fresh host array
+       (synchronously), then let numpy check shapes and convert (copyto). */
+    PyObject *no_args = PyTuple_New(0);
+    PyObject *filled = no_args ? da_copy_to_host(self, no_args, NULL) : NULL;
+    PyObject *r = filled ? PyObject_CallFunction(st->np_copyto, "OO", out, filled) : NULL;
+    Py_XDECREF(no_args);
+    Py_XDECREF(filled);
+    if (!r) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(r);
+    return out;
+}
+
+static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"ary", "stream", NULL};
+    PyObject *ary, *stream_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:copy_to_device", kwlist, &ary,
+                                     &stream_obj))
+        return NULL;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    GjPyState *st = state_of(self);
+    void *stream;
+    if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
+        return NULL;
+    if (d->layout == 'A') {
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "copy_to_device() into a non-contiguous device array");
+        return NULL;
+    }
+    if (Py_IS_TYPE(ary, st->DeviceArrayType)) {
+        GjDeviceArray *s = (GjDeviceArray *)ary;
+        if (s->dtype_id != d->dtype_id || s->size != d->size || s->layout != d->layout) {
+            PyErr_SetString(PyExc_ValueError,
+                            "copy_to_device(): source device array differs in dtype, size "
+                            "or layout");
+            return NULL;
+        }
+        if (do_copy(st, d->device, COPY_DTOD, NULL, d->ptr, s->ptr,
+                    (size_t)(d->size * d->itemsize), stream) < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    if (gj_py_numpy(st) < 0)
+        return NULL;
+    /* Convert to this array's dtype and memory order (no copy when it already is). */
+    PyObject *conv = PyObject_CallMethod(st->np, "asarray", "OOs", ary, d->dtype,
+                                         d->layout == 'F' && d->ndim > 1 ? "F" : "C");
+    if (!conv)
+        return NULL;
+    Py_buffer v;
+    if (PyObject_GetBuffer(conv, &v, PyBUF_RECORDS_RO) < 0) {
+        Py_DECREF(conv);
+        return NULL;
+    }
+    int ok = v.len == d->size * d->itemsize && v.ndim == d->ndim;
+    for (int i = 0; ok && i < d->ndim; i++)
+        ok = v.shape[i] == d->shape[i];
+    int rc = -1;
+    if (!ok)
+        PyErr_SetString(PyExc_ValueError,
+                        "copy_to_device(): host array's shape differs from the device array's");
+    else
+        rc = do_copy(st, d->device, COPY_HTOD, v.buf, d->ptr, 0, (size_t)v.len, stream);
+    PyBuffer_Release(&v);
+    Py_DECREF(conv);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *da_is_c_contiguous(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(((GjDeviceArray *)self)->layout == 'C');
+}
+
+static PyObject *da_is_f_contiguous(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    return PyBool_FromLong(d->layout == 'F' || (d->layout == 'C' && d->ndim <= 1));
+}
+
+static PyMethodDef da_methods[] = {
+    {"copy_to_host", (PyCFunction)(void (*)(void))da_copy_to_host,
+     METH_VARARGS | METH_KEYWORDS,
+     "copy_to_host(ary=None, stream=0)\n--\n\n"
+     "Copies the array to host memory.\n\n"
+     "Parameters\n----------\n"
+     "ary : numpy.ndarray, optional\n"
+     "    Host array of the same shape to write into (written); a new one is made if None.\n"
+     "stream : Stream or 0\n"
+     "    Stream to queue the copy on; with a stream the copy may still be running on\n"
+     "    return (synchronize the stream before reading).\n\n"
+     "Returns\n-------\nnumpy.ndarray\n    The host array (shape and dtype of this array).\n\n"
+     "Raises\n------\nValueError\n    If `ary`'s shape differs.\nCudaError\n"
+     "    If the copy fails (a kernel fault surfaces here as CudaKernelFault)."},
+    {"copy_to_device", (PyCFunction)(void (*)(void))da_copy_to_device,
+     METH_VARARGS | METH_KEYWORDS,
+     "copy_to_device(ary, stream=0)\n--\n\n"
+     "Overwrites this array with `ary` (host array of the same shape, converted to this\n"
+     "array's dtype, or a DeviceArray of the same dtype and size).\n\n"
+     "Raises\n------\nValueError\n    If the shapes differ."},
+    {"is_c_contiguous", da_is_c_contiguous, METH_NOARGS,
+     "is_c_contiguous()\n--\n\nTrue if the array is C-contiguous."},
+    {"is_f_contiguous", da_is_f_contiguous, METH_NOARGS,
+     "is_f_contiguous()\n--\n\nTrue if the array is Fortran-contiguous."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef da_getset[] = {
+    {"shape", da_shape, NULL, "Extents, a tuple of ints.", NULL},
+    {"strides", da_strides, NULL, "Strides in bytes, a tuple of ints.", NULL},
+    {"dtype", da_dtype, NULL, "Element type, a numpy.dtype.", NULL},
+    {"size", da_size, NULL, "Number of elements.", NULL},
+    {"ndim", da_ndim, NULL, "Number of dimensions.", NULL},
+    {"nbytes", da_nbytes, NULL, "Bytes of the elements (size * itemsize).", NULL},
+    {"itemsize", da_itemsize, NULL, "Bytes per element.", NULL},
+    {"device_ctypes_pointer_value", da_device_ptr, NULL, "The device address, an int.", NULL},
+    {"__cuda_array_interface__", da_cai, NULL,
+     "The CUDA Array Interface (version 3): lets CuPy, PyTorch and numba use the\n"
+     "memory without a copy.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef da_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(GjDeviceArray, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot da_slots[] = {
+    {Py_tp_dealloc, (void *)devicearray_dealloc},
+    {Py_tp_repr, (void *)da_repr},
+    {Py_tp_methods, da_methods},
+    {Py_tp_getset, da_getset},
+    {Py_tp_members, da_members},
+    {Py_sq_length, (void *)da_len},
+    {Py_mp_length, (void *)da_len},
+    {Py_tp_doc,
+     "An array in GPU memory.\n\n"
+     "Create with gpujit.to_device(), device_array() or device_array_like(). Kernel\n"
+     "arguments that are DeviceArrays pass without a copy and the launch stays\n"
+     "asynchronous; read results back with copy_to_host()."},
+    {0, NULL},
+};
+
+static PyType_Spec da_spec = {
+    .name = "gpujit.DeviceArray",
+    .basicsize = sizeof(GjDeviceArray),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = da_slots,
+};
+
+int gj_py_devicearray_register(PyObject *module, GjPyState *st)
+{
+    st->DeviceArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &da_spec, NULL);
+    if (!st->DeviceArrayType)
+        return -1;
+    return PyModule_AddObjectRef(module, "DeviceArray", (PyObject *)st->DeviceArrayType);
+}

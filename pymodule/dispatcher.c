@@ -1,1 +1,718 @@
-/* placeholder until implemented */
+/*
+ * dispatcher.c - the kernel object gpujit.jit returns: its specialisation
+ * table, compilation on a miss, inspection, and compile_ptx().
+ *
+ *     class Dispatcher:                    # kernel = gpujit.jit(f)
+ *         def __getitem__(self, config) -> Launcher   # launcher.c
+ *         def __call__(self, *args)        # TypeError: needs kernel[grid, block]
+ *         def compile(self, signature: str) -> tuple[str, ...]
+ *         def inspect_asm(self, signature=None) -> dict | str   # alias inspect_ptx
+ *         def inspect_llvm(self, signature=None) -> dict | str
+ *         def inspect_types(self, signature=None, file=None) -> None
+ *         def recompile(self) -> None
+ *         signatures: list[tuple[str, ...]]; py_func
+ *
+ * Specialisations live in a chained hash table keyed by the type key of
+ * dispatch.h; the entry last used is checked before hashing, so a loop
+ * launching one kernel with one signature does a single memcmp.  A miss
+ * builds the code view (pymodule/codeview.c) while holding the GIL, then
+ * runs gj_compile() and the module load without it.
+ */
+#include "dispatch.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <structmember.h>
+
+#include "codeview_py.h"
+
+enum { LLVM19_SM90_PTX = 78 };   /* PTX ISA LLVM 19 emits by default for sm_90 */
+
+/* ---- specialisation table ------------------------------------------------ */
+
+static uint64_t hash_key(const uint32_t *key, int n)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a */
+    for (int i = 0; i < n; i++) {
+        h ^= key[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n)
+{
+    GjEntry *e = d->last;
+    if (e && e->nkey == n && memcmp(e->key, key, (size_t)n * sizeof *key) == 0)
+        return e;
+    if (!d->nbuckets)
+        return NULL;
+    uint64_t h = hash_key(key, n);
+    for (e = d->buckets[h & (d->nbuckets - 1)]; e; e = e->next)
+        if (e->hash == h && e->nkey == n && memcmp(e->key, key, (size_t)n * sizeof *key) == 0)
+            return d->last = e;
+    return NULL;
+}
+
+static int table_insert(GjDispatcher *d, GjEntry *e)
+{
+    if (d->count + 1 > d->nbuckets) {
+        size_t nb = d->nbuckets ? d->nbuckets * 2 : 8;
+        GjEntry **b = PyMem_Calloc(nb, sizeof *b);
+        if (!b) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i < d->nbuckets; i++)
+            for (GjEntry *x = d->buckets[i], *next; x; x = next) {
+                next = x->next;
+                x->next = b[x->hash & (nb - 1)];
+                b[x->hash & (nb - 1)] = x;
+            }
+        PyMem_Free(d->buckets);
+        d->buckets = b;
+        d->nbuckets = nb;
+    }
+    e->hash = hash_key(e->key, e->nkey);
+    e->next = d->buckets[e->hash & (d->nbuckets - 1)];
+    d->buckets[e->hash & (d->nbuckets - 1)] = e;
+    d->count++;
+    d->last = e;
+    return 0;
+}
+
+static void entry_free(GjEntry *e)
+{
+    if (e->module) {
+        GjCuError err;
+        int prev = gj_cu_current_device();
+        if (gj_cu_ensure((int)e->key[0], &err) == GJ_CU_OK)
+            gj_cu_module_unload(e->module, &err);
+        gj_cu_ensure(prev, &err);
+    }
+    gj_result_free(&e->res);
+    Py_XDECREF(e->sig);
+    PyMem_Free(e);
+}
+/* ---- compiling ------------------------------------------------------------- */
+
+/* Highest PTX ISA version (e.g. 85 = 8.5) a driver of version `v` accepts. */
+static int driver_max_ptx(int v)
+{
+    static const struct { int driver, ptx; } table[] = {
+        {13000, 90}, {12090, 88}, {12080, 87}, {12070, 86}, {12060, 85}, {12050, 85},
+        {12040, 84}, {12030, 83}, {12020, 82}, {12010, 81}, {12000, 80},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (v >= table[i].driver)
+            return table[i].ptx;
+    return 78;
+}
+
+/* Compile options for device `ordinal` (the defaults, sm_90, without a GPU). */
+static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o)
+{
+    gj_compile_options_default(o);
+    o->fastmath = d ? d->fastmath : 0;
+    o->lineinfo = d ? d->lineinfo : 0;
+    o->opt_level = d && !d->opt ? 0 : 3;
+    o->want_llvm_ir = 1;
+    GjCuDeviceInfo info;
+    GjCuError err;
+    if (!gj_cu_available() || gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
+        return;
+    o->cc_major = info.cc_major;
+    o->cc_minor = info.cc_minor;
+    int max_sm = gj_nvptx_max_sm();
+    if (max_sm > 0 && info.cc_major * 10 + info.cc_minor > max_sm) {
+        o->cc_major = max_sm / 10;
+        o->cc_minor = max_sm % 10;
+    }
+    /* LLVM's default PTX version is fine for every CUDA 12+ driver; only ask
+       for an older one when the driver could not load the default. */
+    int version = 0;
+    gj_cu_driver_version(&version, &err);
+    int max_ptx = driver_max_ptx(version);
+    if (max_ptx < LLVM19_SM90_PTX)
+        o->ptx_version = max_ptx;
+}
+
+/* Compiles code (argument types already set) with the GIL released; copies
+   the signature's type names into *sig.  -1 with an exception. */
+static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *o,
+                       GjCompileResult *res, PyObject **sig)
+{
+    *sig = PyTuple_New(cv->argcount);
+    if (!*sig)
+        return -1;
+    for (int i = 0; i < cv->argcount; i++) {
+        PyObject *name = PyUnicode_FromString(cv->argtypes[i]->name);
+        if (!name || PyTuple_SetItem(*sig, i, name) < 0) {
+            Py_CLEAR(*sig);
+            return -1;
+        }
+    }
+    GjStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_compile(ctx, cv, o, res);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_OK) {
+        Py_CLEAR(*sig);
+        gj_py_raise_diag(st, ctx, cv);
+        return -1;
+    }
+    return 0;
+}
+
+/* Compiles d's function for the argument types in key (key[0]: device). */
+GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey)
+{
+    GjCtx ctx;
+    GjCodeView cv;
+    gj_ctx_init(&ctx);
+    memset(&cv, 0, sizeof cv);
+    GjEntry *e = NULL;
+    if (gj_py_codeview(d->func, &ctx, &cv) < 0)
+        goto done;
+    if (cv.argcount != nkey - 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %d arguments but %d were given", cv.name,
+                     (int)cv.argcount, nkey - 1);
+        goto done;
+    }
+    const GjType **types = GJ_NEW_N(&ctx.arena, const GjType *, nkey);
+    if (!types) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int i = 0; i < nkey - 1; i++) {
+        uint32_t w = key[1 + i];
+        const GjType *t = gj_py_dtypes[GJ_KEY_DTYPE(w)].type;
+        types[i] = GJ_KEY_IS_ARRAY(w) ? gj_ty_array(&ctx, t, GJ_KEY_NDIM(w), GJ_KEY_LAYOUT(w)) : t;
+    }
+    cv.argtypes = types;
+    GjCompileOptions o;
+    target_options(d, (int)key[0], &o);
+    e = PyMem_Calloc(1, sizeof *e + (size_t)nkey * sizeof *key);
+    if (!e) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    e->nkey = nkey;
+    memcpy(e->key, key, (size_t)nkey * sizeof *key);
+    if (run_compile(st, &ctx, &cv, &o, &e->res, &e->sig) < 0) {
+        PyMem_Free(e);
+        e = NULL;
+        goto done;
+    }
+    int expect = 0;
+    for (int i = 0; i < nkey - 1; i++)
+        expect += GJ_KEY_IS_ARRAY(key[1 + i]) ? 1 + 2 * GJ_KEY_NDIM(key[1 + i]) : 1;
+    if (e->res.nparams != nkey - 1 || e->res.nkernel_params != expect) {
+        PyErr_Format(st->InternalError,
+                     "launch plan of %s has %d parameters (%d kernel parameters); "
+                     "expected %d (%d)", cv.name, e->res.nparams, e->res.nkernel_params,
+                     nkey - 1, expect);
+        entry_free(e);
+        e = NULL;
+        goto done;
+    }
+    if (table_insert(d, e) < 0) {
+        entry_free(e);
+        e = NULL;
+    }
+done:
+    gj_ctx_free(&ctx);
+    return e;
+}
+
+/* Loads e's PTX into its device's context (once). */
+int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
+{
+    if (e->func)
+        return 0;
+    GjCuError err;
+    GjCuStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure((int)e->key[0], &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_module_load(e->res.ptx, lineinfo, &e->module, &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_module_function(e->module, e->res.kernel_name, &e->func, &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_func_max_threads(e->func, &e->max_threads, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_CU_OK) {
+        e->func = NULL;
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- signatures as keys ----------------------------------------------------- */
+
+static int dtype_id_of_type(const GjType *t)
+{
+    for (int i = 0; i < GJ_DT_COUNT; i++)
+        if (gj_py_dtypes[i].type == t)
+            return i;
+    return -1;
+}
+
+/* Key words for a signature string; returns nkey or -1 with an exception. */
+static int key_from_signature(GjPyState *st, const char *sig, uint32_t *key, int max)
+{
+    GjCtx ctx;
+    gj_ctx_init(&ctx);
+    const GjType **args, *ret;
+    int nargs, n = -1;
+    if (gj_ty_parse_signature(&ctx, sig, &args, &nargs, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, NULL);
+        goto done;
+    }
+    if (nargs + 1 > max) {
+        PyErr_Format(PyExc_ValueError, "signature has %d arguments; at most %d", nargs,
+                     max - 1);
+        goto done;
+    }
+    key[0] = (uint32_t)gj_cu_current_device();
+    for (int i = 0; i < nargs; i++) {
+        const GjType *t = args[i];
+        int arr = t->kind == GJ_TK_ARRAY;
+        int id = dtype_id_of_type(arr ? t->dtype : t);
+        if (id < 0) {
+            PyErr_Format(PyExc_TypeError, "signature argument %d: %s is not a kernel "
+                         "argument type", i + 1, t->name);
+            goto done;
+        }
+        key[1 + i] = GJ_KEY_WORD(id, arr ? t->ndim : 0, arr ? t->layout : 0, arr);
+    }
+    n = nargs + 1;
+done:
+    gj_ctx_free(&ctx);
+    return n;
+}
+
+/* The entry for a signature string (compiling it, PTX only, if needed). */
+static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig)
+{
+    if (PyTuple_Check(sig)) {   /* a key of .signatures */
+        for (size_t i = 0; i < d->nbuckets; i++)
+            for (GjEntry *e = d->buckets[i]; e; e = e->next)
+                if (PyObject_RichCompareBool(e->sig, sig, Py_EQ) == 1)
+                    return e;
+        PyErr_Format(PyExc_KeyError, "no specialisation for %R", sig);
+        return NULL;
+    }
+    const char *s = PyUnicode_AsUTF8AndSize(sig, NULL);
+    if (!s)
+        return NULL;
+    uint32_t key[GJ_MAX_ARGS + 1];
+    int n = key_from_signature(st, s, key, GJ_MAX_ARGS + 1);
+    if (n < 0)
+        return NULL;
+    GjEntry *e = gj_py_entry_find(d, key, n);
+    return e ? e : gj_py_entry_compile(st, d, key, n);
+}
+/* ---- GjDispatcher type ----------------------------------------------------------------- */
+
+static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", NULL};
+    PyObject *func;
+    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$ppppp:Dispatcher", kwlist, &func, &debug,
+                                     &fastmath, &lineinfo, &opt, &device))
+        return NULL;
+    PyObject *code = PyObject_GetAttrString(func, "__code__");
+    if (!code) {
+        PyErr_Clear();
+        PyObject *tname = gj_py_type_name(func);
+        PyErr_Format(PyExc_TypeError, "gpujit.jit needs a Python function, not %S", tname);
+        Py_XDECREF(tname);
+        return NULL;
+    }
+    PyObject *argc = PyObject_GetAttrString(code, "co_argcount");
+    Py_DECREF(code);
+    long argcount = argc ? PyLong_AsLong(argc) : -1;
+    Py_XDECREF(argc);
+    if (argcount < 0 || argcount > GJ_MAX_ARGS) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "a kernel takes at most %d arguments", GJ_MAX_ARGS);
+        return NULL;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+    GjDispatcher *d = (GjDispatcher *)alloc(tp, 0);
+    if (!d)
+        return NULL;
+    d->func = Py_NewRef(func);
+    d->argcount = (int)argcount;
+    d->debug = debug;
+    d->fastmath = fastmath;
+    d->lineinfo = lineinfo;
+    d->opt = opt;
+    d->device_fn = device;
+    return (PyObject *)d;
+}
+
+static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(d->func);
+    Py_VISIT(d->dict);
+    Py_VISIT(d->last_config);
+    Py_VISIT(d->last_launcher);
+    return 0;
+}
+
+static int dispatcher_clear(PyObject *self)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    Py_CLEAR(d->func);
+    Py_CLEAR(d->dict);
+    Py_CLEAR(d->last_config);
+    Py_CLEAR(d->last_launcher);
+    return 0;
+}
+
+static void table_clear(GjDispatcher *d)
+{
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i], *next; e; e = next) {
+            next = e->next;
+            entry_free(e);
+        }
+    PyMem_Free(d->buckets);
+    d->buckets = NULL;
+    d->nbuckets = d->count = 0;
+    d->last = NULL;
+}
+
+static void dispatcher_dealloc(PyObject *self)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (d->weakreflist)
+        PyObject_ClearWeakRefs(self);
+    dispatcher_clear(self);
+    table_clear(d);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *kernel_name(GjDispatcher *d)
+{
+    PyObject *name = PyObject_GetAttrString(d->func, "__name__");
+    if (!name) {
+        PyErr_Clear();
+        name = PyUnicode_FromString("kernel");
+    }
+    return name;
+}
+
+static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)args;
+    (void)kw;
+    GjDispatcher *d = (GjDispatcher *)self;
+    PyObject *name = kernel_name(d);
+    if (d->device_fn)
+        PyErr_Format(PyExc_TypeError, "%S is a device function (device=True): call it from a "
+                     "kernel, not from Python", name);
+    else
+        PyErr_Format(PyExc_TypeError, "kernel %S needs a launch configuration: call it as "
+                     "%S[griddim, blockdim](...)", name, name);
+    Py_XDECREF(name);
+    return NULL;
+}
+
+/* kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, sharedmem] */
+static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    /* A loop launching kernel[g, b](...) re-creates the same configuration. */
+    if (d->last_config && PyObject_RichCompareBool(d->last_config, config, Py_EQ) == 1)
+        return Py_NewRef(d->last_launcher);
+    PyErr_Clear();
+    if (d->device_fn) {
+        PyErr_SetString(PyExc_TypeError, "a device function (device=True) cannot be launched");
+        return NULL;
+    }
+    PyObject *l = gj_py_launcher_new(st, d, config);
+    if (!l)
+        return NULL;
+    Py_XDECREF(d->last_config);
+    Py_XDECREF(d->last_launcher);
+    d->last_config = Py_NewRef(config);
+    d->last_launcher = Py_NewRef(l);
+    return l;
+}
+
+/* The entries of a signature argument: one (a str or tuple given) or all. */
+static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    if (sig && sig != Py_None) {
+        GjEntry *e = entry_for_signature(st, d, sig);
+        if (!e)
+            return NULL;
+        const char *text = *(char **)((char *)&e->res + field_offset);
+        return PyUnicode_FromString(text ? text : "");
+    }
+    PyObject *out = PyDict_New();
+    for (size_t i = 0; out && i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i]; e; e = e->next) {
+            const char *text = *(char **)((char *)&e->res + field_offset);
+            PyObject *v = PyUnicode_FromString(text ? text : "");
+            if (!v || PyDict_SetItem(out, e->sig, v) < 0) {
+                Py_XDECREF(v);
+                Py_CLEAR(out);
+                break;
+            }
+            Py_DECREF(v);
+        }
+    return out;
+}
+
+static PyObject *dispatcher_inspect_asm(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"signature", NULL};
+    PyObject *sig = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:inspect_asm", kwlist, &sig))
+        return NULL;
+    return inspect(self, sig, offsetof(GjCompileResult, ptx));
+}
+
+static PyObject *dispatcher_inspect_llvm(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"signature", NULL};
+    PyObject *sig = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:inspect_llvm", kwlist, &sig))
+        return NULL;
+    return inspect(self, sig, offsetof(GjCompileResult, llvm_ir));
+}
+
+static PyObject *dispatcher_inspect_types(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"signature", "file", NULL};
+    PyObject *sig = NULL, *file = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:inspect_types", kwlist, &sig, &file))
+        return NULL;
+    PyObject *dumps = inspect(self, sig, offsetof(GjCompileResult, type_dump));
+    if (!dumps)
+        return NULL;
+    if (!file || file == Py_None) {
+        file = PySys_GetObject("stdout");   /* borrowed */
+        if (!file) {
+            Py_DECREF(dumps);
+            PyErr_SetString(PyExc_RuntimeError, "sys.stdout is not set");
+            return NULL;
+        }
+    }
+    PyObject *name = kernel_name((GjDispatcher *)self);
+    PyObject *text;
+    if (PyUnicode_Check(dumps)) {
+        text = PyUnicode_FromFormat("%S %S\n%U\n", name, sig, dumps);
+    } else {
+        text = PyUnicode_FromString("");
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        while (text && PyDict_Next(dumps, &pos, &k, &v)) {
+            PyObject *part = PyUnicode_FromFormat("%S %S\n%U\n", name, k, v);
+            PyObject *joined = part ? PyUnicode_Concat(text, part) : NULL;
+            Py_XDECREF(part);
+            Py_DECREF(text);
+            text = joined;
+        }
+    }
+    Py_XDECREF(name);
+    Py_DECREF(dumps);
+    if (!text)
+        return NULL;
+    PyObject *r = PyObject_CallMethod(file, "write", "O", text);
+    Py_DECREF(text);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
+{
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    if (!PyUnicode_Check(sig)) {
+        PyErr_SetString(PyExc_TypeError, "compile() takes a signature string such as "
+                        "'void(float32[:], int64)'");
+        return NULL;
+    }
+    GjEntry *e = entry_for_signature(st, (GjDispatcher *)self, sig);
+    if (!e)
+        return NULL;
+    if (gj_cu_available() && gj_py_entry_load(st, e, ((GjDispatcher *)self)->lineinfo) < 0)
+        return NULL;
+    return Py_NewRef(e->sig);
+}
+
+static PyObject *dispatcher_recompile(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    table_clear((GjDispatcher *)self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *dispatcher_signatures(PyObject *self, void *c)
+{
+    (void)c;
+    GjDispatcher *d = (GjDispatcher *)self;
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out && i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i]; e; e = e->next)
+            if (PyList_Append(out, e->sig) < 0) {
+                Py_CLEAR(out);
+                break;
+            }
+    return out;
+}
+
+static PyObject *dispatcher_py_func(PyObject *self, void *c)
+{
+    (void)c;
+    return Py_NewRef(((GjDispatcher *)self)->func);
+}
+
+static PyMethodDef dispatcher_methods[] = {
+    {"compile", dispatcher_compile, METH_O,
+     "compile(signature)\n--\n\nCompiles the kernel for a signature string such as\n"
+     "'void(float32[:], float32[:], int64)' (and loads it when a GPU is present).\n\n"
+     "Returns\n-------\ntuple of str\n    The signature's key in .signatures.\n\n"
+     "Raises\n------\nTypingError, UnsupportedError\n    If the kernel does not compile."},
+    {"inspect_asm", (PyCFunction)(void (*)(void))dispatcher_inspect_asm,
+     METH_VARARGS | METH_KEYWORDS,
+     "inspect_asm(signature=None)\n--\n\nPTX of every compiled signature, as a dict\n"
+     "{signature tuple: ptx}; with a signature (a str, compiled if needed, or a key of\n"
+     ".signatures) the PTX of that one as a str."},
+    {"inspect_ptx", (PyCFunction)(void (*)(void))dispatcher_inspect_asm,
+     METH_VARARGS | METH_KEYWORDS, "inspect_ptx(signature=None)\n--\n\nAlias of inspect_asm."},
+    {"inspect_llvm", (PyCFunction)(void (*)(void))dispatcher_inspect_llvm,
+     METH_VARARGS | METH_KEYWORDS,
+     "inspect_llvm(signature=None)\n--\n\nOptimised LLVM IR, like inspect_asm."},
+    {"inspect_types", (PyCFunction)(void (*)(void))dispatcher_inspect_types,
+     METH_VARARGS | METH_KEYWORDS,
+     "inspect_types(signature=None, file=None)\n--\n\nWrites the inferred type of every\n"
+     "variable, per compiled signature, to file (default sys.stdout)."},
+    {"recompile", dispatcher_recompile, METH_NOARGS,
+     "recompile()\n--\n\nDrops every compiled specialisation, so the next launch\n"
+     "compiles again (and re-reads the function's globals)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef dispatcher_getset[] = {
+    {"signatures", dispatcher_signatures, NULL,
+     "Signatures compiled so far: a list of tuples of type names.", NULL},
+    {"py_func", dispatcher_py_func, NULL, "The Python function.", NULL},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef dispatcher_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(GjDispatcher, dict), READONLY, NULL},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(GjDispatcher, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot dispatcher_slots[] = {
+    {Py_tp_new, (void *)dispatcher_new},
+    {Py_tp_dealloc, (void *)dispatcher_dealloc},
+    {Py_tp_traverse, (void *)dispatcher_traverse},
+    {Py_tp_clear, (void *)dispatcher_clear},
+    {Py_tp_call, (void *)dispatcher_call},
+    {Py_mp_subscript, (void *)dispatcher_getitem},
+    {Py_tp_methods, dispatcher_methods},
+    {Py_tp_getset, dispatcher_getset},
+    {Py_tp_members, dispatcher_members},
+    {Py_tp_doc, "A gpujit kernel: launch it as kernel[griddim, blockdim](*args)."},
+    {0, NULL},
+};
+
+static PyType_Spec dispatcher_spec = {
+    .name = "gpujit.Dispatcher",
+    .basicsize = sizeof(GjDispatcher),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = dispatcher_slots,
+};
+
+/* ---- compile_ptx ------------------------------------------------------------------- */
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "lineinfo", "debug",
+                             "opt", "device", NULL};
+    PyObject *func;
+    const char *sig;
+    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, opt = 1, device = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|$(ii)ppppp:compile_ptx", kwlist, &func,
+                                     &sig, &cc_major, &cc_minor, &fastmath, &lineinfo, &debug,
+                                     &opt, &device))
+        return NULL;
+    GjPyState *st = PyModule_GetState(module);
+    if (Py_IS_TYPE(func, st->DispatcherType))
+        func = ((GjDispatcher *)func)->func;
+    GjCtx ctx;
+    GjCodeView cv;
+    GjCompileResult res;
+    gj_ctx_init(&ctx);
+    memset(&cv, 0, sizeof cv);
+    memset(&res, 0, sizeof res);
+    PyObject *out = NULL, *names = NULL;
+    const GjType **types, *ret;
+    int ntypes;
+    if (gj_py_codeview(func, &ctx, &cv) < 0)
+        goto done;
+    if (gj_ty_parse_signature(&ctx, sig, &types, &ntypes, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, &cv);
+        goto done;
+    }
+    if (ntypes != cv.argcount) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
+                     sig, ntypes, cv.name, (int)cv.argcount);
+        goto done;
+    }
+    cv.argtypes = types;
+    GjCompileOptions o;
+    gj_compile_options_default(&o);
+    o.cc_major = cc_major;
+    o.cc_minor = cc_minor;
+    o.fastmath = fastmath;
+    o.lineinfo = lineinfo;
+    o.opt_level = opt ? 3 : 0;
+    (void)debug;
+    (void)device;
+    if (run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
+        goto done;
+    out = Py_BuildValue("(ss)", res.ptx, ret ? ret->name : "none");
+    gj_result_free(&res);
+done:
+    Py_XDECREF(names);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
+int gj_py_dispatcher_register(PyObject *module, GjPyState *st)
+{
+    st->DispatcherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &dispatcher_spec,
+                                                                   NULL);
+    if (!st->DispatcherType)
+        return -1;
+    if (PyModule_AddObjectRef(module, "Dispatcher", (PyObject *)st->DispatcherType) < 0)
+        return -1;
+    return gj_py_launcher_register(module, st);
+}

@@ -1,1 +1,858 @@
-/* placeholder until implemented */
+/*
+ * module.c - the _gpujit extension module: its state, exceptions, the one
+ * place driver errors and compiler diagnostics become Python exceptions,
+ * Stream and Event objects, and the module-level functions.
+ *
+ *     class GpujitError(Exception)
+ *         TypingError, UnsupportedError, LoweringError, InternalError
+ *         CudaError                       .name .code .call
+ *             CudaOutOfMemoryError(CudaError, MemoryError)  .requested .free
+ *             CudaCompileError, CudaKernelFault, CudaSupportError
+ *
+ * Multi-phase init (PEP 489): the exec slot fills a GjPyState; heap types
+ * come from PyType_FromModuleAndSpec, so every method finds the state
+ * through its type.  Limited API (abi3, 3.11) only.  Importing the module
+ * touches neither CUDA nor numpy: both load on first use.
+ */
+#include "gjpy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+
+/* ---- state ---------------------------------------------------------------- */
+
+GjPyState *gj_py_state_of_type(PyTypeObject *tp)
+{
+    return (GjPyState *)PyType_GetModuleState(tp);
+}
+
+int gj_py_numpy(GjPyState *st)
+{
+    if (st->np_empty)
+        return 0;
+    PyObject *np = PyImport_ImportModule("numpy");
+    if (!np)
+        return -1;
+    st->np = np;
+    st->np_dtype = PyObject_GetAttrString(np, "dtype");
+    st->np_empty = PyObject_GetAttrString(np, "empty");
+    st->np_ascontiguousarray = PyObject_GetAttrString(np, "ascontiguousarray");
+    st->np_copyto = PyObject_GetAttrString(np, "copyto");
+    st->np_ndarray = PyObject_GetAttrString(np, "ndarray");
+    if (!st->np_dtype || !st->np_empty || !st->np_ascontiguousarray || !st->np_copyto
+        || !st->np_ndarray) {
+        Py_CLEAR(st->np_dtype);
+        Py_CLEAR(st->np_empty);
+        Py_CLEAR(st->np_ascontiguousarray);
+        Py_CLEAR(st->np_copyto);
+        Py_CLEAR(st->np_ndarray);
+        Py_CLEAR(st->np);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj)
+{
+    if (gj_py_numpy(st) < 0)
+        return NULL;
+    return PyObject_CallFunctionObjArgs(st->np_dtype, obj, NULL);
+}
+
+PyObject *gj_py_type_name(PyObject *obj)
+{
+    return PyType_GetName(Py_TYPE(obj));
+}
+
+int gj_py_ensure(GjPyState *st)
+{
+    GjCuError err;
+    if (gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK) {
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- raising ---------------------------------------------------------------- */
+
+/* Raises cls(message) with the driver error's details as attributes. */
+static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError *err)
+{
+    PyObject *exc = PyObject_CallFunction(cls, "s", message);
+    if (!exc)
+        return;
+    PyObject *name = err->name[0] ? PyUnicode_FromString(err->name) : Py_NewRef(Py_None);
+    PyObject *code = PyLong_FromLong(err->code);
+    PyObject *call = PyUnicode_FromString(err->call);
+    if (name && code && call
+        && PyObject_SetAttrString(exc, "name", name) == 0
+        && PyObject_SetAttrString(exc, "code", code) == 0
+        && PyObject_SetAttrString(exc, "call", call) == 0) {
+        if (err->requested || err->free_bytes) {
+            PyObject *req = PyLong_FromSize_t(err->requested);
+            PyObject *fre = PyLong_FromSize_t(err->free_bytes);
+            if (req && fre) {
+                PyObject_SetAttrString(exc, "requested", req);
+                PyObject_SetAttrString(exc, "free", fre);
+            }
+            Py_XDECREF(req);
+            Py_XDECREF(fre);
+        }
+        if (!PyErr_Occurred())
+            PyErr_SetObject(cls, exc);
+    }
+    Py_XDECREF(name);
+    Py_XDECREF(code);
+    Py_XDECREF(call);
+    Py_DECREF(exc);
+}
+
+PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
+{
+    char msg[sizeof err->message + sizeof err->log + 512];
+    switch (err->status) {
+    case GJ_CU_OK:
+        PyErr_SetString(st->InternalError, "CUDA error raised without an error");
+        return NULL;
+    case GJ_CU_NO_DRIVER:
+        snprintf(msg, sizeof msg,
+                 "%s. A GPU launch needs an NVIDIA GPU and its driver; "
+                 "gpujit.compile_ptx() works without one", err->message);
+        raise_with_attrs(st->CudaSupportError, msg, err);
+        return NULL;
+    case GJ_CU_NO_DEVICE:
+        snprintf(msg, sizeof msg,
+                 "no CUDA device is available (%s: %s); check nvidia-smi and "
+                 "CUDA_VISIBLE_DEVICES", err->call, err->message);
+        raise_with_attrs(st->CudaSupportError, msg, err);
+        return NULL;
+    case GJ_CU_FORKED:
+        raise_with_attrs(st->CudaError, err->message, err);
+        return NULL;
+    case GJ_CU_DRIVER_ERROR:
+        break;
+    }
+    if (err->code == 2) {   /* CUDA_ERROR_OUT_OF_MEMORY */
+        if (err->requested)
+            snprintf(msg, sizeof msg,
+                     "out of GPU memory: %s of %zu bytes failed with %zu bytes free (%s)",
+                     err->call, err->requested, err->free_bytes, err->name);
+        else
+            snprintf(msg, sizeof msg, "out of GPU memory in %s (%zu bytes free; %s)",
+                     err->call, err->free_bytes, err->name);
+        raise_with_attrs(st->CudaOutOfMemoryError, msg, err);
+    } else if (strcmp(err->call, "cuModuleLoadDataEx") == 0) {
+        snprintf(msg, sizeof msg, "the CUDA driver rejected the kernel's PTX (%s: %s)%s%s",
+                 err->name, err->message, err->log[0] ? ":\n" : "", err->log);
+        raise_with_attrs(st->CudaCompileError, msg, err);
+    } else if (gj_cu_is_fault(err->code)) {
+        snprintf(msg, sizeof msg,
+                 "a kernel faulted: %s (%s, reported by %s). The CUDA context is lost: "
+                 "every later CUDA call in this process fails; restart the process "
+                 "(run with debug=True or compute-sanitizer to locate the fault)",
+                 err->message, err->name, err->call);
+        raise_with_attrs(st->CudaKernelFault, msg, err);
+    } else {
+        snprintf(msg, sizeof msg, "%s failed: %s: %s", err->call, err->name, err->message);
+        raise_with_attrs(st->CudaError, msg, err);
+    }
+    return NULL;
+}
+
+PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
+{
+    if (!ctx->diag) {
+        PyErr_SetString(st->InternalError, "the compiler failed without a diagnostic");
+        return NULL;
+    }
+    PyObject *cls = st->InternalError;
+    switch (ctx->diag->kind) {
+    case GJ_DIAG_TYPING: cls = st->TypingError; break;
+    case GJ_DIAG_UNSUPPORTED: cls = st->UnsupportedError; break;
+    case GJ_DIAG_LOWERING: cls = st->LoweringError; break;
+    case GJ_DIAG_INTERNAL: cls = st->InternalError; break;
+    case GJ_DIAG_NKINDS: break;
+    }
+    GjCodeView none;
+    memset(&none, 0, sizeof none);
+    char *text = gj_diag_render(ctx, cv ? cv : &none);
+    if (text) {
+        PyErr_SetString(cls, text);
+        free(text);
+    } else {
+        PyErr_SetString(cls, ctx->diag->message ? ctx->diag->message : "compile error");
+    }
+    return NULL;
+}
+
+/* ---- streams ---------------------------------------------------------------- */
+
+/*
+ * class Stream:          # a CUDA stream of the device current when created
+ *     handle: int        # the CUstream
+ *     def synchronize(self) -> None
+ */
+typedef struct GjStream {
+    PyObject_HEAD
+    void *handle;
+    int device;
+} GjStream;
+
+int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream)
+{
+    *stream = NULL;
+    if (obj == NULL || obj == Py_None)
+        return 0;
+    if (Py_IS_TYPE(obj, st->StreamType)) {
+        *stream = ((GjStream *)obj)->handle;
+        return 0;
+    }
+    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
+        /* a raw CUstream, e.g. torch.cuda.current_stream().cuda_stream */
+        void *p = PyLong_AsVoidPtr(obj);
+        if (!p && PyErr_Occurred())
+            return -1;
+        *stream = p;
+        return 0;
+    }
+    PyObject *tname = gj_py_type_name(obj);
+    PyErr_Format(PyExc_TypeError,
+                 "stream must be 0, None, a gpujit stream or a CUstream handle (int), "
+                 "not %S", tname);
+    Py_XDECREF(tname);
+    return -1;
+}
+
+static void stream_dealloc(PyObject *self)
+{
+    GjStream *s = (GjStream *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    if (s->handle) {
+        GjCuError err;
+        int prev = gj_cu_current_device();
+        if (gj_cu_ensure(s->device, &err) == GJ_CU_OK)
+            gj_cu_stream_destroy(s->handle, &err);
+        gj_cu_ensure(prev, &err);
+    }
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *stream_synchronize(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    GjStream *s = (GjStream *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    GjCuError err;
+    GjCuStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure(s->device, &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_stream_synchronize(s->handle, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *stream_get_handle(PyObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromVoidPtr(((GjStream *)self)->handle);
+}
+
+static PyObject *stream_repr(PyObject *self)
+{
+    GjStream *s = (GjStream *)self;
+    return PyUnicode_FromFormat("<gpujit.Stream %p on device %d>", s->handle, s->device);
+}
+
+static PyMethodDef stream_methods[] = {
+    {"synchronize", stream_synchronize, METH_NOARGS,
+     "synchronize()\n--\n\nWaits until all work queued on the stream has finished.\n\n"
+     "Raises\n------\nCudaError\n    If queued work failed (a kernel fault: CudaKernelFault)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef stream_getset[] = {
+    {"handle", stream_get_handle, NULL, "The CUstream handle, as an int.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot stream_slots[] = {
+    {Py_tp_dealloc, (void *)stream_dealloc},
+    {Py_tp_repr, (void *)stream_repr},
+    {Py_tp_methods, stream_methods},
+    {Py_tp_getset, stream_getset},
+    {Py_tp_doc, "A CUDA stream; create with gpujit.stream()."},
+    {0, NULL},
+};
+
+static PyType_Spec stream_spec = {
+    .name = "gpujit.Stream",
+    .basicsize = sizeof(GjStream),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = stream_slots,
+};
+
+/* ---- events ----------------------------------------------------------------- */
+
+/*
+ * class Event:
+ *     def record(self, stream=0) -> None
+ *     def synchronize(self) -> None
+ *     def elapsed_time(self, end: Event) -> float      # ms from self to end
+ */
+typedef struct GjEvent {
+    PyObject_HEAD
+    void *handle;
+    int device;
+} GjEvent;
+
+static void event_dealloc(PyObject *self)
+{
+    GjEvent *e = (GjEvent *)self;
+    PyTypeObject *tp = Py_TYPE(self);
+    if (e->handle) {
+        GjCuError err;
+        int prev = gj_cu_current_device();
+        if (gj_cu_ensure(e->device, &err) == GJ_CU_OK)
+            gj_cu_event_destroy(e->handle, &err);
+        gj_cu_ensure(prev, &err);
+    }
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"stream", NULL};
+    PyObject *stream_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:record", kwlist, &stream_obj))
+        return NULL;
+    GjEvent *e = (GjEvent *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    void *stream;
+    if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
+        return NULL;
+    GjCuError err;
+    if (gj_cu_ensure(e->device, &err) != GJ_CU_OK
+        || gj_cu_event_record(e->handle, stream, &err) != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *event_synchronize(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    GjEvent *e = (GjEvent *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    GjCuError err;
+    GjCuStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure(e->device, &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_event_synchronize(e->handle, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
+{
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    if (!Py_IS_TYPE(end, st->EventType)) {
+        PyErr_SetString(PyExc_TypeError, "elapsed_time() needs another gpujit event");
+        return NULL;
+    }
+    GjCuError err;
+    float ms;
+    if (gj_cu_ensure(((GjEvent *)self)->device, &err) != GJ_CU_OK
+        || gj_cu_event_elapsed(&ms, ((GjEvent *)self)->handle, ((GjEvent *)end)->handle,
+                               &err) != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    return PyFloat_FromDouble((double)ms);
+}
+
+static PyMethodDef event_methods[] = {
+    {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
+     "record(stream=0)\n--\n\nQueues the event on `stream` (0: the default stream)."},
+    {"synchronize", event_synchronize, METH_NOARGS,
+     "synchronize()\n--\n\nWaits until the work before the recorded event has finished."},
+    {"elapsed_time", event_elapsed_time, METH_O,
+     "elapsed_time(end)\n--\n\nMilliseconds (float) between this event and `end`; both must "
+     "have been recorded and completed.\n\nRaises\n------\nCudaError\n"
+     "    CUDA_ERROR_NOT_READY if an event has not completed yet."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot event_slots[] = {
+    {Py_tp_dealloc, (void *)event_dealloc},
+    {Py_tp_methods, event_methods},
+    {Py_tp_doc, "A CUDA event for timing and ordering; create with gpujit.event()."},
+    {0, NULL},
+};
+
+static PyType_Spec event_spec = {
+    .name = "gpujit.Event",
+    .basicsize = sizeof(GjEvent),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = event_slots,
+};
+
+/* ---- module functions ------------------------------------------------------- */
+
+static PyObject *mod_is_available(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = gj_cu_available();
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *mod_synchronize(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    GjPyState *st = PyModule_GetState(module);
+    GjCuError err;
+    GjCuStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure(gj_cu_current_device(), &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_synchronize(&err);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *mod_stream(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    GjPyState *st = PyModule_GetState(module);
+    if (gj_py_ensure(st) < 0)
+        return NULL;
+    GjCuError err;
+    void *handle;
+    if (gj_cu_stream_create(&handle, &err) != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    GjStream *s = PyObject_New(GjStream, st->StreamType);
+    if (!s) {
+        gj_cu_stream_destroy(handle, &err);
+        return NULL;
+    }
+    s->handle = handle;
+    s->device = gj_cu_current_device();
+    return (PyObject *)s;
+}
+
+static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"timing", NULL};
+    int timing = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:event", kwlist, &timing))
+        return NULL;
+    GjPyState *st = PyModule_GetState(module);
+    if (gj_py_ensure(st) < 0)
+        return NULL;
+    GjCuError err;
+    void *handle;
+    if (gj_cu_event_create(&handle, &err) != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    GjEvent *e = PyObject_New(GjEvent, st->EventType);
+    if (!e) {
+        gj_cu_event_destroy(handle, &err);
+        return NULL;
+    }
+    e->handle = handle;
+    e->device = gj_cu_current_device();
+    return (PyObject *)e;
+}
+
+/* Device `ordinal`'s properties as a dict (the Python layer wraps it). */
+static PyObject *device_info_dict(GjPyState *st, int ordinal)
+{
+    GjCuDeviceInfo info;
+    GjCuError err;
+    if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    int driver = 0;
+    gj_cu_driver_version(&driver, &err);
+    return Py_BuildValue(
+        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:n,s:i}",
+        "id", info.ordinal, "name", info.name,
+        "compute_capability", info.cc_major, info.cc_minor,
+        "max_threads_per_block", info.max_threads_per_block,
+        "max_block_dim", info.max_block_dim[0], info.max_block_dim[1], info.max_block_dim[2],
+        "max_grid_dim", info.max_grid_dim[0], info.max_grid_dim[1], info.max_grid_dim[2],
+        "max_shared_memory_per_block", info.max_shared_per_block,
+        "warp_size", info.warp_size, "multiprocessor_count", info.multiprocessors,
+        "total_memory", (Py_ssize_t)info.total_memory, "driver_version", driver);
+}
+
+static PyObject *mod_select_device(PyObject *module, PyObject *arg)
+{
+    GjPyState *st = PyModule_GetState(module);
+    long ordinal = PyLong_AsLong(arg);
+    if (ordinal == -1 && PyErr_Occurred())
+        return NULL;
+    GjCuError err;
+    GjCuStatus rc;
+    if (ordinal < 0 || ordinal > 1 << 20) {
+        PyErr_Format(PyExc_ValueError, "device ordinal must be >= 0, not %ld", ordinal);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure((int)ordinal, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);
+    return device_info_dict(st, (int)ordinal);
+}
+
+static PyObject *mod_device_info(PyObject *module, PyObject *args)
+{
+    GjPyState *st = PyModule_GetState(module);
+    int ordinal = -1;
+    if (!PyArg_ParseTuple(args, "|i:_device_info", &ordinal))
+        return NULL;
+    if (ordinal < 0)
+        ordinal = gj_cu_current_device();
+    return device_info_dict(st, ordinal);
+}
+
+static PyObject *mod_device_count(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    int n = 0;
+    GjCuError err;
+    gj_cu_device_count(&n, &err);
+    return PyLong_FromLong(n);
+}
+
+static PyObject *mod_to_device(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"ary", "stream", NULL};
+    PyObject *ary, *stream_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:to_device", kwlist, &ary, &stream_obj))
+        return NULL;
+    GjPyState *st = PyModule_GetState(module);
+    void *stream;
+    if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
+        return NULL;
+    return gj_py_to_device(st, ary, stream);
+}
+
+/* Extents from an int or a tuple of ints; -1 with an exception. */
+static int parse_shape(PyObject *obj, Py_ssize_t *shape, const char *what)
+{
+    if (PyLong_Check(obj)) {
+        shape[0] = PyLong_AsSsize_t(obj);
+        if (shape[0] == -1 && PyErr_Occurred())
+            return -1;
+        if (shape[0] < 0) {
+            PyErr_Format(PyExc_ValueError, "negative dimensions are not allowed in %s", what);
+            return -1;
+        }
+        return 1;
+    }
+    PyObject *seq = PySequence_Tuple(obj);
+    if (!seq) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of ints", what);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_Size(seq);
+    if (n > GJ_PY_MAX_NDIM) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s has %zd dimensions; gpujit supports up to %d", what,
+                     n, (int)GJ_PY_MAX_NDIM);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        shape[i] = PyLong_AsSsize_t(PyTuple_GetItem(seq, i));
+        if (shape[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return (int)n;
+}
+
+static PyObject *mod_device_array(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"shape", "dtype", "strides", "order", "stream", NULL};
+    PyObject *shape_obj, *dtype_obj = NULL, *strides_obj = Py_None, *stream_obj = NULL;
+    const char *order = "C";
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOsO:device_array", kwlist, &shape_obj,
+                                     &dtype_obj, &strides_obj, &order, &stream_obj))
+        return NULL;
+    GjPyState *st = PyModule_GetState(module);
+    Py_ssize_t shape[GJ_PY_MAX_NDIM], strides[GJ_PY_MAX_NDIM];
+    int ndim = parse_shape(shape_obj, shape, "shape");
+    if (ndim < 0)
+        return NULL;
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
+            return NULL;
+        }
+    if (strcmp(order, "C") != 0 && strcmp(order, "F") != 0) {
+        PyErr_Format(PyExc_ValueError, "order must be 'C' or 'F', not '%s'", order);
+        return NULL;
+    }
+    void *stream;
+    if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
+        return NULL;
+    PyObject *dtype = gj_py_as_dtype(st, dtype_obj ? dtype_obj : (PyObject *)&PyFloat_Type);
+    if (!dtype)
+        return NULL;
+    const Py_ssize_t *strides_arg = NULL;
+    if (strides_obj != Py_None) {
+        int n = parse_shape(strides_obj, strides, "strides");
+        if (n < 0 || n != ndim) {
+            if (n >= 0)
+                PyErr_Format(PyExc_ValueError, "strides has %d entries but shape has %d", n,
+                             ndim);
+            Py_DECREF(dtype);
+            return NULL;
+        }
+        strides_arg = strides;
+    } else if (order[0] == 'F') {
+        PyObject *isz = PyObject_GetAttrString(dtype, "itemsize");
+        Py_ssize_t step = isz ? PyLong_AsSsize_t(isz) : -1;
+        Py_XDECREF(isz);
+        if (step < 0) {
+            Py_DECREF(dtype);
+            return NULL;
+        }
+        for (int i = 0; i < ndim; i++) {
+            strides[i] = step;
+            step *= shape[i] ? shape[i] : 1;
+        }
+        strides_arg = strides;
+    }
+    GjDeviceArray *d = gj_py_devicearray_new(st, ndim, shape, strides_arg, dtype);
+    Py_DECREF(dtype);
+    return (PyObject *)d;
+}
+
+static PyObject *mod_device_array_like(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"ary", "stream", NULL};
+    PyObject *ary, *stream_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:device_array_like", kwlist, &ary,
+                                     &stream_obj))
+        return NULL;
+    PyObject *shape = PyObject_GetAttrString(ary, "shape");
+    PyObject *dtype = shape ? PyObject_GetAttrString(ary, "dtype") : NULL;
+    if (!dtype) {
+        Py_XDECREF(shape);
+        return NULL;
+    }
+    /* Keep a Fortran-ordered input Fortran-ordered; anything else becomes C. */
+    const char *order = "C";
+    PyObject *flags = PyObject_GetAttrString(ary, "flags");
+    if (flags) {
+        PyObject *f = PyObject_GetAttrString(flags, "f_contiguous");
+        PyObject *c = PyObject_GetAttrString(flags, "c_contiguous");
+        if (f && c && PyObject_IsTrue(f) == 1 && PyObject_IsTrue(c) == 0)
+            order = "F";
+        Py_XDECREF(f);
+        Py_XDECREF(c);
+        Py_DECREF(flags);
+    }
+    PyErr_Clear();
+    PyObject *r = NULL;
+    PyObject *new_args = Py_BuildValue("(OO)", shape, dtype);
+    PyObject *new_kw = Py_BuildValue("{s:s}", "order", order);
+    if (new_args && new_kw)
+        r = mod_device_array(module, new_args, new_kw);
+    Py_XDECREF(new_args);
+    Py_XDECREF(new_kw);
+    Py_DECREF(shape);
+    Py_DECREF(dtype);
+    return r;
+}
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
+
+static PyMethodDef module_methods[] = {
+    {"is_available", mod_is_available, METH_NOARGS,
+     "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
+     "Never raises; loads the driver on first call."},
+    {"synchronize", mod_synchronize, METH_NOARGS,
+     "synchronize()\n--\n\nWaits for all work on the current device."},
+    {"stream", mod_stream, METH_NOARGS, "stream()\n--\n\nA new CUDA stream."},
+    {"event", (PyCFunction)(void (*)(void))mod_event, METH_VARARGS | METH_KEYWORDS,
+     "event(timing=True)\n--\n\nA new CUDA event."},
+    {"select_device", mod_select_device, METH_O,
+     "select_device(i)\n--\n\nMakes device i current on this thread; returns its info dict."},
+    {"_device_info", mod_device_info, METH_VARARGS,
+     "_device_info(i=-1)\n--\n\nProperties of device i (default: current) as a dict."},
+    {"_device_count", mod_device_count, METH_NOARGS,
+     "_device_count()\n--\n\nNumber of CUDA devices (0 without a driver)."},
+    {"to_device", (PyCFunction)(void (*)(void))mod_to_device, METH_VARARGS | METH_KEYWORDS,
+     "to_device(ary, stream=0)\n--\n\nCopies a host array to a new DeviceArray."},
+    {"device_array", (PyCFunction)(void (*)(void))mod_device_array,
+     METH_VARARGS | METH_KEYWORDS,
+     "device_array(shape, dtype=float64, strides=None, order='C', stream=0)\n--\n\n"
+     "A new uninitialised DeviceArray."},
+    {"device_array_like", (PyCFunction)(void (*)(void))mod_device_array_like,
+     METH_VARARGS | METH_KEYWORDS,
+     "device_array_like(ary, stream=0)\n--\n\nA new uninitialised DeviceArray with ary's "
+     "shape and dtype."},
+    {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
+     METH_VARARGS | METH_KEYWORDS,
+     "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=False, lineinfo=False, "
+     "debug=False)\n--\n\nCompiles pyfunc for signature to PTX without a GPU; returns "
+     "(ptx, return type name)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- module init ------------------------------------------------------------ */
+
+static int add_exception(PyObject *module, PyObject **slot, const char *name, PyObject *bases,
+                         const char *doc)
+{
+    char full[96];
+    snprintf(full, sizeof full, "gpujit.%s", name);
+    *slot = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
+    if (!*slot)
+        return -1;
+    return PyModule_AddObjectRef(module, name, *slot);
+}
+
+static int add_exceptions(PyObject *m, GjPyState *st)
+{
+    if (add_exception(m, &st->GpujitError, "GpujitError", PyExc_Exception,
+                      "Base class of gpujit's errors.") < 0
+        || add_exception(m, &st->TypingError, "TypingError", st->GpujitError,
+                         "A kernel's types do not check (raised when it is compiled).") < 0
+        || add_exception(m, &st->UnsupportedError, "UnsupportedError", st->GpujitError,
+                         "A kernel uses Python that gpujit does not compile.") < 0
+        || add_exception(m, &st->LoweringError, "LoweringError", st->GpujitError,
+                         "Code generation failed for a kernel.") < 0
+        || add_exception(m, &st->InternalError, "InternalError", st->GpujitError,
+                         "A bug in gpujit; please report it.") < 0
+        || add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
+                         "A CUDA driver call failed; .name, .code and .call say which.") < 0)
+        return -1;
+    PyObject *oom_bases = PyTuple_Pack(2, st->CudaError, PyExc_MemoryError);
+    if (!oom_bases)
+        return -1;
+    int rc = add_exception(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", oom_bases,
+                           "GPU memory ran out; .requested and .free give bytes.");
+    Py_DECREF(oom_bases);
+    if (rc < 0
+        || add_exception(m, &st->CudaCompileError, "CudaCompileError", st->CudaError,
+                         "The CUDA driver rejected a kernel's PTX; the message holds the "
+                         "JIT log.") < 0
+        || add_exception(m, &st->CudaKernelFault, "CudaKernelFault", st->CudaError,
+                         "A kernel faulted; the CUDA context is lost for this process.") < 0
+        || add_exception(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
+                         "No usable CUDA driver or device.") < 0)
+        return -1;
+    return 0;
+}
+
+static int add_type(PyObject *m, PyTypeObject **slot, PyType_Spec *spec, const char *name)
+{
+    *slot = (PyTypeObject *)PyType_FromModuleAndSpec(m, spec, NULL);
+    if (!*slot)
+        return -1;
+    return PyModule_AddObjectRef(m, name, (PyObject *)*slot);
+}
+
+static int module_exec(PyObject *m)
+{
+    GjPyState *st = PyModule_GetState(m);
+    memset(st, 0, sizeof *st);
+    st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
+    if (!st->str_cai || add_exceptions(m, st) < 0
+        || add_type(m, &st->StreamType, &stream_spec, "Stream") < 0
+        || add_type(m, &st->EventType, &event_spec, "Event") < 0
+        || gj_py_devicearray_register(m, st) < 0 || gj_py_dispatcher_register(m, st) < 0)
+        return -1;
+    if (PyModule_AddStringConstant(m, "llvm_version", gj_llvm_version()) < 0)
+        return -1;
+    return 0;
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    GjPyState *st = PyModule_GetState(m);
+    if (!st)
+        return 0;
+    PyObject **objs[] = {
+        &st->GpujitError, &st->TypingError, &st->UnsupportedError, &st->LoweringError,
+        &st->InternalError, &st->np, &st->CudaError, &st->CudaOutOfMemoryError, &st->CudaCompileError,
+        &st->CudaKernelFault, &st->CudaSupportError, (PyObject **)&st->DeviceArrayType,
+        (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
+        (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
+        &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
+        &st->str_cai,
+    };
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+        Py_VISIT(*objs[i]);
+    return 0;
+}
+
+static int module_clear(PyObject *m)
+{
+    GjPyState *st = PyModule_GetState(m);
+    if (!st)
+        return 0;
+    PyObject **objs[] = {
+        &st->GpujitError, &st->TypingError, &st->UnsupportedError, &st->LoweringError,
+        &st->InternalError, &st->np, &st->CudaError, &st->CudaOutOfMemoryError, &st->CudaCompileError,
+        &st->CudaKernelFault, &st->CudaSupportError, (PyObject **)&st->DeviceArrayType,
+        (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
+        (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
+        &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
+        &st->str_cai,
+    };
+    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+        Py_CLEAR(*objs[i]);
+    return 0;
+}
+
+static void module_free(void *m)
+{
+    module_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, (void *)module_exec},
+    {0, NULL},
+};
+
+static PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "gpujit._gpujit",
+    .m_doc = "gpujit's C core: the dispatcher, device arrays and the CUDA runtime.",
+    .m_size = sizeof(GjPyState),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__gpujit(void);
+
+PyMODINIT_FUNC PyInit__gpujit(void)
+{
+    return PyModuleDef_Init(&module_def);
+}

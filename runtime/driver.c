@@ -1,1 +1,678 @@
-/* placeholder until implemented */
+/*
+ * driver.c - the only file that calls the CUDA driver (driver.h).
+ *
+ * There is no cuda.h here: the build must not need a CUDA toolkit, so the
+ * few driver types, enum values and prototypes gpujit uses are declared
+ * below, from the driver API's documented ABI.  libcuda.so.1 is dlopen()ed
+ * on first use; cuGetProcAddress_v2 is the only symbol taken with dlsym, and
+ * every other entry point is resolved through it at API version 12000
+ * (CUDA 12.0), so "cuMemAlloc" yields the current ABI (cuMemAlloc_v2), not
+ * the legacy one the plain symbol names.
+ *
+ * State: one process-wide struct `D`, loaded once (pthread_once) by
+ * load_driver(): the function table, the device count, and per device its
+ * primary context (retained lazily, under D.lock) and cached limits.  Which
+ * context is current is per OS thread in CUDA, so the thread's current
+ * device and context are thread-local: gj_cu_ensure() costs a compare when
+ * the device is already current on the calling thread.
+ *
+ * Every driver call goes through CU(), which records the CUresult, its name,
+ * the call and the driver's message in the caller's GjCuError.  Nothing here
+ * exits or aborts; a child process after fork() gets GJ_CU_FORKED.
+ */
+#include "driver.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the slice of the CUDA driver API gpujit uses ----------------------- */
+
+typedef int CUresult;                       /* CUDA_SUCCESS = 0 */
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_STUB_LIBRARY = 34,
+    CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
+    CUDA_ERROR_NO_DEVICE = 100,
+};
+
+enum {                                      /* CUdevice_attribute */
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,      /* Y = 3, Z = 4 */
+    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,       /* Y = 6, Z = 7 */
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum {                                      /* CUjit_option */
+    CU_JIT_ERROR_LOG_BUFFER = 5,
+    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    CU_JIT_GENERATE_LINE_INFO = 13,
+};
+
+enum { CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0 };
+enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
+enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
+enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
+enum { CU_EVENT_DEFAULT = 0 };
+enum { CU_STREAM_NON_BLOCKING = 1 };
+enum { GJ_CUDA_API_VERSION = 12000 };       /* the ABI every entry point is taken at */
+
+typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_version,
+                                     unsigned long long flags, int *symbol_status);
+
+/* Every entry point gpujit calls: X(name, parameter list). */
+#define GJ_CU_FUNCS(X)                                                                 \
+    X(cuGetErrorName, (CUresult, const char **))                                       \
+    X(cuGetErrorString, (CUresult, const char **))                                     \
+    X(cuInit, (unsigned))                                                              \
+    X(cuDriverGetVersion, (int *))                                                     \
+    X(cuDeviceGetCount, (int *))                                                       \
+    X(cuDeviceGet, (CUdevice *, int))                                                  \
+    X(cuDeviceGetName, (char *, int, CUdevice))                                        \
+    X(cuDeviceGetAttribute, (int *, int, CUdevice))                                    \
+    X(cuDeviceTotalMem, (size_t *, CUdevice))                                          \
+    X(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice))                               \
+    X(cuCtxSetCurrent, (CUcontext))                                                    \
+    X(cuCtxSynchronize, (void))                                                        \
+    X(cuMemGetInfo, (size_t *, size_t *))                                              \
+    X(cuMemAlloc, (CUdeviceptr *, size_t))                                             \
+    X(cuMemFree, (CUdeviceptr))                                                        \
+    X(cuMemHostAlloc, (void **, size_t, unsigned))                                     \
+    X(cuMemFreeHost, (void *))                                                         \
+    X(cuMemcpyHtoD, (CUdeviceptr, const void *, size_t))                               \
+    X(cuMemcpyDtoH, (void *, CUdeviceptr, size_t))                                     \
+    X(cuMemcpyDtoD, (CUdeviceptr, CUdeviceptr, size_t))                                \
+    X(cuMemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                \
+    X(cuMemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                      \
+    X(cuMemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                 \
+    X(cuMemsetD8, (CUdeviceptr, unsigned char, size_t))                                \
+    X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                 \
+    X(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned, int *, void **))        \
+    X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                     \
+    X(cuModuleUnload, (CUmodule))                                                      \
+    X(cuFuncGetAttribute, (int *, int, CUfunction))                                    \
+    X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,   \
+                       unsigned, unsigned, CUstream, void **, void **))                \
+    X(cuStreamCreate, (CUstream *, unsigned))                                          \
+    X(cuStreamDestroy, (CUstream))                                                     \
+    X(cuStreamSynchronize, (CUstream))                                                 \
+    X(cuEventCreate, (CUevent *, unsigned))                                            \
+    X(cuEventDestroy, (CUevent))                                                       \
+    X(cuEventRecord, (CUevent, CUstream))                                              \
+    X(cuEventSynchronize, (CUevent))                                                   \
+    X(cuEventElapsedTime, (float *, CUevent, CUevent))
+
+/* ---- process-wide state -------------------------------------------------- */
+
+typedef struct Device {
+    CUcontext ctx;           /* primary context, retained once, never released */
+    GjCuDeviceInfo info;     /* limits, read when the context is retained */
+} Device;
+
+typedef struct Driver {
+    pthread_once_t once;
+    pthread_mutex_t lock;    /* guards devs[*].ctx retains */
+    GjCuStatus status;       /* of loading: GJ_CU_OK once usable */
+    GjCuError load_err;      /* why loading failed */
+    void *lib;               /* dlopen handle, kept for the process's life */
+    int version;             /* cuDriverGetVersion, e.g. 13000 */
+    int ndevices;
+    Device *devs;            /* [ndevices] */
+    pid_t pid;               /* process that loaded the driver */
+    volatile int forked;     /* set in a fork() child: CUDA is unusable there */
+#define X(name, params) CUresult (*name) params;
+    GJ_CU_FUNCS(X)
+#undef X
+} Driver;
+
+static Driver D = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The calling thread's current device and the context made current for it. */
+static _Thread_local int tl_device = -1;
+static _Thread_local CUcontext tl_ctx;
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
+                      const char *fmt, ...)
+{
+    err->status = st;
+    err->code = code;
+    err->name[0] = '\0';
+    err->log[0] = '\0';
+    err->requested = err->free_bytes = 0;
+    snprintf(err->call, sizeof err->call, "%s", call);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+}
+
+/* Records a failed driver call (res != CUDA_SUCCESS) in err. */
+static GjCuStatus check(GjCuError *err, const char *call, CUresult res)
+{
+    if (res == CUDA_SUCCESS)
+        return GJ_CU_OK;
+    const char *name = NULL, *text = NULL;
+    if (!D.cuGetErrorName || D.cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
+        name = "CUDA_ERROR_UNKNOWN";
+    if (!D.cuGetErrorString || D.cuGetErrorString(res, &text) != CUDA_SUCCESS || !text)
+        text = "unknown error";
+    set_error(err, GJ_CU_DRIVER_ERROR, res, call, "%s", text);
+    snprintf(err->name, sizeof err->name, "%s", name);
+    if (res == CUDA_ERROR_OUT_OF_MEMORY) {
+        size_t free_b = 0, total = 0;
+        if (D.cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS)
+            err->free_bytes = free_b;
+    }
+    return GJ_CU_DRIVER_ERROR;
+}
+
+/* The one way gpujit calls the driver: CU(err, cuMemAlloc, (&p, n)). */
+#define CU(err, fn, args) check((err), #fn, D.fn args)
+
+/* Returns from the calling function unless the driver call succeeded. */
+#define CU_TRY(err, fn, args)                                                  \
+    do {                                                                       \
+        GjCuStatus st_ = CU(err, fn, args);                                    \
+        if (st_ != GJ_CU_OK)                                                   \
+            return st_;                                                        \
+    } while (0)
+
+int gj_cu_is_fault(int code)
+{
+    switch (code) {
+    case 700:   /* ILLEGAL_ADDRESS */
+    case 702:   /* LAUNCH_TIMEOUT */
+    case 710:   /* ASSERT */
+    case 714:   /* HARDWARE_STACK_ERROR */
+    case 715:   /* ILLEGAL_INSTRUCTION */
+    case 716:   /* MISALIGNED_ADDRESS */
+    case 717:   /* INVALID_ADDRESS_SPACE */
+    case 718:   /* INVALID_PC */
+    case 719:   /* LAUNCH_FAILED */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static void on_fork_child(void)
+{
+    D.forked = 1;
+    tl_device = -1;
+    tl_ctx = NULL;
+}
+
+static int resolve_all(GetProcAddressFn get_proc)
+{
+    void *p;
+    int sym_status;
+#define X(name, params)                                                              \
+    p = NULL;                                                                        \
+    sym_status = -1;                                                                 \
+    if (get_proc(#name, &p, GJ_CUDA_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,        \
+                 &sym_status) != CUDA_SUCCESS || sym_status != CU_GET_PROC_ADDRESS_SUCCESS \
+        || !p) {                                                                     \
+        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "cuGetProcAddress_v2",            \
+                  "the CUDA driver (libcuda.so.1) lacks %s at API version %d; "      \
+                  "a driver for CUDA 12.0 or newer is needed", #name,                \
+                  GJ_CUDA_API_VERSION);                                              \
+        return -1;                                                                   \
+    }                                                                                \
+    memcpy(&D.name, &p, sizeof p);
+    GJ_CU_FUNCS(X)
+#undef X
+    return 0;
+}
+
+/* Runs once per process: dlopen, resolve, cuInit, count devices. */
+static void load_driver(void)
+{
+    D.pid = getpid();
+    D.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!D.lib) {
+        const char *why = dlerror();
+        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "dlopen",
+                  "no NVIDIA driver was found (libcuda.so.1 could not be loaded: %s)",
+                  why ? why : "unknown reason");
+        D.status = GJ_CU_NO_DRIVER;
+        return;
+    }
+    void *sym = dlsym(D.lib, "cuGetProcAddress_v2");
+    if (!sym) {
+        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "dlsym",
+                  "the NVIDIA driver is too old: libcuda.so.1 has no cuGetProcAddress_v2 "
+                  "(a driver for CUDA 12.0 or newer is needed)");
+        D.status = GJ_CU_NO_DRIVER;
+        return;
+    }
+    GetProcAddressFn get_proc;
+    memcpy(&get_proc, &sym, sizeof sym);
+    if (resolve_all(get_proc) != 0) {
+        D.status = GJ_CU_NO_DRIVER;
+        return;
+    }
+    CUresult res = D.cuInit(0);
+    if (res != CUDA_SUCCESS) {
+        check(&D.load_err, "cuInit", res);
+        if (res == CUDA_ERROR_NO_DEVICE)
+            D.load_err.status = GJ_CU_NO_DEVICE;
+        else if (res == CUDA_ERROR_STUB_LIBRARY || res == CUDA_ERROR_INSUFFICIENT_DRIVER)
+            D.load_err.status = GJ_CU_NO_DRIVER;
+        D.status = D.load_err.status;
+        return;
+    }
+    if (check(&D.load_err, "cuDriverGetVersion", D.cuDriverGetVersion(&D.version)) != GJ_CU_OK
+        || check(&D.load_err, "cuDeviceGetCount", D.cuDeviceGetCount(&D.ndevices)) != GJ_CU_OK) {
+        D.status = D.load_err.status;
+        return;
+    }
+    if (D.ndevices <= 0) {
+        set_error(&D.load_err, GJ_CU_NO_DEVICE, CUDA_ERROR_NO_DEVICE, "cuDeviceGetCount",
+                  "the NVIDIA driver found no CUDA device");
+        D.status = GJ_CU_NO_DEVICE;
+        return;
+    }
+    D.devs = calloc((size_t)D.ndevices, sizeof *D.devs);
+    if (!D.devs) {
+        set_error(&D.load_err, GJ_CU_DRIVER_ERROR, CUDA_ERROR_OUT_OF_MEMORY, "calloc",
+                  "out of host memory");
+        D.status = GJ_CU_DRIVER_ERROR;
+        return;
+    }
+    pthread_atfork(NULL, NULL, on_fork_child);
+    D.status = GJ_CU_OK;
+}
+
+/* Loads the driver once; GJ_CU_OK when it and a device can be used. */
+static GjCuStatus loaded(GjCuError *err)
+{
+    pthread_once(&D.once, load_driver);
+    if (D.forked) {
+        set_error(err, GJ_CU_FORKED, 0, "fork",
+                  "CUDA was initialised in process %d and cannot be used in a child created "
+                  "by fork(); use the 'spawn' start method of multiprocessing "
+                  "(multiprocessing.set_start_method('spawn'))", (int)D.pid);
+        return GJ_CU_FORKED;
+    }
+    if (D.status != GJ_CU_OK) {
+        *err = D.load_err;
+        return D.status;
+    }
+    return GJ_CU_OK;
+}
+
+/* ---- devices and contexts ----------------------------------------------- */
+
+static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjCuError *err)
+{
+    static const int attrs[] = {
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + 1,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + 2,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 1,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 2,
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+    };
+    int *dst[] = {
+        &info->cc_major, &info->cc_minor, &info->max_threads_per_block,
+        &info->max_block_dim[0], &info->max_block_dim[1], &info->max_block_dim[2],
+        &info->max_grid_dim[0], &info->max_grid_dim[1], &info->max_grid_dim[2],
+        &info->max_shared_per_block, &info->warp_size, &info->multiprocessors,
+    };
+    memset(info, 0, sizeof *info);
+    info->ordinal = ordinal;
+    CU_TRY(err, cuDeviceGetName, (info->name, (int)sizeof info->name, dev));
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        CU_TRY(err, cuDeviceGetAttribute, (dst[i], attrs[i], dev));
+    CU_TRY(err, cuDeviceTotalMem, (&info->total_memory, dev));
+    return GJ_CU_OK;
+}
+
+static GjCuStatus check_ordinal(int ordinal, GjCuError *err)
+{
+    if (ordinal < 0 || ordinal >= D.ndevices) {
+        set_error(err, GJ_CU_DRIVER_ERROR, 101, "select_device",
+                  "device %d does not exist (%d device%s)", ordinal, D.ndevices,
+                  D.ndevices == 1 ? "" : "s");
+        snprintf(err->name, sizeof err->name, "CUDA_ERROR_INVALID_DEVICE");
+        return GJ_CU_DRIVER_ERROR;
+    }
+    return GJ_CU_OK;
+}
+
+/* The primary context of device `ordinal`, retained on first use. */
+static GjCuStatus primary_ctx(int ordinal, CUcontext *ctx, GjCuError *err)
+{
+    GjCuStatus st = GJ_CU_OK;
+    pthread_mutex_lock(&D.lock);
+    Device *d = &D.devs[ordinal];
+    if (!d->ctx) {
+        CUdevice dev;
+        CUcontext c = NULL;
+        st = CU(err, cuDeviceGet, (&dev, ordinal));
+        if (st == GJ_CU_OK)
+            st = read_info(dev, ordinal, &d->info, err);
+        if (st == GJ_CU_OK)
+            st = CU(err, cuDevicePrimaryCtxRetain, (&c, dev));
+        if (st == GJ_CU_OK)
+            d->ctx = c;
+    }
+    *ctx = d->ctx;
+    pthread_mutex_unlock(&D.lock);
+    return st;
+}
+
+GjCuStatus gj_cu_ensure(int ordinal, GjCuError *err)
+{
+    if (ordinal == tl_device && tl_ctx && !D.forked)
+        return GJ_CU_OK;
+    GjCuStatus st = loaded(err);
+    if (st != GJ_CU_OK)
+        return st;
+    if ((st = check_ordinal(ordinal, err)) != GJ_CU_OK)
+        return st;
+    CUcontext ctx;
+    if ((st = primary_ctx(ordinal, &ctx, err)) != GJ_CU_OK)
+        return st;
+    if ((st = CU(err, cuCtxSetCurrent, (ctx))) != GJ_CU_OK)
+        return st;
+    tl_device = ordinal;
+    tl_ctx = ctx;
+    return GJ_CU_OK;
+}
+
+/* Makes sure a context is current on this thread before a driver call:
+   device 0's when the thread has not chosen one yet. */
+static GjCuStatus ready(GjCuError *err)
+{
+    if (tl_ctx && !D.forked)
+        return GJ_CU_OK;
+    return gj_cu_ensure(tl_device >= 0 ? tl_device : 0, err);
+}
+
+int gj_cu_available(void)
+{
+    GjCuError err;
+    return loaded(&err) == GJ_CU_OK;
+}
+
+GjCuStatus gj_cu_device_count(int *n, GjCuError *err)
+{
+    *n = 0;
+    GjCuStatus st = loaded(err);
+    if (st == GJ_CU_OK)
+        *n = D.ndevices;
+    return st;
+}
+
+GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err)
+{
+    GjCuStatus st = loaded(err);
+    if (st == GJ_CU_OK)
+        st = check_ordinal(ordinal, err);
+    CUcontext ctx;
+    if (st == GJ_CU_OK)
+        st = primary_ctx(ordinal, &ctx, err);
+    if (st == GJ_CU_OK)
+        *info = D.devs[ordinal].info;   /* written once, before ctx was published */
+    return st;
+}
+
+GjCuStatus gj_cu_driver_version(int *version, GjCuError *err)
+{
+    *version = 0;
+    GjCuStatus st = loaded(err);
+    if (st == GJ_CU_OK)
+        *version = D.version;
+    return st;
+}
+
+int gj_cu_current_device(void)
+{
+    return tl_device >= 0 ? tl_device : 0;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err)
+{
+    *dptr = 0;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    CUdeviceptr p = 0;
+    /* cuMemAlloc rejects 0 bytes; a zero-size array owns no memory. */
+    if (bytes == 0)
+        return GJ_CU_OK;
+    st = CU(err, cuMemAlloc, (&p, bytes));
+    if (st != GJ_CU_OK) {
+        err->requested = bytes;
+        return st;
+    }
+    *dptr = p;
+    return GJ_CU_OK;
+}
+
+GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err)
+{
+    if (dptr == 0)
+        return GJ_CU_OK;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuMemFree, (dptr));
+}
+
+GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK || bytes == 0)
+        return st;
+    if (stream)
+        return CU(err, cuMemcpyHtoDAsync, (dst, src, bytes, (CUstream)stream));
+    return CU(err, cuMemcpyHtoD, (dst, src, bytes));
+}
+
+GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK || bytes == 0)
+        return st;
+    if (stream)
+        return CU(err, cuMemcpyDtoHAsync, (dst, src, bytes, (CUstream)stream));
+    return CU(err, cuMemcpyDtoH, (dst, src, bytes));
+}
+
+GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK || bytes == 0)
+        return st;
+    if (stream)
+        return CU(err, cuMemcpyDtoDAsync, (dst, src, bytes, (CUstream)stream));
+    return CU(err, cuMemcpyDtoD, (dst, src, bytes));
+}
+
+GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK || bytes == 0)
+        return st;
+    if (stream)
+        return CU(err, cuMemsetD8Async, (dst, value, bytes, (CUstream)stream));
+    return CU(err, cuMemsetD8, (dst, value, bytes));
+}
+
+GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err)
+{
+    *ptr = NULL;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    st = CU(err, cuMemHostAlloc, (ptr, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE));
+    if (st != GJ_CU_OK)
+        err->requested = bytes;
+    return st;
+}
+
+GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err)
+{
+    if (!ptr)
+        return GJ_CU_OK;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuMemFreeHost, (ptr));
+}
+
+/* ---- modules and launches ----------------------------------------------- */
+
+GjCuStatus gj_cu_module_load(const char *ptx, int lineinfo, void **module, GjCuError *err)
+{
+    *module = NULL;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    char log[sizeof err->log];
+    log[0] = '\0';
+    int opts[3] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                    CU_JIT_GENERATE_LINE_INFO };
+    void *vals[3] = { log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)1 };
+    unsigned nopts = lineinfo ? 3u : 2u;
+    CUmodule m = NULL;
+    st = CU(err, cuModuleLoadDataEx, (&m, ptx, nopts, opts, vals));
+    if (st != GJ_CU_OK) {
+        log[sizeof log - 1] = '\0';
+        memcpy(err->log, log, sizeof log);
+        return st;
+    }
+    *module = m;
+    return GJ_CU_OK;
+}
+
+GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err)
+{
+    CUfunction f = NULL;
+    GjCuStatus st = CU(err, cuModuleGetFunction, (&f, (CUmodule)module, kernel));
+    *func = f;
+    return st;
+}
+
+GjCuStatus gj_cu_module_unload(void *module, GjCuError *err)
+{
+    if (!module)
+        return GJ_CU_OK;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuModuleUnload, ((CUmodule)module));
+}
+
+GjCuStatus gj_cu_func_max_threads(void *func, int *max_threads, GjCuError *err)
+{
+    return CU(err, cuFuncGetAttribute,
+              (max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)func));
+}
+
+GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
+                        unsigned shared_bytes, void *stream, void **params, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    return CU(err, cuLaunchKernel, ((CUfunction)func, grid[0], grid[1], grid[2],
+                                    block[0], block[1], block[2], shared_bytes,
+                                    (CUstream)stream, params, NULL));
+}
+
+/* ---- synchronisation, streams, events ----------------------------------- */
+
+GjCuStatus gj_cu_synchronize(GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuCtxSynchronize, ());
+}
+
+GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err)
+{
+    *stream = NULL;
+    GjCuStatus st = ready(err);
+    CUstream s = NULL;
+    if (st == GJ_CU_OK)
+        st = CU(err, cuStreamCreate, (&s, 0));
+    *stream = s;
+    return st;
+}
+
+GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err)
+{
+    if (!stream)
+        return GJ_CU_OK;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuStreamDestroy, ((CUstream)stream));
+}
+
+GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuStreamSynchronize, ((CUstream)stream));
+}
+
+GjCuStatus gj_cu_event_create(void **event, GjCuError *err)
+{
+    *event = NULL;
+    GjCuStatus st = ready(err);
+    CUevent e = NULL;
+    if (st == GJ_CU_OK)
+        st = CU(err, cuEventCreate, (&e, CU_EVENT_DEFAULT));
+    *event = e;
+    return st;
+}
+
+GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err)
+{
+    if (!event)
+        return GJ_CU_OK;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuEventDestroy, ((CUevent)event));
+}
+
+GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuEventRecord, ((CUevent)event, (CUstream)stream));
+}
+
+GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuEventSynchronize, ((CUevent)event));
+}
+
+GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err)
+{
+    *ms = 0.0f;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st
+                          : CU(err, cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
+}

@@ -58,7 +58,7 @@ int gj_cu_available(void);
 GjCuStatus gj_cu_device_count(int *n, GjCuError *err);
 GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err);
 GjCuStatus gj_cu_driver_version(int *version, GjCuError *err);   /* e.g. 13000 */
-int gj_cu_current_device(void);
+int gj_cu_current_device(void);   /* this thread's device; 0 before any */
 
 GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err);
 GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err);
@@ -72,6 +72,9 @@ GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream
 GjCuStatus gj_cu_module_load(const char *ptx, int lineinfo, void **module, GjCuError *err);
 GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err);
 GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
+/* The most threads per block `func` can be launched with (its registers
+   may allow fewer than the device's limit). */
+GjCuStatus gj_cu_func_max_threads(void *func, int *max_threads, GjCuError *err);
 
 GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
                         unsigned shared_bytes, void *stream, void **params, GjCuError *err);

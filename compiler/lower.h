@@ -1,0 +1,27 @@
+/*
+ * lower.h - the last two stages of the pipeline: typed IR -> LLVM module
+ * (lower.c) and LLVM module -> PTX (nvptx.c).  compile.c calls them in that
+ * order; both record a LOWERING (or INTERNAL) diagnostic in the context on
+ * failure and return GJ_ERR.
+ */
+#ifndef GJ_LOWER_H
+#define GJ_LOWER_H
+
+#include <llvm-c/Core.h>
+
+#include "ir.h"
+#include "compile.h"
+
+/* Lowers typed f as a kernel named kernel_name into a new module in llctx
+   (the caller disposes the module, then the context).  Fills
+   plan->params[i].written for array parameters. */
+GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
+                         LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan);
+
+/* Links libdevice if needed, optimises (O3) and emits PTX (malloc'd) for opt's
+   compute capability; *llvm_ir (malloc'd) gets the optimised IR when
+   opt->want_llvm_ir, else NULL. */
+GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt, char **ptx,
+                       char **llvm_ir);
+
+#endif

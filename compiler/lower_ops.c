@@ -1,0 +1,583 @@
+/*
+ * lower_ops.c - Python's numeric semantics on LLVM values, for lower.c.
+ *
+ * Everything here is chosen by (operation, numeric class), never by dtype:
+ * one cast table, one switch per operator over GjNumClass.  The semantics
+ * are NumPy 2's: integers wrap; x // 0 and x % 0 are 0 for integers; // and
+ * % floor with the sign of the divisor (floats follow npy_divmod exactly,
+ * with libdevice's exact fmod); / on integers is float64 division; ** on
+ * integers is exponentiation by squaring (a helper function in the module),
+ * on floats libdevice's pow, and x ** k for a constant k in 0..4 becomes
+ * multiplies.  Comparisons are ordered for floats except != (unordered, so
+ * nan != nan as in Python).
+ *
+ * Never emitted, because LLVM 19's NVPTX backend cannot select them:
+ * llvm.pow/exp/log/sin/cos and frem (expanded inexactly); libdevice's
+ * __nv_* functions stand in and nvptx.c links them.
+ */
+#include "lower_ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- types and casts -------------------------------------------------------- */
+
+GjNumClass gj_lower_class(const GjType *t) {
+    switch (gj_ty_concrete(t)->kind) {
+    case GJ_TK_BOOL: return GJ_NC_BOOL;
+    case GJ_TK_INT: return GJ_NC_SINT;
+    case GJ_TK_UINT: return GJ_NC_UINT;
+    case GJ_TK_FLOAT: return GJ_NC_FLOAT;
+    case GJ_TK_NONE: case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
+    case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
+    case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+        return GJ_NC_OTHER;
+    }
+    return GJ_NC_OTHER;
+}
+
+static LLVMTypeRef float_type(GjLower *L, int bits) {
+    switch (bits) {
+    case 16: return LLVMHalfTypeInContext(L->ctx);
+    case 32: return LLVMFloatTypeInContext(L->ctx);
+    default: return LLVMDoubleTypeInContext(L->ctx);
+    }
+}
+
+LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
+    if (!t)
+        return NULL;
+    t = gj_ty_concrete(t);
+    switch (t->kind) {
+    case GJ_TK_BOOL:
+        return L->i1;
+    case GJ_TK_INT: case GJ_TK_UINT:
+        return LLVMIntTypeInContext(L->ctx, (unsigned)t->bits);
+    case GJ_TK_FLOAT:
+        return float_type(L, t->bits);
+    case GJ_TK_ARRAY: {
+        LLVMTypeRef dims = LLVMArrayType2(L->i64, (uint64_t)t->ndim);
+        LLVMTypeRef fields[3] = {L->ptr_global, dims, dims};
+        return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
+    }
+    case GJ_TK_TUPLE: {
+        LLVMTypeRef fields[64];
+        if (t->n > 64)
+            return NULL;
+        for (int i = 0; i < t->n; i++)
+            if (!(fields[i] = gj_lower_type(L, t->elems[i])))
+                return NULL;
+        return LLVMStructTypeInContext(L->ctx, fields, (unsigned)t->n, 0);
+    }
+    case GJ_TK_RANGE_ITER: {
+        LLVMTypeRef it = gj_lower_type(L, t->elems[0]);
+        LLVMTypeRef fields[3] = {it, it, it};   /* cur, stop, step */
+        return it ? LLVMStructTypeInContext(L->ctx, fields, 3, 0) : NULL;
+    }
+    case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+        return L->empty;
+    case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
+        return NULL;
+    }
+    return NULL;
+}
+
+LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t) {
+    switch (gj_lower_class(t)) {
+    case GJ_NC_BOOL:
+        return v;
+    case GJ_NC_SINT: case GJ_NC_UINT:
+        return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    case GJ_NC_FLOAT:   /* unordered: bool(nan) is True */
+        return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    case GJ_NC_OTHER:
+        break;
+    }
+    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot take the truth value of %s", t->name);
+    return NULL;
+}
+
+/* How a value of class [from] becomes class [to] when `to` is at least as
+   wide (or the classes differ); a narrower int or float target truncates.
+   To-bool is a truth test, not a cast. */
+static const LLVMOpcode cast_ops[4][4] = {
+    /*            BOOL          SINT         UINT         FLOAT       */
+    [GJ_NC_BOOL]  = {0, LLVMZExt,   LLVMZExt,   LLVMUIToFP},
+    [GJ_NC_SINT]  = {0, LLVMSExt,   LLVMSExt,   LLVMSIToFP},
+    [GJ_NC_UINT]  = {0, LLVMZExt,   LLVMZExt,   LLVMUIToFP},
+    [GJ_NC_FLOAT] = {0, LLVMFPToSI, LLVMFPToUI, LLVMFPExt},
+};
+
+/* Element-wise conversion of aggregates of the same shape (tuples, iterators). */
+static LLVMValueRef cast_fields(GjLower *L, LLVMValueRef v, const GjType *const *from,
+                                const GjType *const *to, int n, LLVMTypeRef ty) {
+    LLVMValueRef out = LLVMGetUndef(ty);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef e = LLVMBuildExtractValue(L->b, v, (unsigned)i, "");
+        if (!(e = gj_lower_cast(L, e, from[i], to[i])))
+            return NULL;
+        out = LLVMBuildInsertValue(L->b, out, e, (unsigned)i, "");
+    }
+    return out;
+}
+
+LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
+    from = gj_ty_concrete(from);
+    to = gj_ty_concrete(to);
+    if (from == to)
+        return v;
+    GjNumClass fc = gj_lower_class(from), tc = gj_lower_class(to);
+    LLVMTypeRef ty = gj_lower_type(L, to);
+    if (fc != GJ_NC_OTHER && tc != GJ_NC_OTHER && ty) {
+        if (tc == GJ_NC_BOOL)
+            return gj_lower_truth(L, v, from);
+        LLVMOpcode op = cast_ops[fc][tc];
+        if (op == LLVMSExt || op == LLVMZExt || op == LLVMFPExt) {
+            int fb = fc == GJ_NC_BOOL ? 1 : from->bits;
+            if (fb == to->bits)
+                return v;   /* int32 <-> uint32: same bits */
+            if (fb > to->bits)
+                op = op == LLVMFPExt ? LLVMFPTrunc : LLVMTrunc;
+        }
+        return LLVMBuildCast(L->b, op, v, ty, "");
+    }
+    if (from->kind == GJ_TK_TUPLE && to->kind == GJ_TK_TUPLE && from->n == to->n && ty)
+        return cast_fields(L, v, from->elems, to->elems, from->n, ty);
+    if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {
+        const GjType *f3[3] = {from->elems[0], from->elems[0], from->elems[0]};
+        const GjType *t3[3] = {to->elems[0], to->elems[0], to->elems[0]};
+        return cast_fields(L, v, f3, t3, 3, ty);
+    }
+    if (ty == L->empty && gj_lower_type(L, from) == L->empty)
+        return LLVMGetUndef(ty);   /* compile-time objects carry no value */
+    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot convert %s to %s", from->name, to->name);
+    return NULL;
+}
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v) {
+    if (L->opt->fastmath && v && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
+        LLVMSetFastMathFlags(v, LLVMFastMathAll);
+    return v;
+}
+
+LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef overload,
+                                     LLVMValueRef *args, unsigned nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) {
+        gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "LLVM has no intrinsic %s", name);
+        return NULL;
+    }
+    size_t n_over = overload ? 1 : 0;
+    LLVMValueRef decl = LLVMGetIntrinsicDeclaration(L->mod, id, &overload, n_over);
+    LLVMTypeRef fty = LLVMIntrinsicGetType(L->ctx, id, &overload, n_over);
+    return LLVMBuildCall2(L->b, fty, decl, args, nargs, "");
+}
+
+/* Half goes through float: every intrinsic used here is exact that way. */
+LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef a) {
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    int half = LLVMGetTypeKind(ty) == LLVMHalfTypeKind;
+    if (half)
+        a = LLVMBuildFPExt(L->b, a, LLVMFloatTypeInContext(L->ctx), "");
+    LLVMValueRef r = gj_lower_fast(L, gj_lower_call_intrinsic(L, name, LLVMTypeOf(a), &a, 1));
+    return half && r ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
+}
+
+/* libdevice's __nv_<base> (double) or __nv_<base>f (float) on args of one
+   float type; half goes through float, as libdevice has no half versions. */
+static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *args,
+                                   unsigned nargs) {
+    LLVMTypeRef ty = LLVMTypeOf(args[0]);
+    LLVMTypeKind kind = LLVMGetTypeKind(ty);
+    LLVMTypeRef cty = kind == LLVMDoubleTypeKind ? ty : LLVMFloatTypeInContext(L->ctx);
+    LLVMValueRef cargs[4];
+    for (unsigned i = 0; i < nargs && i < 4; i++)
+        cargs[i] = kind == LLVMHalfTypeKind ? LLVMBuildFPExt(L->b, args[i], cty, "") : args[i];
+
+    char name[64];
+    snprintf(name, sizeof name, "__nv_%s%s", base, kind == LLVMDoubleTypeKind ? "" : "f");
+    LLVMTypeRef ptys[4] = {cty, cty, cty, cty};
+    LLVMTypeRef fty = LLVMFunctionType(cty, ptys, nargs, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
+    if (!fn)
+        fn = LLVMAddFunction(L->mod, name, fty);
+    LLVMValueRef r = LLVMBuildCall2(L->b, fty, fn, cargs, nargs, "");
+    return kind == LLVMHalfTypeKind ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
+}
+
+static LLVMValueRef sel(GjLower *L, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(L->b, c, a, b, "");
+}
+
+static LLVMValueRef icmp(GjLower *L, LLVMIntPredicate p, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildICmp(L->b, p, a, b, "");
+}
+
+static LLVMValueRef fcmp(GjLower *L, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFCmp(L->b, p, a, b, "");
+}
+
+static LLVMValueRef int_const(LLVMValueRef like, long long v) {
+    return LLVMConstInt(LLVMTypeOf(like), (unsigned long long)v, 1);
+}
+
+static LLVMValueRef float_const(LLVMValueRef like, double v) {
+    return LLVMConstReal(LLVMTypeOf(like), v);
+}
+
+/* ---- floor division and modulo ------------------------------------------------- */
+
+/* Python's a // b and a % b on integers; x // 0 == x % 0 == 0 (NumPy), and
+   INT_MIN // -1 wraps instead of being undefined in LLVM. */
+static LLVMValueRef int_divmod(GjLower *L, int want_mod, int is_signed, LLVMValueRef a,
+                               LLVMValueRef b) {
+    LLVMValueRef zero = int_const(a, 0), one = int_const(a, 1), minus1 = int_const(a, -1);
+    LLVMValueRef b_zero = icmp(L, LLVMIntEQ, b, zero);
+    if (!is_signed) {
+        LLVMValueRef bs = sel(L, b_zero, one, b);
+        LLVMValueRef r = want_mod ? LLVMBuildURem(L->b, a, bs, "") : LLVMBuildUDiv(L->b, a, bs, "");
+        return sel(L, b_zero, zero, r);
+    }
+    LLVMValueRef b_m1 = icmp(L, LLVMIntEQ, b, minus1);
+    LLVMValueRef bs = sel(L, LLVMBuildOr(L->b, b_zero, b_m1, ""), one, b);
+    LLVMValueRef q = LLVMBuildSDiv(L->b, a, bs, ""), r = LLVMBuildSRem(L->b, a, bs, "");
+    /* Truncating -> flooring: step down when the remainder's sign differs from b's. */
+    LLVMValueRef adjust = LLVMBuildAnd(L->b, icmp(L, LLVMIntNE, r, zero),
+                                       icmp(L, LLVMIntSLT, LLVMBuildXor(L->b, r, bs, ""), zero), "");
+    LLVMValueRef res;
+    if (want_mod) {
+        res = sel(L, adjust, LLVMBuildAdd(L->b, r, bs, ""), r);
+    } else {
+        res = LLVMBuildSub(L->b, q, LLVMBuildZExt(L->b, adjust, LLVMTypeOf(q), ""), "");
+        res = sel(L, b_m1, LLVMBuildNeg(L->b, a, ""), res);
+    }
+    return sel(L, b_zero, zero, res);
+}
+
+/* Python's float // and %, as NumPy's npy_divmod: exact fmod, then fix the
+   sign; b == 0 gives a / b (inf or nan) and nan. */
+static LLVMValueRef float_divmod(GjLower *L, int want_mod, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef zero = float_const(a, 0.0), one = float_const(a, 1.0);
+    LLVMValueRef fargs[2] = {a, b};
+    LLVMValueRef mod = libdevice_call(L, "fmod", fargs, 2);
+    LLVMValueRef mod_nz = fcmp(L, LLVMRealUNE, mod, zero);
+    LLVMValueRef sign_differs =
+        LLVMBuildXor(L->b, fcmp(L, LLVMRealOLT, b, zero), fcmp(L, LLVMRealOLT, mod, zero), "");
+    LLVMValueRef fix = LLVMBuildAnd(L->b, mod_nz, sign_differs, "");
+    if (want_mod) {
+        LLVMValueRef signed_zero[2] = {zero, b};
+        LLVMValueRef m = sel(L, fix, gj_lower_fast(L, LLVMBuildFAdd(L->b, mod, b, "")), mod);
+        return sel(L, mod_nz, m,
+                      gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
+    }
+    LLVMValueRef div = gj_lower_fast(L, LLVMBuildFDiv(L->b, LLVMBuildFSub(L->b, a, mod, ""), b, ""));
+    div = sel(L, fix, LLVMBuildFSub(L->b, div, one, ""), div);
+    LLVMValueRef fl = gj_lower_float_intrinsic(L, "llvm.floor", div);
+    LLVMValueRef round_up =
+        fcmp(L, LLVMRealOGT, LLVMBuildFSub(L->b, div, fl, ""), float_const(a, 0.5));
+    fl = sel(L, round_up, LLVMBuildFAdd(L->b, fl, one, ""), fl);
+    LLVMValueRef quotient = gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    LLVMValueRef signed_zero[2] = {zero, quotient};
+    LLVMValueRef res = sel(L, fcmp(L, LLVMRealUNE, div, zero), fl,
+                              gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a),
+                                                      signed_zero, 2));
+    return sel(L, fcmp(L, LLVMRealOEQ, b, zero), quotient, res);
+}
+
+/* ---- power ------------------------------------------------------------------------ */
+
+/* The small non-negative integer value of constant k, or -1. */
+static int small_exponent(LLVMValueRef k) {
+    if (LLVMIsAConstantInt(k)) {
+        long long e = LLVMConstIntGetSExtValue(k);
+        return e >= 0 && e <= 4 ? (int)e : -1;
+    }
+    if (LLVMIsAConstantFP(k)) {
+        LLVMBool loses;
+        double e = LLVMConstRealGetDouble(k, &loses);
+        return e == 0 || e == 1 || e == 2 || e == 3 || e == 4 ? (int)e : -1;
+    }
+    return -1;
+}
+
+static LLVMValueRef mul(GjLower *L, LLVMValueRef a, LLVMValueRef b, int is_float) {
+    return is_float ? gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, "")) : LLVMBuildMul(L->b, a, b, "");
+}
+
+/* x ** e for e in 0..4 as multiplies: x*x is exactly pow(x, 2). */
+static LLVMValueRef pow_by_multiplies(GjLower *L, LLVMValueRef x, int e, int is_float) {
+    switch (e) {
+    case 0: return is_float ? float_const(x, 1.0) : int_const(x, 1);
+    case 1: return x;
+    case 2: return mul(L, x, x, is_float);
+    case 3: return mul(L, mul(L, x, x, is_float), x, is_float);
+    default: {
+        LLVMValueRef sq = mul(L, x, x, is_float);
+        return mul(L, sq, sq, is_float);
+    }
+    }
+}
+
+/* The module's helper gj.ipow.{s,u}N(a, e): exponentiation by squaring with
+   wrapping multiplies.  A negative exponent gives trunc(1 / a**-e): 1 for
+   a == 1, +-1 for a == -1, else 0 (NumPy refuses negative integer powers;
+   a kernel cannot raise). */
+static LLVMValueRef ipow_helper(GjLower *L, LLVMTypeRef ty, int is_signed) {
+    char name[32];
+    snprintf(name, sizeof name, "gj.ipow.%c%u", is_signed ? 's' : 'u', LLVMGetIntTypeWidth(ty));
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
+    if (fn)
+        return fn;
+    LLVMTypeRef params[2] = {ty, ty};
+    fn = LLVMAddFunction(L->mod, name, LLVMFunctionType(ty, params, 2, 0));
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    LLVMBuilderRef saved = L->b;
+    L->b = LLVMCreateBuilderInContext(L->ctx);
+
+    LLVMValueRef a = LLVMGetParam(fn, 0), e = LLVMGetParam(fn, 1);
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(L->ctx, fn, "entry");
+    LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(L->ctx, fn, "loop");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(L->ctx, fn, "body");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, fn, "done");
+    LLVMValueRef zero = int_const(a, 0), one = int_const(a, 1);
+
+    LLVMPositionBuilderAtEnd(L->b, entry);
+    if (is_signed) {
+        LLVMBasicBlockRef negative = LLVMAppendBasicBlockInContext(L->ctx, fn, "negative");
+        LLVMBuildCondBr(L->b, icmp(L, LLVMIntSLT, e, zero), negative, loop);
+        LLVMPositionBuilderAtEnd(L->b, negative);
+        LLVMValueRef odd = LLVMBuildTrunc(L->b, e, L->i1, "");
+        LLVMValueRef minus1_pow = sel(L, odd, int_const(a, -1), one);
+        LLVMValueRef r = sel(L, icmp(L, LLVMIntEQ, a, int_const(a, -1)), minus1_pow, zero);
+        LLVMBuildRet(L->b, sel(L, icmp(L, LLVMIntEQ, a, one), one, r));
+    } else {
+        LLVMBuildBr(L->b, loop);
+    }
+
+    LLVMPositionBuilderAtEnd(L->b, loop);
+    LLVMValueRef result = LLVMBuildPhi(L->b, ty, "result");
+    LLVMValueRef base = LLVMBuildPhi(L->b, ty, "base");
+    LLVMValueRef k = LLVMBuildPhi(L->b, ty, "k");
+    LLVMBuildCondBr(L->b, icmp(L, LLVMIntEQ, k, zero), done, body);
+
+    LLVMPositionBuilderAtEnd(L->b, body);
+    LLVMValueRef odd = LLVMBuildTrunc(L->b, k, L->i1, "");
+    LLVMValueRef result2 = sel(L, odd, LLVMBuildMul(L->b, result, base, ""), result);
+    LLVMValueRef base2 = LLVMBuildMul(L->b, base, base, "");
+    LLVMValueRef k2 = LLVMBuildLShr(L->b, k, one, "");
+    LLVMBuildBr(L->b, loop);
+
+    LLVMValueRef result_in[2] = {one, result2}, base_in[2] = {a, base2}, k_in[2] = {e, k2};
+    LLVMBasicBlockRef from[2] = {entry, body};
+    LLVMAddIncoming(result, result_in, from, 2);
+    LLVMAddIncoming(base, base_in, from, 2);
+    LLVMAddIncoming(k, k_in, from, 2);
+
+    LLVMPositionBuilderAtEnd(L->b, done);
+    LLVMBuildRet(L->b, result);
+
+    LLVMDisposeBuilder(L->b);
+    L->b = saved;
+    return fn;
+}
+
+static LLVMValueRef power(GjLower *L, GjNumClass cls, LLVMValueRef a, LLVMValueRef b) {
+    int e = small_exponent(b);
+    if (e >= 0)
+        return pow_by_multiplies(L, a, e, cls == GJ_NC_FLOAT);
+    if (cls == GJ_NC_FLOAT) {
+        LLVMValueRef args[2] = {a, b};
+        return libdevice_call(L, "pow", args, 2);
+    }
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    LLVMValueRef fn = ipow_helper(L, ty, cls == GJ_NC_SINT);
+    LLVMTypeRef params[2] = {ty, ty};
+    LLVMValueRef args[2] = {a, b};
+    return LLVMBuildCall2(L->b, LLVMFunctionType(ty, params, 2, 0), fn, args, 2, "");
+}
+
+/* ---- shifts --------------------------------------------------------------------- */
+
+/* NumPy's shifts: a count of at least the width gives 0 (or -1 for a
+   negative signed value shifted right) instead of LLVM's poison. */
+static LLVMValueRef shift(GjLower *L, int left, int is_signed, LLVMValueRef a, LLVMValueRef b) {
+    unsigned width = LLVMGetIntTypeWidth(LLVMTypeOf(a));
+    LLVMValueRef too_far = icmp(L, LLVMIntUGE, b, int_const(a, width));
+    if (left)
+        return sel(L, too_far, int_const(a, 0), LLVMBuildShl(L->b, a, b, ""));
+    if (!is_signed)
+        return sel(L, too_far, int_const(a, 0), LLVMBuildLShr(L->b, a, b, ""));
+    LLVMValueRef count = sel(L, too_far, int_const(a, width - 1), b);
+    return LLVMBuildAShr(L->b, a, count, "");
+}
+
+/* ---- operators ------------------------------------------------------------------ */
+
+static LLVMValueRef int_binop(GjLower *L, GjBinop op, GjNumClass cls, LLVMValueRef a,
+                              LLVMValueRef b) {
+    int is_signed = cls == GJ_NC_SINT;
+    switch (op) {
+    case GJ_BIN_ADD: return LLVMBuildAdd(L->b, a, b, "");
+    case GJ_BIN_SUB: return LLVMBuildSub(L->b, a, b, "");
+    case GJ_BIN_MUL: return LLVMBuildMul(L->b, a, b, "");
+    case GJ_BIN_FLOORDIV: return int_divmod(L, 0, is_signed, a, b);
+    case GJ_BIN_MOD: return int_divmod(L, 1, is_signed, a, b);
+    case GJ_BIN_POW: return power(L, cls, a, b);
+    case GJ_BIN_LSHIFT: return shift(L, 1, is_signed, a, b);
+    case GJ_BIN_RSHIFT: return shift(L, 0, is_signed, a, b);
+    case GJ_BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
+    case GJ_BIN_OR: return LLVMBuildOr(L->b, a, b, "");
+    case GJ_BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
+    case GJ_BIN_TRUEDIV: case GJ_BIN_MATMUL: case GJ_NBINOPS:
+        break;   /* true division reaches here only with an integer result type */
+    }
+    return NULL;
+}
+
+static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
+    switch (op) {
+    case GJ_BIN_ADD: return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
+    case GJ_BIN_SUB: return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
+    case GJ_BIN_MUL: return gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, ""));
+    case GJ_BIN_TRUEDIV: return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    case GJ_BIN_FLOORDIV: return float_divmod(L, 0, a, b);
+    case GJ_BIN_MOD: return float_divmod(L, 1, a, b);
+    case GJ_BIN_POW: return power(L, GJ_NC_FLOAT, a, b);
+    case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT: case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR:
+    case GJ_BIN_MATMUL: case GJ_NBINOPS:
+        break;
+    }
+    return NULL;
+}
+
+/* NumPy bool arithmetic: + is or, * is and; & | ^ are logical. */
+static LLVMValueRef bool_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
+    switch (op) {
+    case GJ_BIN_ADD: case GJ_BIN_OR: return LLVMBuildOr(L->b, a, b, "");
+    case GJ_BIN_MUL: case GJ_BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
+    case GJ_BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
+    case GJ_BIN_SUB: case GJ_BIN_TRUEDIV: case GJ_BIN_FLOORDIV: case GJ_BIN_MOD: case GJ_BIN_POW:
+    case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT: case GJ_BIN_MATMUL: case GJ_NBINOPS:
+        break;
+    }
+    return NULL;
+}
+
+LLVMValueRef gj_lower_binop(GjLower *L, GjBinop op, LLVMValueRef a, const GjType *ta,
+                            LLVMValueRef b, const GjType *tb, const GjType *rt) {
+    GjNumClass cls = gj_lower_class(rt);
+    LLVMValueRef r = NULL;
+    if (cls != GJ_NC_OTHER) {
+        if (!(a = gj_lower_cast(L, a, ta, rt)) || !(b = gj_lower_cast(L, b, tb, rt)))
+            return NULL;
+        switch (cls) {
+        case GJ_NC_BOOL: r = bool_binop(L, op, a, b); break;
+        case GJ_NC_SINT: case GJ_NC_UINT: r = int_binop(L, op, cls, a, b); break;
+        case GJ_NC_FLOAT: r = float_binop(L, op, a, b); break;
+        case GJ_NC_OTHER: break;
+        }
+    }
+    if (!r)
+        gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot lower %s %s %s giving %s", ta->name,
+                 gj_ir_binop_symbol(op), tb->name, rt->name);
+    return r;
+}
+
+LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *ta,
+                           const GjType *rt) {
+    if (op == GJ_UN_NOT) {
+        LLVMValueRef t = gj_lower_truth(L, a, ta);
+        return t ? gj_lower_cast(L, LLVMBuildNot(L->b, t, ""), &gj_ty_bool, rt) : NULL;
+    }
+    GjNumClass cls = gj_lower_class(rt);
+    if (cls == GJ_NC_OTHER || !(a = gj_lower_cast(L, a, ta, rt)))
+        goto unsupported;
+    switch (op) {
+    case GJ_UN_POS:
+        return a;
+    case GJ_UN_NEG:
+        if (cls == GJ_NC_FLOAT)
+            return gj_lower_fast(L, LLVMBuildFNeg(L->b, a, ""));
+        return cls == GJ_NC_BOOL ? a : LLVMBuildNeg(L->b, a, "");
+    case GJ_UN_INVERT:
+        if (cls == GJ_NC_FLOAT)
+            break;
+        return LLVMBuildNot(L->b, a, "");   /* ~x == -x - 1; bool: logical not */
+    case GJ_UN_NOT:
+        break;
+    }
+unsupported:
+    if (!L->c->diag)
+        gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot lower unary %s on %s",
+                 gj_ir_unop_symbol(op), ta->name);
+    return NULL;
+}
+
+/* Predicates indexed by GjCmp (LT LE EQ NE GT GE). */
+static const LLVMIntPredicate cmp_signed[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntEQ,
+                                              LLVMIntNE, LLVMIntSGT, LLVMIntSGE};
+static const LLVMIntPredicate cmp_unsigned[] = {LLVMIntULT, LLVMIntULE, LLVMIntEQ,
+                                                LLVMIntNE, LLVMIntUGT, LLVMIntUGE};
+static const LLVMRealPredicate cmp_float[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOEQ,
+                                              LLVMRealUNE, LLVMRealOGT, LLVMRealOGE};
+
+static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef b,
+                               GjNumClass cls) {
+    switch (cls) {
+    case GJ_NC_SINT: return icmp(L, cmp_signed[k], a, b);
+    case GJ_NC_BOOL: case GJ_NC_UINT: return icmp(L, cmp_unsigned[k], a, b);
+    case GJ_NC_FLOAT: return gj_lower_fast(L, fcmp(L, cmp_float[k], a, b));
+    case GJ_NC_OTHER: break;
+    }
+    return NULL;
+}
+
+LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
+                              LLVMValueRef b, const GjType *tb) {
+    const GjType *t = gj_ty_promote(ta, tb);
+    if (!t && gj_lower_class(ta) == GJ_NC_BOOL && gj_lower_class(tb) == GJ_NC_BOOL)
+        t = &gj_ty_bool;
+    if (!t || gj_lower_class(t) == GJ_NC_OTHER) {
+        gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot compare %s %s %s", ta->name,
+                 gj_ir_cmp_symbol(k), tb->name);
+        return NULL;
+    }
+    if (!(a = gj_lower_cast(L, a, ta, t)) || !(b = gj_lower_cast(L, b, tb, t)))
+        return NULL;
+    return compare_in(L, k, a, b, gj_lower_class(t));
+}
+
+/* ---- builtins --------------------------------------------------------------------- */
+
+LLVMValueRef gj_lower_abs(GjLower *L, LLVMValueRef a, const GjType *t) {
+    switch (gj_lower_class(t)) {
+    case GJ_NC_BOOL: case GJ_NC_UINT:
+        return a;
+    case GJ_NC_SINT: {   /* abs(INT_MIN) wraps to INT_MIN, as NumPy */
+        LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};
+        return gj_lower_call_intrinsic(L, "llvm.abs", LLVMTypeOf(a), args, 2);
+    }
+    case GJ_NC_FLOAT:
+        return gj_lower_float_intrinsic(L, "llvm.fabs", a);
+    case GJ_NC_OTHER:
+        break;
+    }
+    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "abs() of %s is not supported", t->name);
+    return NULL;
+}
+
+/* Python's min(a, b) == (b < a ? b : a) and max(a, b) == (b > a ? b : a):
+   the first argument wins ties and nan comparisons. */
+LLVMValueRef gj_lower_minmax(GjLower *L, int is_max, LLVMValueRef a, LLVMValueRef b,
+                             const GjType *t) {
+    GjNumClass cls = gj_lower_class(t);
+    LLVMValueRef better = compare_in(L, is_max ? GJ_CMP_GT : GJ_CMP_LT, b, a, cls);
+    if (!better) {
+        gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "%s() of %s is not supported",
+                 is_max ? "max" : "min", t->name);
+        return NULL;
+    }
+    return sel(L, better, b, a);
+}

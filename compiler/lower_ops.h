@@ -1,0 +1,82 @@
+/*
+ * lower_ops.h - what lower.c (the walk over the IR: kernel signature,
+ * variables, blocks, arrays, calls) shares with lower_ops.c (Python's
+ * numeric semantics on LLVM values: casts, operators, comparisons, math).
+ * Private to lowering; the rest of the compiler uses lower.h.
+ *
+ * Values follow one representation everywhere: bool is i1 (i8 only in
+ * memory and kernel parameters), integers iN, floats half/float/double,
+ * arrays {ptr addrspace(1) data, [n x i64] shape, [n x i64] strides},
+ * range iterators {cur, stop, step}, tuples literal structs, compile-time
+ * objects (modules, callables, dim3, None) an empty struct.
+ */
+#ifndef GJ_LOWER_OPS_H
+#define GJ_LOWER_OPS_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+
+#include "ir.h"
+#include "compile.h"
+
+/* The numeric class that decides which LLVM instruction an operation uses;
+   one entry covers every width (int8..int64 are all GJ_NC_SINT). */
+typedef enum GjNumClass {
+    GJ_NC_BOOL,    /* i1 */
+    GJ_NC_SINT,    /* signed iN */
+    GJ_NC_UINT,    /* unsigned iN */
+    GJ_NC_FLOAT,   /* half, float, double */
+    GJ_NC_OTHER,   /* not a number: arrays, tuples, compile-time objects */
+} GjNumClass;
+
+typedef struct GjLower {
+    GjCtx *c;
+    GjFunc *f;
+    const GjCompileOptions *opt;
+    LLVMContextRef ctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;              /* the kernel */
+    LLVMBasicBlockRef *bbs;       /* per GjBlock; NULL for unreachable blocks */
+    LLVMValueRef *vars;           /* alloca per GjVar; NULL if the var has no type */
+    LLVMValueRef *temps;          /* per temp; valid in the defining block */
+    GjLoc loc;                    /* instruction being lowered, for diagnostics */
+    LLVMTypeRef i1, i8, i32, i64, ptr_global, empty;
+    LLVMDIBuilderRef dib;         /* lineinfo only, else NULL */
+    LLVMMetadataRef subprogram;
+} GjLower;
+
+/* ---- lower_ops.c ---- */
+
+GjNumClass gj_lower_class(const GjType *t);
+/* The LLVM type of values of t (weak literals materialised); NULL if t has none. */
+LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t);
+/* Converts v from type `from` to type `to` (scalars by class and width;
+   equal types unchanged); records a LOWERING diag and returns NULL if impossible. */
+LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to);
+/* Python truth of a scalar as i1. */
+LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t);
+
+/* a <op> b with Python/NumPy semantics; operands are converted to rt, the
+   result type inference chose. */
+LLVMValueRef gj_lower_binop(GjLower *L, GjBinop op, LLVMValueRef a, const GjType *ta,
+                            LLVMValueRef b, const GjType *tb, const GjType *rt);
+LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *ta,
+                           const GjType *rt);
+/* a <k> b compared in the promoted type of ta and tb; result i1. */
+LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
+                              LLVMValueRef b, const GjType *tb);
+
+/* Builtins on values already converted to t. */
+LLVMValueRef gj_lower_abs(GjLower *L, LLVMValueRef a, const GjType *t);
+LLVMValueRef gj_lower_minmax(GjLower *L, int is_max, LLVMValueRef a, LLVMValueRef b,
+                             const GjType *t);
+/* llvm.<name> (sqrt, fabs, floor, ceil, trunc) on a float value. */
+LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef a);
+/* A call of LLVM intrinsic `name`, overloaded on `overload` unless NULL. */
+LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef overload,
+                                     LLVMValueRef *args, unsigned nargs);
+/* Applies the fast-math flags opt->fastmath asks for to a float instruction. */
+LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v);
+
+#endif

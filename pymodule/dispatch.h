@@ -1,0 +1,65 @@
+/*
+ * dispatch.h - what dispatcher.c (specialisation table, compiling, the
+ * Dispatcher type) and launcher.c (arguments, launch configuration, the
+ * launch) share: the compiled-entry and dispatcher structs and the key
+ * encoding.
+ *
+ * A type key is an array of 32-bit words: key[0] is the device ordinal (a
+ * CUmodule belongs to one context), key[1 + i] describes argument i.
+ */
+#ifndef GJ_DISPATCH_H
+#define GJ_DISPATCH_H
+
+#include "gjpy.h"
+
+#include "compile.h"
+
+enum { GJ_MAX_ARGS = 255 };   /* Python parameters of a kernel */
+
+/* Key word of one argument: its dtype, and for arrays ndim and layout. */
+#define GJ_KEY_WORD(dtype, ndim, layout, is_array)                                          \
+    ((uint32_t)(dtype) | (uint32_t)(ndim) << 8 | (uint32_t)(unsigned char)(layout) << 16 \
+     | (uint32_t)(is_array) << 24)
+#define GJ_KEY_DTYPE(w) ((int)((w) & 0xff))
+#define GJ_KEY_NDIM(w) ((int)(((w) >> 8) & 0xff))
+#define GJ_KEY_LAYOUT(w) ((GjLayout)(((w) >> 16) & 0xff))
+#define GJ_KEY_IS_ARRAY(w) ((int)(((w) >> 24) & 1))
+
+typedef struct GjEntry {
+    struct GjEntry *next;        /* hash chain */
+    uint64_t hash;
+    GjCompileResult res;       /* PTX and launch plan (malloc-owned) */
+    void *module;              /* CUmodule, NULL until loaded */
+    void *func;                /* CUfunction */
+    int max_threads;           /* per block, for this kernel (registers) */
+    PyObject *sig;             /* tuple of type names, ('float32', 'array(float32, 1d, C)') */
+    int nkey;                  /* key[0] = device ordinal, key[1 + i] = argument i */
+    uint32_t key[];
+} GjEntry;
+
+typedef struct GjDispatcher {
+    PyObject_HEAD
+    PyObject *func;            /* the Python function */
+    PyObject *dict;            /* __dict__ (functools.wraps writes __name__, __doc__) */
+    PyObject *weakreflist;
+    int argcount;
+    int fastmath, lineinfo, debug, opt, device_fn;
+    GjEntry **buckets;           /* [nbuckets], a power of two */
+    size_t nbuckets, count;
+    GjEntry *last;               /* the last entry used: checked before hashing */
+    PyObject *last_config;     /* kernel[...] key of last_launcher */
+    PyObject *last_launcher;
+} GjDispatcher;
+
+/* The compiled entry for key[0..n), or NULL (no exception). */
+GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n);
+/* Compiles d's function for key and adds it to d's table; NULL raised. */
+GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n);
+/* Loads e's PTX into its device's context (once); -1 raised. */
+int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
+
+/* kernel[config]: a new launch configuration object; NULL raised. */
+PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config);
+int gj_py_launcher_register(PyObject *module, GjPyState *st);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * gjpy.h - what the files of the _gpujit extension share: the module state
+ * (exception classes, heap types, cached NumPy callables; no C globals hold
+ * Python objects), the table of element types (dtypes) gpujit knows, the
+ * DeviceArray struct the dispatcher reads without a Python call, and the
+ * error-raising functions every file uses.
+ *
+ * Built against the limited API (abi3, 3.11): no macros or struct fields
+ * outside it.  module.c owns the state; devicearray.c, dispatcher.c and
+ * stream objects (module.c) register their types into it.
+ */
+#ifndef GJ_PY_H
+#define GJ_PY_H
+
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030B0000
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "driver.h"
+#include "gj.h"
+#include "codeview.h"
+#include "types.h"
+
+enum { GJ_PY_MAX_NDIM = 8 };   /* dimensions a DeviceArray / kernel argument may have */
+
+typedef struct GjPyState {
+    /* exception classes, see module.c for the hierarchy */
+    PyObject *GpujitError, *TypingError, *UnsupportedError, *LoweringError, *InternalError;
+    PyObject *CudaError, *CudaOutOfMemoryError, *CudaCompileError, *CudaKernelFault,
+        *CudaSupportError;
+    /* heap types */
+    PyTypeObject *DeviceArrayType, *DispatcherType, *LauncherType, *StreamType, *EventType;
+    /* numpy, imported on first need (import gpujit must not import it eagerly
+       in C; the Python layer may) */
+    PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;
+    PyObject *str_cai;   /* interned "__cuda_array_interface__" */
+} GjPyState;
+
+/* ---- element types -------------------------------------------------------- */
+
+/* Scalar types an argument or array element may have; the index is the
+   "dtype id" stored in DeviceArrays and type keys. */
+typedef enum GjDtypeId {
+    GJ_DT_BOOL, GJ_DT_INT8, GJ_DT_INT16, GJ_DT_INT32, GJ_DT_INT64,
+    GJ_DT_UINT8, GJ_DT_UINT16, GJ_DT_UINT32, GJ_DT_UINT64,
+    GJ_DT_FLOAT16, GJ_DT_FLOAT32, GJ_DT_FLOAT64, GJ_DT_COMPLEX64, GJ_DT_COMPLEX128,
+    GJ_DT_COUNT
+} GjDtypeId;
+
+typedef struct GjDtype {
+    const char *name;     /* NumPy name, "float32" */
+    char kind;            /* NumPy dtype.kind: b i u f c */
+    int itemsize;         /* bytes */
+    const GjType *type;   /* compiler's singleton */
+} GjDtype;
+
+extern const GjDtype gj_py_dtypes[GJ_DT_COUNT];
+
+/* Dtype id for NumPy kind char and itemsize, or -1. */
+int gj_py_dtype_lookup(char kind, Py_ssize_t itemsize);
+/* Dtype id of a struct-module buffer format ("f", "<i8", "=q", "Zd") with the
+   buffer's itemsize, or -1 (big-endian, records, ...). */
+int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize);
+
+/* ---- device arrays ------------------------------------------------------ */
+
+typedef struct GjDeviceArray {
+    PyObject_HEAD
+    uint64_t ptr;          /* device address of element [0, 0, ...] */
+    size_t nbytes;         /* of the allocation it owns (0 for a view) */
+    int device;            /* ordinal whose context owns ptr */
+    int ndim;
+    int dtype_id;          /* GjDtypeId */
+    char layout;           /* 'C', 'F' or 'A' (GjLayout) */
+    int owns;              /* frees ptr in tp_dealloc */
+    Py_ssize_t itemsize;
+    Py_ssize_t size;       /* elements */
+    Py_ssize_t shape[GJ_PY_MAX_NDIM];
+    Py_ssize_t strides[GJ_PY_MAX_NDIM];   /* bytes */
+    PyObject *dtype;       /* numpy.dtype */
+    PyObject *base;        /* object that keeps ptr alive for a view, or NULL */
+    PyObject *weakreflist;
+} GjDeviceArray;
+
+/* Layout ('C', 'F', 'A') of ndim extents/strides (bytes) of itemsize elements. */
+char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                  Py_ssize_t itemsize);
+
+/* New uninitialised DeviceArray on the current device (strides NULL = C order). */
+GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
+                                     const Py_ssize_t *strides, PyObject *dtype);
+/* to_device(): copies a host array (anything with the buffer protocol). */
+PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream);
+
+int gj_py_devicearray_register(PyObject *module, GjPyState *st);
+int gj_py_dispatcher_register(PyObject *module, GjPyState *st);
+
+/* ---- module state and helpers (module.c) -------------------------------- */
+
+GjPyState *gj_py_state_of_type(PyTypeObject *tp);   /* via PyType_GetModuleState */
+/* Imports numpy once and caches the callables in st; -1 with an exception. */
+int gj_py_numpy(GjPyState *st);
+/* numpy.dtype(obj) */
+PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj);
+/* GjDtypeId of a numpy.dtype, or -1 with TypeError naming it. */
+int gj_py_dtype_id_of(PyObject *dtype);
+/* The type's name ("str") as a new str, for messages. */
+PyObject *gj_py_type_name(PyObject *obj);
+/* Converts a stream argument (0, None, a Stream, or a raw CUstream int) to a
+   handle; -1 with TypeError. */
+int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);
+/* Makes the current device's context current on this thread; -1 raised. */
+int gj_py_ensure(GjPyState *st);
+
+/* Raise the Python exception for a driver error / a compiler diagnostic.
+   Both return NULL so callers can `return gj_py_raise_cuda(...)`. */
+PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err);
+PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv);
+
+#endif

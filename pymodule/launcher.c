@@ -1,0 +1,662 @@
+/*
+ * launcher.c - launching a kernel: kernel[griddim, blockdim(, stream,
+ * sharedmem)] makes a Launcher; calling it classifies the arguments, finds
+ * or compiles the specialisation (dispatch.h) and launches it.
+ *
+ *     class Launcher:
+ *         def __call__(self, *args) -> None
+ *
+ * Hot path: each argument becomes an Arg and one key word without creating
+ * Python objects (Python scalars by type check, NumPy arrays and scalars
+ * through the buffer protocol, DeviceArrays by struct access;
+ * __cuda_array_interface__ objects need an attribute lookup).
+ * kernelParams are packed per compile.h's ABI into buffers on the C stack
+ * (calls of more than STACK_ARGS arguments allocate).  Host arrays are
+ * copied to temporaries before the launch and, if the launch plan says the
+ * kernel writes them, back after it; then the call synchronizes and frees
+ * the temporaries.  Device arguments pass zero-copy and the launch stays
+ * asynchronous.  The configuration is checked against the device's limits
+ * before anything is launched.
+ */
+#include "dispatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    STACK_ARGS = 16,
+    GIL_RELEASE_BYTES = 1 << 20,
+};
+
+typedef struct Launcher {
+    PyObject_HEAD
+    GjDispatcher *disp;
+    unsigned grid[3], block[3];
+    unsigned shared;           /* dynamic shared memory, bytes */
+    void *stream;
+    PyObject *stream_obj;      /* keeps a gpujit Stream alive */
+    int checked_device;        /* device the configuration was validated on, or -1 */
+} Launcher;
+
+/* ---- arguments ---------------------------------------------------------------- */
+
+typedef enum ArgKind {
+    ARG_SCALAR,    /* value in `scalar` */
+    ARG_HOST,      /* host buffer, copied to `ptr` for the launch */
+    ARG_DEVICE,    /* device memory at `ptr`: DeviceArray or __cuda_array_interface__ */
+} ArgKind;
+
+typedef struct Arg {
+    ArgKind kind;
+    int dtype, ndim;
+    char layout;
+    int readonly;
+    uint64_t ptr;
+    size_t nbytes;                      /* ARG_HOST: bytes of the temporary */
+    int64_t shape[GJ_PY_MAX_NDIM];
+    int64_t strides[GJ_PY_MAX_NDIM];    /* bytes */
+    uint64_t scalar[2];                 /* complex128 needs 16 bytes */
+    PyObject *obj;                      /* borrowed: the argument */
+    PyObject *contig;                   /* ARG_HOST: contiguous copy of a strided obj */
+    Py_buffer view;                     /* ARG_HOST: of obj, or of contig */
+    int has_view;
+} Arg;
+
+static int unsupported_arg(PyObject *func, int i, PyObject *obj)
+{
+    /* The parameter's name, from co_varnames (error path only). */
+    PyObject *code = PyObject_GetAttrString(func, "__code__");
+    PyObject *names = code ? PyObject_GetAttrString(code, "co_varnames") : NULL;
+    PyObject *name = names ? PySequence_GetItem(names, i) : NULL;
+    Py_XDECREF(code);
+    Py_XDECREF(names);
+    PyErr_Clear();
+    PyObject *tname = gj_py_type_name(obj);
+    PyErr_Format(PyExc_TypeError,
+                 "kernel argument %d ('%S') has unsupported type '%S'; pass a NumPy array, a "
+                 "DeviceArray, an object with __cuda_array_interface__, or a bool, int, "
+                 "float or NumPy scalar", i + 1, name ? name : Py_None, tname);
+    Py_XDECREF(name);
+    Py_XDECREF(tname);
+    return -1;
+}
+
+static int set_dims(Arg *a, int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                    Py_ssize_t itemsize)
+{
+    if (ndim > GJ_PY_MAX_NDIM) {
+        PyErr_Format(PyExc_ValueError, "array argument has %d dimensions; at most %d",
+                     ndim, (int)GJ_PY_MAX_NDIM);
+        return -1;
+    }
+    a->ndim = ndim;
+    Py_ssize_t step = itemsize;
+    for (int i = ndim - 1; i >= 0; i--) {
+        a->shape[i] = shape[i];
+        a->strides[i] = strides ? strides[i] : step;
+        step *= shape[i];
+    }
+    Py_ssize_t s[GJ_PY_MAX_NDIM];
+    for (int i = 0; i < ndim; i++)
+        s[i] = (Py_ssize_t)a->strides[i];
+    a->layout = gj_py_layout(ndim, shape, s, itemsize);
+    return 0;
+}
+
+/* A NumPy array or scalar, or any other buffer exporter. */
+static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
+{
+    if (PyObject_GetBuffer(obj, &a->view, PyBUF_RECORDS_RO) < 0)
+        return -2;   /* no buffer after all (CuPy arrays refuse one) */
+    a->has_view = 1;
+    a->dtype = gj_py_dtype_from_format(a->view.format, a->view.itemsize);
+    if (a->dtype < 0) {
+        PyErr_Format(PyExc_TypeError, "kernel argument of buffer format '%s' has no gpujit "
+                     "type", a->view.format ? a->view.format : "B");
+        return -1;
+    }
+    if (a->view.ndim == 0) {   /* NumPy scalar (or 0-d array): passed by value */
+        a->kind = ARG_SCALAR;
+        memcpy(a->scalar, a->view.buf, (size_t)a->view.itemsize);
+        PyBuffer_Release(&a->view);
+        a->has_view = 0;
+        return 0;
+    }
+    a->kind = ARG_HOST;
+    a->readonly = a->view.readonly;
+    if (!PyBuffer_IsContiguous(&a->view, 'A')) {
+        /* Copy a strided host array to a contiguous one; written results
+           go back through numpy.copyto after the launch. */
+        PyBuffer_Release(&a->view);
+        a->has_view = 0;
+        if (gj_py_numpy(st) < 0
+            || !(a->contig = PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL))
+            || PyObject_GetBuffer(a->contig, &a->view, PyBUF_RECORDS_RO) < 0)
+            return -1;
+        a->has_view = 1;
+    }
+    a->nbytes = (size_t)a->view.len;
+    return set_dims(a, a->view.ndim, a->view.shape, a->view.strides, a->view.itemsize);
+}
+
+/* An object exporting __cuda_array_interface__ (CuPy, PyTorch, numba). */
+static int parse_cai(PyObject *cai, Arg *a)
+{
+    if (!PyDict_Check(cai)) {
+        PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ is not a dict");
+        return -1;
+    }
+    PyObject *typestr = PyDict_GetItemString(cai, "typestr");
+    PyObject *shape = PyDict_GetItemString(cai, "shape");
+    PyObject *strides = PyDict_GetItemString(cai, "strides");
+    PyObject *data = PyDict_GetItemString(cai, "data");
+    PyObject *mask = PyDict_GetItemString(cai, "mask");
+    const char *ts = typestr ? PyUnicode_AsUTF8AndSize(typestr, NULL) : NULL;
+    if (!ts || !shape || !PyTuple_Check(shape) || !data || !PyTuple_Check(data)
+        || PyTuple_Size(data) != 2 || (mask && mask != Py_None)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "malformed or masked __cuda_array_interface__");
+        return -1;
+    }
+    long itemsize = strlen(ts) >= 3 ? strtol(ts + 2, NULL, 10) : 0;
+    a->dtype = ts[0] == '>' ? -1 : gj_py_dtype_lookup(ts[1], itemsize);
+    if (a->dtype < 0) {
+        PyErr_Format(PyExc_TypeError, "__cuda_array_interface__ typestr '%s' has no gpujit "
+                     "type", ts);
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_Size(shape), sh[GJ_PY_MAX_NDIM], sd[GJ_PY_MAX_NDIM];
+    if (n > GJ_PY_MAX_NDIM)
+        return set_dims(a, (int)n, NULL, NULL, 0);
+    if (n == 0) {
+        PyErr_SetString(PyExc_TypeError, "0-d __cuda_array_interface__ arguments are not "
+                        "supported; pass a scalar");
+        return -1;
+    }
+    int has_strides = strides && strides != Py_None;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        sh[i] = PyLong_AsSsize_t(PyTuple_GetItem(shape, i));
+        sd[i] = has_strides ? PyLong_AsSsize_t(PyTuple_GetItem(strides, i)) : 0;
+    }
+    a->ptr = (uint64_t)PyLong_AsUnsignedLongLongMask(PyTuple_GetItem(data, 0));
+    a->readonly = PyObject_IsTrue(PyTuple_GetItem(data, 1));
+    if (PyErr_Occurred())
+        return -1;
+    a->kind = ARG_DEVICE;
+    return set_dims(a, (int)n, sh, has_strides ? sd : NULL, itemsize);
+}
+
+/* Classifies argument i and computes its key word. */
+static int parse_arg(GjPyState *st, GjDispatcher *d, int i, PyObject *obj, Arg *a,
+                     uint32_t *word)
+{
+    int rc;
+    a->obj = obj;
+    if (PyBool_Check(obj)) {
+        a->kind = ARG_SCALAR;
+        a->dtype = GJ_DT_BOOL;
+        a->scalar[0] = obj == Py_True;
+    } else if (PyLong_Check(obj)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+        if (overflow) {
+            PyErr_Format(PyExc_OverflowError, "kernel argument %d: Python int does not fit "
+                         "in int64", i + 1);
+            return -1;
+        }
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        a->kind = ARG_SCALAR;
+        a->dtype = GJ_DT_INT64;
+        memcpy(a->scalar, &v, sizeof v);
+    } else if (PyFloat_Check(obj)) {
+        double v = PyFloat_AsDouble(obj);
+        a->kind = ARG_SCALAR;
+        a->dtype = GJ_DT_FLOAT64;
+        memcpy(a->scalar, &v, sizeof v);
+    } else if (PyComplex_Check(obj)) {
+        double v[2] = {PyComplex_RealAsDouble(obj), PyComplex_ImagAsDouble(obj)};
+        a->kind = ARG_SCALAR;
+        a->dtype = GJ_DT_COMPLEX128;
+        memcpy(a->scalar, v, sizeof v);
+    } else if (Py_IS_TYPE(obj, st->DeviceArrayType)) {
+        GjDeviceArray *da = (GjDeviceArray *)obj;
+        if (da->device != gj_cu_current_device()) {
+            PyErr_Format(PyExc_ValueError, "kernel argument %d lives on device %d but the "
+                         "current device is %d", i + 1, da->device, gj_cu_current_device());
+            return -1;
+        }
+        a->kind = ARG_DEVICE;
+        a->dtype = da->dtype_id;
+        a->ptr = da->ptr;
+        a->ndim = da->ndim;
+        a->layout = da->layout;
+        for (int k = 0; k < da->ndim; k++) {
+            a->shape[k] = da->shape[k];
+            a->strides[k] = da->strides[k];
+        }
+    } else if (PyObject_CheckBuffer(obj) && (rc = parse_buffer(st, obj, a)) != -2) {
+        if (rc < 0)
+            return -1;
+    } else {
+        PyErr_Clear();
+        PyObject *cai = PyObject_GetAttr(obj, st->str_cai);
+        if (!cai) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return -1;
+            PyErr_Clear();
+            return unsupported_arg(d->func, i, obj);
+        }
+        rc = parse_cai(cai, a);
+        Py_DECREF(cai);
+        if (rc < 0)
+            return -1;
+    }
+    int arr = a->kind != ARG_SCALAR;
+    *word = GJ_KEY_WORD(a->dtype, arr ? a->ndim : 0, arr ? a->layout : 0, arr);
+    return 0;
+}
+
+static void release_args(Arg *args, int n)
+{
+    GjCuError err;
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind == ARG_HOST && a->ptr)
+            gj_cu_free(a->ptr, &err);   /* after a fault this fails; nothing to do */
+        if (a->has_view)
+            PyBuffer_Release(&a->view);
+        Py_XDECREF(a->contig);
+    }
+}
+
+/* ---- launch configuration ------------------------------------------------------ */
+
+/* griddim/blockdim: an int or a tuple of 1-3 ints. */
+static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
+{
+    out[0] = out[1] = out[2] = 1;
+    PyObject *items[3] = {obj, NULL, NULL};
+    Py_ssize_t n = 1;
+    if (PyTuple_Check(obj)) {
+        n = PyTuple_Size(obj);
+        if (n < 1 || n > 3) {
+            PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, "
+                         "not a tuple of %zd", what, n);
+            return -1;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            items[i] = PyTuple_GetItem(obj, i);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyLong_Check(items[i]) || PyBool_Check(items[i])) {
+            PyObject *tname = gj_py_type_name(items[i]);
+            PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of ints, not %S", what,
+                         tname);
+            Py_XDECREF(tname);
+            return -1;
+        }
+        long long v = PyLong_AsLongLong(items[i]);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v < 0 || v > 0xffffffffLL) {
+            PyErr_Format(PyExc_ValueError, "%s has %lld in dimension %c; it must be between 0 "
+                         "and 2**32-1", what, v, "xyz"[i]);
+            return -1;
+        }
+        out[i] = (unsigned)v;
+    }
+    return 0;
+}
+
+/* ValueError unless the configuration fits device `ordinal`'s limits. */
+static int check_config(GjPyState *st, const Launcher *l, int ordinal)
+{
+    GjCuDeviceInfo info;
+    GjCuError err;
+    if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK) {
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
+    unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+    for (int i = 0; i < 3; i++) {
+        if (l->block[i] > (unsigned)info.max_block_dim[i]) {
+            PyErr_Format(PyExc_ValueError, "blockDim.%c of %u exceeds the device's limit of %d",
+                         "xyz"[i], l->block[i], info.max_block_dim[i]);
+            return -1;
+        }
+        if (l->grid[i] > (unsigned)info.max_grid_dim[i]) {
+            PyErr_Format(PyExc_ValueError, "gridDim.%c of %u exceeds the device's limit of %d",
+                         "xyz"[i], l->grid[i], info.max_grid_dim[i]);
+            return -1;
+        }
+    }
+    if (threads > (unsigned long long)info.max_threads_per_block) {
+        PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds the device's limit of "
+                     "%d threads per block", threads, info.max_threads_per_block);
+        return -1;
+    }
+    if (l->shared > (unsigned)info.max_shared_per_block) {
+        PyErr_Format(PyExc_ValueError, "dynamic shared memory of %u bytes exceeds the "
+                     "device's limit of %d bytes per block", l->shared,
+                     info.max_shared_per_block);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- launching ---------------------------------------------------------------------- */
+
+/* Copies host arguments in, launches, copies written ones back; with host
+   arguments the call synchronizes before returning. */
+static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
+                  uint64_t *slots)
+{
+    GjCuError err;
+    int has_host = 0;
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind == ARG_SCALAR || !e->res.params[i].written || !a->readonly)
+            continue;
+        PyErr_Format(PyExc_ValueError, "kernel argument %d ('%s') is read-only, but the "
+                     "kernel writes to it", i + 1, e->res.params[i].name);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind != ARG_HOST)
+            continue;
+        has_host = 1;
+        if (gj_cu_alloc(a->nbytes, &a->ptr, &err) != GJ_CU_OK)
+            goto cuda_error;
+        PyThreadState *ts = a->nbytes >= GIL_RELEASE_BYTES ? PyEval_SaveThread() : NULL;
+        GjCuStatus s = gj_cu_htod(a->ptr, a->view.buf, a->nbytes, l->stream, &err);
+        if (ts)
+            PyEval_RestoreThread(ts);
+        if (s != GJ_CU_OK)
+            goto cuda_error;
+    }
+    /* kernelParams per compile.h: scalar value; array data, shape[ndim], strides[ndim] */
+    int p = 0, s = 0;
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind == ARG_SCALAR) {
+            memcpy(&slots[s], a->scalar, sizeof a->scalar);
+            params[p++] = &slots[s];
+            s += 2;
+            continue;
+        }
+        slots[s] = a->ptr;
+        params[p++] = &slots[s++];
+        for (int k = 0; k < a->ndim; k++) {
+            memcpy(&slots[s], &a->shape[k], sizeof(int64_t));
+            params[p++] = &slots[s++];
+        }
+        for (int k = 0; k < a->ndim; k++) {
+            memcpy(&slots[s], &a->strides[k], sizeof(int64_t));
+            params[p++] = &slots[s++];
+        }
+    }
+    if (gj_cu_launch(e->func, l->grid, l->block, l->shared, l->stream, params, &err)
+        != GJ_CU_OK)
+        goto cuda_error;
+    if (!has_host)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind != ARG_HOST || !e->res.params[i].written)
+            continue;
+        void *dst = a->view.buf;
+        PyThreadState *ts = PyEval_SaveThread();
+        GjCuStatus cs = gj_cu_dtoh(dst, a->ptr, a->nbytes, l->stream, &err);
+        PyEval_RestoreThread(ts);
+        if (cs != GJ_CU_OK)
+            goto cuda_error;
+    }
+    PyThreadState *ts = PyEval_SaveThread();
+    GjCuStatus ss = gj_cu_stream_synchronize(l->stream, &err);
+    PyEval_RestoreThread(ts);
+    if (ss != GJ_CU_OK)
+        goto cuda_error;
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind != ARG_HOST || !a->contig || !e->res.params[i].written)
+            continue;
+        PyObject *r = PyObject_CallFunction(st->np_copyto, "OO", a->obj, a->contig);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+cuda_error:
+    gj_py_raise_cuda(st, &err);
+    return -1;
+}
+
+/* An entry compiled for layout 'A' (any strides) in place of the C or F
+   arrays of key: what an explicit signature with float32[:] compiled. */
+static GjEntry *find_any_layout(GjDispatcher *d, const uint32_t *key, int n)
+{
+    uint32_t relaxed[GJ_MAX_ARGS + 1];
+    int changed = 0;
+    relaxed[0] = key[0];
+    for (int i = 1; i < n; i++) {
+        uint32_t w = key[i];
+        if (GJ_KEY_IS_ARRAY(w) && GJ_KEY_LAYOUT(w) != GJ_LAYOUT_A) {
+            w = GJ_KEY_WORD(GJ_KEY_DTYPE(w), GJ_KEY_NDIM(w), GJ_LAYOUT_A, 1);
+            changed = 1;
+        }
+        relaxed[i] = w;
+    }
+    return changed ? gj_py_entry_find(d, relaxed, n) : NULL;
+}
+
+static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
+{
+    Launcher *l = (Launcher *)self;
+    GjDispatcher *d = l->disp;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    if (kw && PyDict_Size(kw) > 0) {
+        PyErr_SetString(PyExc_TypeError, "kernel arguments are positional only");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_Size(pyargs);
+    if (n != d->argcount) {
+        PyObject *name = PyObject_GetAttrString(d->func, "__name__");
+        PyErr_Format(PyExc_TypeError, "%S() takes %d argument%s but %zd %s given", name,
+                     d->argcount, d->argcount == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+        Py_XDECREF(name);
+        return NULL;
+    }
+    Arg stack_args[STACK_ARGS];
+    uint32_t stack_key[STACK_ARGS + 1];
+    void *stack_params[STACK_ARGS * (2 + 2 * GJ_PY_MAX_NDIM)];
+    uint64_t stack_slots[STACK_ARGS * (2 + 2 * GJ_PY_MAX_NDIM)];
+    Arg *args = stack_args;
+    uint32_t *key = stack_key;
+    void **params = stack_params;
+    uint64_t *slots = stack_slots;
+    PyObject *result = NULL;
+    int parsed = 0;
+    if (n > STACK_ARGS) {
+        size_t nslots = (size_t)n * (2 + 2 * GJ_PY_MAX_NDIM);
+        args = PyMem_Calloc((size_t)n, sizeof *args);
+        key = PyMem_Calloc((size_t)n + 1, sizeof *key);
+        params = PyMem_Calloc(nslots, sizeof *params);
+        slots = PyMem_Calloc(nslots, sizeof *slots);
+        if (!args || !key || !params || !slots) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    } else {
+        memset(stack_args, 0, (size_t)n * sizeof *args);
+    }
+    int device = gj_cu_current_device();
+    key[0] = (uint32_t)device;
+    while (parsed < n) {
+        Arg *a = &args[parsed];
+        PyObject *obj = PyTuple_GetItem(pyargs, parsed);
+        parsed++;   /* release_args() cleans up a partly parsed argument too */
+        if (parse_arg(st, d, parsed - 1, obj, a, &key[parsed]) < 0)
+            goto done;
+    }
+    if (gj_py_ensure(st) < 0)
+        goto done;
+    if (l->checked_device != device) {
+        if (check_config(st, l, device) < 0)
+            goto done;
+        l->checked_device = device;
+    }
+    GjEntry *e = gj_py_entry_find(d, key, (int)n + 1);
+    if (!e)
+        e = find_any_layout(d, key, (int)n + 1);
+    if (!e && !(e = gj_py_entry_compile(st, d, key, (int)n + 1)))
+        goto done;
+    if (gj_py_entry_load(st, e, d->lineinfo) < 0)
+        goto done;
+    unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+    if (e->max_threads > 0 && threads > (unsigned long long)e->max_threads) {
+        PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds this kernel's limit of "
+                     "%d threads per block (set by its register use)", threads,
+                     e->max_threads);
+        goto done;
+    }
+    if ((unsigned long long)l->grid[0] * l->grid[1] * l->grid[2] == 0) {
+        result = Py_NewRef(Py_None);   /* an empty grid launches nothing */
+        goto done;
+    }
+    if (launch(st, l, e, args, (int)n, params, slots) == 0)
+        result = Py_NewRef(Py_None);
+done:
+    if (args)
+        release_args(args, parsed);
+    if (args != stack_args) {
+        PyMem_Free(args);
+        PyMem_Free(key);
+        PyMem_Free(params);
+        PyMem_Free(slots);
+    }
+    return result;
+}
+
+/* ---- Launcher type ------------------------------------------------------------------- */
+
+static int launcher_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Launcher *l = (Launcher *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT((PyObject *)l->disp);
+    Py_VISIT(l->stream_obj);
+    return 0;
+}
+
+static int launcher_clear(PyObject *self)
+{
+    Launcher *l = (Launcher *)self;
+    Py_CLEAR(l->disp);
+    Py_CLEAR(l->stream_obj);
+    return 0;
+}
+
+static void launcher_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    launcher_clear(self);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *launcher_repr(PyObject *self)
+{
+    Launcher *l = (Launcher *)self;
+    PyObject *name = PyObject_GetAttrString(l->disp->func, "__name__");
+    if (!name)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<gpujit launch of %S: grid (%u, %u, %u), block "
+                                       "(%u, %u, %u), %u bytes of shared memory>", name,
+                                       l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                       l->block[1], l->block[2], l->shared);
+    Py_DECREF(name);
+    return r;
+}
+
+static PyType_Slot launcher_slots[] = {
+    {Py_tp_dealloc, (void *)launcher_dealloc},
+    {Py_tp_traverse, (void *)launcher_traverse},
+    {Py_tp_clear, (void *)launcher_clear},
+    {Py_tp_call, (void *)launcher_call},
+    {Py_tp_repr, (void *)launcher_repr},
+    {Py_tp_doc, "A kernel with a launch configuration; call it with the kernel's arguments."},
+    {0, NULL},
+};
+
+static PyType_Spec launcher_spec = {
+    .name = "gpujit.Launcher",
+    .basicsize = sizeof(Launcher),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE
+             | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = launcher_slots,
+};
+
+PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
+{
+    Py_ssize_t n = PyTuple_Check(config) ? PyTuple_Size(config) : 0;
+    if (n < 2 || n > 4) {
+        PyErr_SetString(PyExc_TypeError, "launch configuration must be kernel[griddim, "
+                        "blockdim] or kernel[griddim, blockdim, stream, sharedmem]");
+        return NULL;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(st->LauncherType, Py_tp_alloc);
+    Launcher *l = (Launcher *)alloc(st->LauncherType, 0);
+    if (!l)
+        return NULL;
+    l->disp = (GjDispatcher *)Py_NewRef((PyObject *)d);
+    l->checked_device = -1;
+    if (parse_dim3(PyTuple_GetItem(config, 0), l->grid, "griddim") < 0
+        || parse_dim3(PyTuple_GetItem(config, 1), l->block, "blockdim") < 0)
+        goto fail;
+    for (int i = 0; i < 3; i++)
+        if (l->block[i] == 0) {
+            PyErr_Format(PyExc_ValueError, "blockdim has 0 threads in dimension %c; each "
+                         "dimension needs at least 1", "xyz"[i]);
+            goto fail;
+        }
+    if (n >= 3) {
+        PyObject *s = PyTuple_GetItem(config, 2);
+        if (gj_py_stream_handle(st, s, &l->stream) < 0)
+            goto fail;
+        l->stream_obj = Py_NewRef(s);
+    }
+    if (n == 4) {
+        long long shared = PyLong_AsLongLong(PyTuple_GetItem(config, 3));
+        if (shared == -1 && PyErr_Occurred())
+            goto fail;
+        if (shared < 0 || shared > 0x7fffffffLL) {
+            PyErr_Format(PyExc_ValueError, "sharedmem must be a byte count >= 0, not %lld",
+                         shared);
+            goto fail;
+        }
+        l->shared = (unsigned)shared;
+    }
+    /* Validate against the device now when one is in use; else at the call. */
+    if (gj_cu_available()) {
+        int dev = gj_cu_current_device();
+        if (check_config(st, l, dev) < 0)
+            goto fail;
+        l->checked_device = dev;
+    }
+    return (PyObject *)l;
+fail:
+    Py_DECREF(l);
+    return NULL;
+}
+
+int gj_py_launcher_register(PyObject *module, GjPyState *st)
+{
+    st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
+    if (!st->LauncherType)
+        return -1;
+    return PyModule_AddObjectRef(module, "Launcher", (PyObject *)st->LauncherType);
+}

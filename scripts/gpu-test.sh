@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, in the repository root, after scripts/gpu-build.sh
+# built gpubuild/ on the build machine (see docs/install.md).  Needs only
+# python3 (>= 3.11) with numpy and pytest there: no LLVM, no registry.
+#
+# Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
+# the extension's libraries), pytest.log and pytest.xml, vector_add.log and
+# saxpy.log.  Arguments go to pytest (paths relative to tests/).  Exits
+# non-zero if any step failed.
+set -uo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-/tmp/gpujit-out}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+py="${PYTHON:-python3}"
+export PYTHONPATH="$root/gpubuild${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1
+
+if [[ ! -f gpubuild/gpujit/_gpujit.abi3.so ]]; then
+    echo "gpu-test: gpubuild/ is missing: run scripts/gpu-build.sh on the build machine" \
+         "and carry gpubuild to this one" >&2
+    exit 1
+fi
+
+failed=()
+step() {   # step NAME LOG COMMAND...: runs COMMAND, tee'ing its output into LOG
+    local name="$1" log="$2"
+    shift 2
+    echo "=== $name"
+    "$@" 2>&1 | tee "$log"
+    local status=${PIPESTATUS[0]}
+    if ((status != 0)); then
+        failed+=("$name (exit $status)")
+    fi
+}
+
+{
+    nvidia-smi -L || echo "nvidia-smi failed"
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+    "$py" --version
+    # -P everywhere: gpujit must come from gpubuild/, not from ./gpujit/.
+    "$py" -P -c 'import gpujit, numpy; print("gpujit from", gpujit.__path__[0]); print("numpy", numpy.__version__)'
+    ldd gpubuild/gpujit/_gpujit.abi3.so
+} 2>&1 | tee "$out/env.txt"
+
+# pytest runs from tests/ so that interpreters the tests start (`python -c`)
+# do not find ./gpujit/ either.
+step pytest "$out/pytest.log" \
+    bash -c 'cd tests && exec "$0" -P -m pytest -q -ra -p no:cacheprovider --junitxml="$1" "${@:2}"' \
+    "$py" "$out/pytest.xml" "$@"
+step vector_add "$out/vector_add.log" "$py" -P examples/vector_add.py
+step saxpy "$out/saxpy.log" "$py" -P examples/saxpy.py
+
+if ((${#failed[@]})); then
+    echo "gpu-test: FAILED: ${failed[*]}" >&2
+    exit 1
+fi
+echo "gpu-test: all steps passed"

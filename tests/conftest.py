@@ -1,0 +1,90 @@
+"""Shared fixtures: the GPU marker, a freshly seeded RNG, ptxas discovery.
+
+Execution tests carry ``@pytest.mark.gpu`` and are skipped when no CUDA
+device can be used; everything else (bytecode decoding, typing,
+diagnostics, PTX generation) runs on any machine.
+"""
+import os
+import shutil
+import zlib
+
+import numpy as np
+import pytest
+
+import gpujit
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (skipped without one)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if gpujit.is_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA device available")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_report_header(config):
+    seed = _session_seed()
+    return [f"gpujit: GPU available = {gpujit.is_available()}, random seed = {seed}"]
+
+
+_SEED = None
+
+
+def _session_seed():
+    global _SEED
+    if _SEED is None:
+        env = os.environ.get("GPUJIT_TEST_SEED")
+        _SEED = int(env) if env else int.from_bytes(os.urandom(4), "little")
+    return _SEED
+
+
+@pytest.fixture
+def rng(request):
+    """A generator seeded freshly per run (GPUJIT_TEST_SEED reproduces one) and per test."""
+    return np.random.default_rng([_session_seed(), zlib.crc32(request.node.nodeid.encode())])
+
+
+def find_ptxas():
+    exe = shutil.which("ptxas")
+    if exe:
+        return exe
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and os.path.exists(os.path.join(root, "bin", "ptxas")):
+            return os.path.join(root, "bin", "ptxas")
+    return None
+
+
+@pytest.fixture
+def ptxas():
+    exe = find_ptxas()
+    if exe is None:
+        pytest.skip("ptxas not found")
+    return exe
+
+
+def poison(shape, dtype):
+    """An output buffer filled with a value no kernel in the tests writes."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.full(shape, np.nan, dtype)
+    if dtype.kind == "b":
+        return np.zeros(shape, dtype)
+    return np.full(shape, np.iinfo(dtype).max - 3, dtype)
+
+
+def random_array(rng, n, dtype, low=-1000, high=1000):
+    """Random values of dtype: floats in [low, high), ints in [low, high), no zeros-only arrays."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return (rng.random(n) * (high - low) + low).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(n) < 0.5
+    if dtype.kind == "u":
+        low = max(low, 0)
+    info = np.iinfo(dtype)
+    return rng.integers(max(low, info.min), min(high, info.max), size=n, dtype=dtype)

@@ -1,0 +1,213 @@
+"""Control flow on the GPU: if/elif/else, for over range (1-3 arguments,
+negative steps), while, break/continue, nested loops, conditional
+expressions and boolean operators, each against the same logic in CPython."""
+import numpy as np
+import pytest
+
+import gpujit
+from conftest import poison, random_array
+
+pytestmark = pytest.mark.gpu
+
+N = 777  # not a multiple of the block size: the bounds check matters
+
+
+def launch(kernel, *args):
+    out = args[-1]
+    kernel[(out.size + 63) // 64, 64](*args)
+    return out
+
+
+def per_element(fn, *arrays, dtype="int64"):
+    return np.array([fn(*(int(a[k]) if a.dtype.kind in "iu" else float(a[k]) for a in arrays))
+                     for k in range(arrays[0].size)], dtype)
+
+
+@gpujit.jit
+def classify(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        v = a[i]
+        if v < -10:
+            out[i] = -2
+        elif v < 0:
+            out[i] = -1
+        elif v == 0:
+            out[i] = 0
+        else:
+            out[i] = 1
+
+
+def classify_ref(v):
+    return -2 if v < -10 else -1 if v < 0 else 0 if v == 0 else 1
+
+
+def test_if_elif_else(rng):
+    a = random_array(rng, N, "int32", -20, 20)
+    got = launch(classify, a, poison(N, "int64"))
+    np.testing.assert_array_equal(got, per_element(classify_ref, a))
+
+
+@gpujit.jit
+def range_forms(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        n = a[i]
+        s = 0
+        for k in range(n):
+            s += k
+        for k in range(2, n):
+            s += 3 * k
+        for k in range(n, -5, -2):
+            s -= k
+        for k in range(-3, n, 4):
+            s += k * k
+        out[i] = s
+
+
+def range_forms_ref(n):
+    s = sum(range(n)) + sum(3 * k for k in range(2, n))
+    s -= sum(range(n, -5, -2))
+    s += sum(k * k for k in range(-3, n, 4))
+    return s
+
+
+def test_range_one_two_three_arguments(rng):
+    a = random_array(rng, N, "int32", -10, 60)
+    got = launch(range_forms, a, poison(N, "int64"))
+    np.testing.assert_array_equal(got, per_element(range_forms_ref, a))
+
+
+@gpujit.jit
+def collatz(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        n = a[i]
+        steps = 0
+        while n != 1:
+            if n % 2 == 0:
+                n = n // 2
+            else:
+                n = 3 * n + 1
+            steps += 1
+        out[i] = steps
+
+
+def collatz_ref(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+def test_while_loop(rng):
+    a = random_array(rng, N, "int64", 1, 100000)
+    got = launch(collatz, a, poison(N, "int64"))
+    np.testing.assert_array_equal(got, per_element(collatz_ref, a))
+
+
+@gpujit.jit
+def break_continue(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        limit = a[i]
+        s = 0
+        for k in range(100):
+            if k % 3 == 0:
+                continue
+            if k > limit:
+                break
+            s += k
+        j = 0
+        while True:
+            j += 1
+            if j * j > limit:
+                break
+        out[i] = s * 1000 + j
+
+
+def break_continue_ref(limit):
+    s = 0
+    for k in range(100):
+        if k % 3 == 0:
+            continue
+        if k > limit:
+            break
+        s += k
+    j = 0
+    while True:
+        j += 1
+        if j * j > limit:
+            break
+    return s * 1000 + j
+
+
+def test_break_continue(rng):
+    a = random_array(rng, N, "int32", 0, 120)
+    got = launch(break_continue, a, poison(N, "int64"))
+    np.testing.assert_array_equal(got, per_element(break_continue_ref, a))
+
+
+@gpujit.jit
+def nested(a, b, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for p in range(a[i]):
+            for q in range(p, b[i]):
+                acc += p * 0.5 - q
+        out[i] = acc
+
+
+def test_nested_loops(rng):
+    a = random_array(rng, N, "int32", 0, 12)
+    b = random_array(rng, N, "int32", 0, 12)
+    got = launch(nested, a, b, poison(N, "float64"))
+    want = per_element(lambda x, y: sum(p * 0.5 - q for p in range(x) for q in range(p, y)), a, b,
+                       dtype="float64")
+    np.testing.assert_array_equal(got, want)
+
+
+@gpujit.jit
+def boolean_ops(a, b, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        x = a[i]
+        y = b[i]
+        r = 0
+        if x > 0 and y > 0:
+            r += 1
+        if x > 0 or y > 0:
+            r += 10
+        if not x > y:
+            r += 100
+        if -3 < x <= 3:
+            r += 1000
+        out[i] = r + (7 if x < y else -7)
+
+
+def boolean_ops_ref(x, y):
+    r = (x > 0 and y > 0) + 10 * (x > 0 or y > 0) + 100 * (not x > y) + 1000 * (-3 < x <= 3)
+    return r + (7 if x < y else -7)
+
+
+def test_boolean_operators_and_ternary(rng):
+    a = random_array(rng, N, "int32", -6, 6)
+    b = random_array(rng, N, "int32", -6, 6)
+    got = launch(boolean_ops, a, b, poison(N, "int64"))
+    np.testing.assert_array_equal(got, per_element(boolean_ops_ref, a, b))
+
+
+@gpujit.jit
+def early_exit(a, out):
+    i = gpujit.grid(1)
+    if i >= out.size:
+        return
+    out[i] = a[i] * 2
+
+
+def test_return_from_kernel(rng):
+    a = random_array(rng, N, "int64")
+    got = launch(early_exit, a, poison(N, "int64"))
+    np.testing.assert_array_equal(got, a * 2)

@@ -1,0 +1,159 @@
+"""Diagnostics: constructs outside the subset and typing conflicts raise
+gpujit's exceptions with file:line, the source line and a caret."""
+import inspect
+import os
+
+import pytest
+
+import gpujit
+
+SIG2 = "void(float32[:], float32[:])"
+THIS_FILE = os.path.basename(__file__)
+
+
+def line_of(func, text):
+    """Absolute line number of the first source line of func containing text."""
+    lines, start = inspect.getsourcelines(func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(f"{text!r} not in {func.__name__}")
+
+
+def compile_error(func, sig=SIG2, exc=gpujit.GpujitError):
+    with pytest.raises(exc) as info:
+        gpujit.compile_ptx(func, sig)
+    return str(info.value)
+
+
+def test_exception_hierarchy():
+    assert issubclass(gpujit.TypingError, gpujit.GpujitError)
+    assert issubclass(gpujit.UnsupportedError, gpujit.GpujitError)
+    assert issubclass(gpujit.CudaError, gpujit.GpujitError)
+    assert issubclass(gpujit.CudaOutOfMemoryError, gpujit.CudaError)
+    assert issubclass(gpujit.CudaOutOfMemoryError, MemoryError)
+    assert issubclass(gpujit.CudaSupportError, gpujit.CudaError)
+    assert issubclass(gpujit.CudaCompileError, gpujit.CudaError)
+    assert issubclass(gpujit.CudaKernelFault, gpujit.CudaError)
+
+
+def uses_try(x, out):
+    i = gpujit.grid(1)
+    try:
+        out[i] = x[i]
+    except Exception:
+        pass
+
+
+def uses_list(x, out):
+    i = gpujit.grid(1)
+    v = [x[i], x[i]]
+    out[i] = v[0]
+
+
+def uses_with(x, out):
+    with open("f"):
+        out[0] = x[0]
+
+
+@pytest.mark.parametrize("func,marker", [
+    (uses_try, "except Exception:"),
+    (uses_list, "v = [x[i], x[i]]"),
+    (uses_with, 'with open("f"):'),
+])
+def test_unsupported_construct_names_line(func, marker):
+    msg = compile_error(func, exc=gpujit.UnsupportedError)
+    line = line_of(func, marker)
+    assert f"{THIS_FILE}:" in msg
+    assert f":{line}:" in msg or f":{line + 1}:" in msg, msg
+    assert "^" in msg, "diagnostic shows a caret under the source"
+
+
+def test_unsupported_names_construct():
+    msg = compile_error(uses_list, exc=gpujit.UnsupportedError)
+    assert "list" in msg.lower()
+    msg = compile_error(uses_try, exc=gpujit.UnsupportedError)
+    assert "exception" in msg.lower() or "try" in msg.lower()
+
+
+def array_then_scalar(x, out):
+    i = gpujit.grid(1)
+    v = x
+    v = 1.5
+    out[i] = v
+
+
+def test_typing_conflict_at_second_assignment():
+    msg = compile_error(array_then_scalar, exc=gpujit.TypingError)
+    line = line_of(array_then_scalar, "v = 1.5")
+    assert f"{THIS_FILE}:{line}:" in msg, msg
+    assert "array(float32, 1d" in msg
+    assert "v = 1.5" in msg, "the source line is shown"
+
+
+def undefined_name(x, out):
+    out[0] = no_such_global_xyz  # noqa: F821
+
+
+def test_undefined_global():
+    msg = compile_error(undefined_name, exc=gpujit.TypingError)
+    assert "no_such_global_xyz" in msg
+    assert f":{line_of(undefined_name, 'no_such_global_xyz')}:" in msg
+
+
+def float_index(x, out):
+    out[0] = x[1.5]
+
+
+def test_float_index_is_typing_error():
+    msg = compile_error(float_index, exc=gpujit.TypingError)
+    assert "index" in msg and "float" in msg
+
+
+def returns_value(x, out):
+    return x[0]
+
+
+def test_kernel_returning_value():
+    msg = compile_error(returns_value, exc=gpujit.UnsupportedError)
+    assert "return" in msg
+
+
+def bad_range(x, out):
+    for k in range(1, 2, 3, 4):
+        out[k] = x[k]
+
+
+def test_range_arity():
+    msg = compile_error(bad_range, exc=gpujit.TypingError)
+    assert "range" in msg
+
+
+def keyword_call(x, out):
+    out[0] = min(x[0], x[1], key=abs)
+
+
+def test_keyword_arguments_unsupported():
+    compile_error(keyword_call, exc=gpujit.UnsupportedError)
+
+
+def test_wrong_parameter_count_in_signature():
+    with pytest.raises((TypeError, gpujit.GpujitError)):
+        gpujit.compile_ptx(uses_list, "void(float32[:])")
+
+
+def test_errors_leave_compiler_usable():
+    # A failure must not poison later compilations.
+    compile_error(uses_try, exc=gpujit.UnsupportedError)
+
+    def ok(x, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = x[i]
+    ptx, _ = gpujit.compile_ptx(ok, SIG2)
+    assert ".entry" in ptx
+
+
+def test_calling_intrinsic_outside_kernel():
+    with pytest.raises(Exception, match="kernel"):
+        gpujit.grid(1)

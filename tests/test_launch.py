@@ -1,0 +1,196 @@
+"""Launching: configurations, argument passing (NumPy arrays, device arrays,
+scalars), implicit copies, dim3 intrinsics, and the errors raised before a
+launch."""
+import numpy as np
+import pytest
+
+import gpujit
+from conftest import poison, random_array
+
+pytestmark = pytest.mark.gpu
+
+
+@gpujit.jit
+def vector_add(a, b, c):
+    i = gpujit.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+def test_vector_add_numpy_arguments(rng, dtype):
+    n = 100_003
+    a = random_array(rng, n, dtype)
+    b = random_array(rng, n, dtype)
+    a_copy, b_copy = a.copy(), b.copy()
+    c = poison(n, dtype)
+    vector_add[(n + 255) // 256, 256](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+    # Inputs that the kernel only reads are not copied back (and not changed).
+    np.testing.assert_array_equal(a, a_copy)
+    np.testing.assert_array_equal(b, b_copy)
+
+
+def test_vector_add_device_arrays(rng):
+    n = 1 << 16
+    a = random_array(rng, n, "float32")
+    b = random_array(rng, n, "float32")
+    d_a, d_b = gpujit.to_device(a), gpujit.to_device(b)
+    d_c = gpujit.device_array(n, np.float32)
+    assert d_c.shape == (n,) and d_c.dtype == np.float32 and d_c.size == n
+    vector_add[n // 256, 256](d_a, d_b, d_c)
+    c = d_c.copy_to_host()
+    np.testing.assert_array_equal(c, a + b)
+    np.testing.assert_array_equal(d_a.copy_to_host(), a)
+
+
+def test_device_array_round_trip(rng):
+    a = random_array(rng, 1000, "int64")
+    d = gpujit.to_device(a)
+    assert d.shape == a.shape and d.dtype == a.dtype and len(d) == 1000
+    out = poison(1000, "int64")
+    d.copy_to_host(out)
+    np.testing.assert_array_equal(out, a)
+
+
+@gpujit.jit
+def axpb(alpha, beta, x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = alpha * x[i] + beta
+
+
+@pytest.mark.parametrize("alpha,beta", [
+    (2, 3),                          # Python int -> int64
+    (0.5, -1.25),                    # Python float -> float64
+    (True, False),                   # bool
+    (np.float32(1.5), np.float32(2)),  # NumPy scalars keep their dtype
+    (np.int32(-3), np.int64(7)),
+])
+def test_scalar_arguments(rng, alpha, beta):
+    x = random_array(rng, 5000, "float32")
+    out = poison(5000, "float64")
+    axpb[20, 256](alpha, beta, x, out)
+    # Python int/float/bool arguments are int64/float64/bool in the kernel (not weak literals).
+    strong = {int: np.int64, float: np.float64, bool: np.bool_}
+    al, be = (strong.get(type(v), lambda s: s)(v) for v in (alpha, beta))
+    with np.errstate(all="ignore"):
+        want = np.array([al * x[k] + be for k in range(x.size)])
+    np.testing.assert_array_equal(out, want.astype(np.float64))
+
+
+@gpujit.jit
+def sizes(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = a.size * 1000000 + a.shape[0] * 1000 + len(a)
+
+
+def test_size_shape_len():
+    a = np.arange(123, dtype=np.float64)
+    out = poison(10, "int64")
+    sizes[1, 32](a, out)
+    np.testing.assert_array_equal(out, np.full(10, 123 * 1000000 + 123 * 1000 + 123))
+
+
+@gpujit.jit
+def dim3_values(idx, dims):
+    i = gpujit.grid(1)
+    if i < idx.shape[0]:
+        idx[i] = threadIdx.x + blockIdx.x * 10000
+        dims[i] = blockDim.x + gridDim.x * 10000 + gpujit.gridsize(1) * 100000000
+
+
+from gpujit import blockDim, blockIdx, gridDim, threadIdx  # noqa: E402
+
+
+@pytest.mark.parametrize("blocks,threads", [(1, 1), (3, 64), (7, 96), (2, 1024)])
+def test_dim3_intrinsics(blocks, threads):
+    n = blocks * threads
+    idx, dims = poison(n, "int64"), poison(n, "int64")
+    dim3_values[blocks, threads](idx, dims)
+    i = np.arange(n)
+    np.testing.assert_array_equal(idx, i % threads + (i // threads) * 10000)
+    np.testing.assert_array_equal(dims, np.full(n, threads + blocks * 10000 + n * 100000000))
+
+
+@gpujit.jit
+def tuple_config(out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = threadIdx.y * 100 + blockIdx.y * 10 + threadIdx.z
+
+
+def test_tuple_launch_configuration():
+    out = poison(4 * 8, "int64")
+    tuple_config[(4, 2, 1), (8, 3, 2)](out)
+    # Threads with y, z > 0 write the same i as y = z = 0 ones: check only that
+    # every element was written with a value the formula can produce.
+    assert np.all(out >= 0) and np.all(out < 1000)
+
+
+def test_zero_blocks_is_a_no_op():
+    out = poison(16, "float32")
+    before = out.copy()
+    vector_add[0, 32](np.ones(16, np.float32), np.ones(16, np.float32), out)
+    np.testing.assert_array_equal(out, before)
+
+
+def test_block_too_large_raises_before_launch():
+    with pytest.raises(ValueError, match="1024"):
+        vector_add[1, 2048](np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+def test_bad_grid_raises():
+    with pytest.raises(ValueError):
+        vector_add[(1, 1 << 20, 1), 32](np.ones(4, np.float32), np.ones(4, np.float32),
+                                        np.ones(4, np.float32))
+    with pytest.raises((ValueError, TypeError)):
+        vector_add[-1, 32](np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+def test_wrong_argument_count():
+    with pytest.raises(TypeError, match="3"):
+        vector_add[1, 32](np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+def test_unsupported_argument_type():
+    with pytest.raises(TypeError):
+        vector_add[1, 32]("abc", np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+def test_call_without_configuration():
+    with pytest.raises(TypeError, match=r"\["):
+        vector_add(np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+def test_context_survives_errors(rng):
+    with pytest.raises(gpujit.GpujitError):
+        gpujit.compile_ptx(lambda a: [a], "void(float32[:])")
+    with pytest.raises(ValueError):
+        vector_add[1, 4096](np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
+    test_vector_add_device_arrays(rng)
+
+
+def test_inspect_asm_after_launch():
+    vector_add[1, 32](np.ones(4, np.float32), np.ones(4, np.float32), np.zeros(4, np.float32))
+    asm = vector_add.inspect_asm()
+    assert isinstance(asm, dict) and asm
+    assert all(".entry" in ptx for ptx in asm.values())
+
+
+def test_cuda_array_interface_zero_copy(rng):
+    cupy = pytest.importorskip("cupy")
+    a = random_array(rng, 4096, "float32")
+    d_a = cupy.asarray(a)
+    d_c = cupy.full(4096, np.nan, dtype=cupy.float32)
+    vector_add[16, 256](d_a, d_a, d_c)
+    gpujit.synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(d_c), a + a)
+
+
+def test_device_array_exposes_cuda_array_interface(rng):
+    a = random_array(rng, 100, "int32")
+    d = gpujit.to_device(a)
+    cai = d.__cuda_array_interface__
+    assert cai["shape"] == (100,) and cai["typestr"] == "<i4" and cai["data"][0] != 0

@@ -1,0 +1,125 @@
+"""PTX generation without a GPU: compile_ptx, the kernel entry, target, and
+that ptxas (when installed) accepts what the NVPTX backend emits."""
+import re
+import subprocess
+
+import pytest
+
+import gpujit
+
+
+def vector_add(a, b, c):
+    i = gpujit.grid(1)
+    if i < c.size:
+        c[i] = a[i] + b[i]
+
+
+def saxpy(alpha, x, y, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = alpha * x[i] + y[i]
+
+
+def reverse_sum(a, out, n):
+    i = gpujit.grid(1)
+    if i < out.size:
+        s = 0
+        for j in range(n, 0, -1):
+            s += a[j - 1] * j
+        out[i] = s
+
+
+def floor_ops(a, b, q, r):
+    i = gpujit.grid(1)
+    if i < q.size:
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+def math_ops(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = math.sqrt(abs(x[i])) + min(x[i], 1.0) - max(x[i], -1.0)
+
+
+import math  # noqa: E402  (a global the kernel above resolves at compile time)
+
+CASES = [
+    (vector_add, "void(float32[:], float32[:], float32[:])"),
+    (saxpy, "void(float32, float32[:], float32[:], float32[:])"),
+    (reverse_sum, "void(int64[:], int64[:], int64)"),
+    (floor_ops, "void(int32[:], int32[:], int32[:], int32[:])"),
+    (floor_ops, "void(float64[:], float64[:], float64[:], float64[:])"),
+    (math_ops, "void(float32[:], float32[:])"),
+]
+
+
+def _ids(case):
+    return f"{case[0].__name__}-{case[1]}"
+
+
+@pytest.mark.parametrize("func,sig", CASES, ids=[_ids(c) for c in CASES])
+def test_compile_ptx_has_kernel_entry(func, sig):
+    ptx, resty = gpujit.compile_ptx(func, sig)
+    assert isinstance(ptx, str)
+    assert re.search(r"^\.target sm_90\b", ptx, re.M), ptx[:400]
+    assert re.search(r"\.visible \.entry \w+\(", ptx), "kernel must be a PTX .entry"
+    assert str(resty) in ("none", "void")
+
+
+@pytest.mark.parametrize("func,sig", CASES, ids=[_ids(c) for c in CASES])
+def test_ptxas_accepts(func, sig, ptxas, tmp_path):
+    ptx, _ = gpujit.compile_ptx(func, sig)
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_compute_capability_selects_target():
+    ptx, _ = gpujit.compile_ptx(vector_add, "void(float32[:], float32[:], float32[:])", cc=(8, 0))
+    assert re.search(r"^\.target sm_80\b", ptx, re.M)
+
+
+def test_float32_math_stays_float32():
+    # NEP 50: the Python literal 2.0 is weak, so float32 * 2.0 is float32.
+    def scale(x, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = x[i] * 2.0 + 1.0
+
+    ptx, _ = gpujit.compile_ptx(scale, "void(float32[:], float32[:])")
+    assert re.search(r"\b(fma\.rn|mul(\.rn)?|add(\.rn)?)\.f32\b", ptx)
+    assert ".f64" not in ptx, "float32 kernel must not compute in float64"
+
+
+def test_int32_plus_literal_stays_int32():
+    def inc(a, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = a[i] * 3 + 1
+
+    ptx, _ = gpujit.compile_ptx(inc, "void(int32[:], int32[:])")
+    # Computing in int64 would sign-extend the loaded int32 element first.
+    assert "cvt.s64.s32" not in ptx, ptx
+    assert re.search(r"\bst\.global\.(u|s|b)32\b", ptx), ptx
+
+
+def test_loads_and_stores_are_global():
+    ptx, _ = gpujit.compile_ptx(vector_add, "void(float32[:], float32[:], float32[:])")
+    assert re.search(r"\bld\.global(\.nc)?\.f32\b", ptx)
+    assert re.search(r"\bst\.global\.f32\b", ptx)
+
+
+def test_signature_layouts_parse():
+    for sig in ("void(float32[::1], float32[::1], float32[::1])",
+                "(float32[:], float32[:], float32[:])",
+                "void(f4[:], f4[:], f4[:])"):
+        ptx, _ = gpujit.compile_ptx(vector_add, sig)
+        assert ".entry" in ptx
+
+
+def test_bad_signature_is_a_clear_error():
+    with pytest.raises(gpujit.GpujitError, match="float33|signature"):
+        gpujit.compile_ptx(vector_add, "void(float33[:], float32[:], float32[:])")

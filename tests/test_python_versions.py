@@ -1,0 +1,90 @@
+"""The bytecode frontend on every supported interpreter: the same abi3
+extension imports under 3.11, 3.12 and 3.13 where they are installed, and
+compiles the same kernels to the same PTX.  The bytecode of these versions
+differs (call protocol, FOR_ITER/END_FOR, LOAD_FAST_LOAD_FAST,
+RETURN_CONST, 3.11's backward jumps), so identical PTX means the
+normaliser absorbed the differences."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import gpujit
+
+SCRIPT = r'''
+import math, sys
+import gpujit
+
+def kernels():
+    def control(a, b, out, n):
+        i = gpujit.grid(1)
+        if i < out.size:
+            s = 0.0
+            for k in range(n, 0, -2):
+                if k % 3 == 0 and a[i] > 0:
+                    continue
+                s += a[i] * k
+            j = 0
+            while j < n or b[i] < 0:
+                j += 1
+                if j > 100:
+                    break
+            out[i] = s + (b[i] if s > 0 else -b[i]) + math.sqrt(abs(a[i])) + min(j, n, 5)
+    def simple(x, y):
+        i = gpujit.grid(1)
+        if i < y.size:
+            y[i] = x[i] // 3 + x[i] % 5 - x[-1]
+    return [(control, "void(float32[:], float32[:], float32[:], int64)"),
+            (simple, "void(int32[:], int32[:])")]
+
+for fn, sig in kernels():
+    ptx, _ = gpujit.compile_ptx(fn, sig)
+    body = ptx[ptx.index(".visible .entry"):]
+    sys.stdout.write("=== %s\n%s\n" % (fn.__name__, body))
+'''
+
+
+def interpreters():
+    found = {}
+    for pattern in ("/root/.pyenv/versions/3.1[123]*/bin/python3",
+                    "/usr/bin/python3.1[123]", "/usr/local/bin/python3.1[123]"):
+        for exe in sorted(glob.glob(pattern)):
+            try:
+                ver = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                     capture_output=True, text=True, timeout=30).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if ver in ("3.11", "3.12", "3.13"):
+                found.setdefault(ver, exe)
+    found.setdefault("%d.%d" % sys.version_info[:2], sys.executable)
+    return found
+
+
+@pytest.fixture(scope="module")
+def package_copy(tmp_path_factory):
+    """gpujit alone on a path, so other interpreters do not see this one's site-packages."""
+    root = tmp_path_factory.mktemp("pkg")
+    shutil.copytree(os.path.dirname(gpujit.__file__), root / "gpujit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return str(root)
+
+
+def run_script(exe, path):
+    env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([exe, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, f"{exe}:\n{proc.stderr}"
+    return proc.stdout
+
+
+def test_same_ptx_on_every_interpreter(package_copy):
+    found = interpreters()
+    outputs = {ver: run_script(exe, package_copy) for ver, exe in sorted(found.items())}
+    if len(outputs) < 2:
+        pytest.skip("only one interpreter of 3.11-3.13 is installed")
+    first_ver, first = next(iter(outputs.items()))
+    assert ".entry" in first
+    for ver, out in outputs.items():
+        assert out == first, f"PTX differs between Python {first_ver} and {ver}"
