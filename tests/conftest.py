@@ -1,8 +1,12 @@
-"""Shared fixtures: the GPU marker, a freshly seeded RNG, ptxas discovery.
+"""Shared fixtures: execution targets, the GPU marker, a freshly seeded
+RNG, ptxas discovery.
 
-Execution tests carry ``@pytest.mark.gpu`` and are skipped when no CUDA
-device can be used; everything else (bytecode decoding, typing,
-diagnostics, PTX generation) runs on any machine.
+Execution tests use the ``target`` fixture (usually through
+``pytestmark = pytest.mark.usefixtures("target")``): each such test runs
+once per execution target gpujit has ("cuda" on a GPU, "cpu" where the
+host-CPU target exists), with the same assertions.  Tests that only a GPU
+can answer carry ``@pytest.mark.gpu`` and say why.  Everything else
+(bytecode decoding, typing, diagnostics, PTX generation) runs anywhere.
 """
 import os
 import shutil
@@ -41,6 +45,30 @@ def _session_seed():
         env = os.environ.get("GPUJIT_TEST_SEED")
         _SEED = int(env) if env else int.from_bytes(os.urandom(4), "little")
     return _SEED
+
+
+def execution_targets():
+    """The targets execution tests run on: "cuda", plus "cpu" once gpujit has it."""
+    targets = ["cuda"]
+    if hasattr(gpujit, "set_target"):
+        targets.insert(0, "cpu")
+    return targets
+
+
+@pytest.fixture(params=execution_targets())
+def target(request):
+    """Runs the test with gpujit's execution target set to the parameter."""
+    name = request.param
+    if name == "cuda" and not gpujit.is_available():
+        pytest.skip("no CUDA device available")
+    if not hasattr(gpujit, "set_target"):
+        yield name
+        return
+    previous = gpujit.set_target(name)
+    try:
+        yield name
+    finally:
+        gpujit.set_target(previous)
 
 
 @pytest.fixture

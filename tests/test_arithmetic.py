@@ -13,7 +13,7 @@ import pytest
 import gpujit
 from conftest import poison, random_array
 
-pytestmark = pytest.mark.gpu
+pytestmark = pytest.mark.usefixtures("target")
 
 N = 1000
 INT_TYPES = ["int32", "int64"]

@@ -7,7 +7,7 @@ import pytest
 import gpujit
 from conftest import poison, random_array
 
-pytestmark = pytest.mark.gpu
+pytestmark = pytest.mark.usefixtures("target")
 
 N = 777  # not a multiple of the block size: the bounds check matters
 

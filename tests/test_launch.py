@@ -7,7 +7,7 @@ import pytest
 import gpujit
 from conftest import poison, random_array
 
-pytestmark = pytest.mark.gpu
+pytestmark = pytest.mark.usefixtures("target")
 
 
 @gpujit.jit
@@ -179,7 +179,10 @@ def test_inspect_asm_after_launch():
     assert all(".entry" in ptx for ptx in asm.values())
 
 
-def test_cuda_array_interface_zero_copy(rng):
+@pytest.mark.gpu  # CuPy arrays live in GPU memory: only the CUDA target can use them
+def test_cuda_array_interface_zero_copy(rng, target):
+    if target != "cuda":
+        pytest.skip("CuPy memory is GPU memory")
     cupy = pytest.importorskip("cupy")
     a = random_array(rng, 4096, "float32")
     d_a = cupy.asarray(a)
@@ -189,7 +192,10 @@ def test_cuda_array_interface_zero_copy(rng):
     np.testing.assert_array_equal(cupy.asnumpy(d_c), a + a)
 
 
-def test_device_array_exposes_cuda_array_interface(rng):
+@pytest.mark.gpu  # the interface describes GPU memory, which only the CUDA target has
+def test_device_array_exposes_cuda_array_interface(rng, target):
+    if target != "cuda":
+        pytest.skip("the CPU target's device arrays are host memory")
     a = random_array(rng, 100, "int32")
     d = gpujit.to_device(a)
     cai = d.__cuda_array_interface__
