@@ -45,6 +45,9 @@ def gpujit_runner():
 
 
 def numba_runner():
+    # numba 0.61-0.62 still touches numpy.row_stack, which NumPy 2.5 removed.
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
     from numba import cuda
 
     @cuda.jit
