@@ -194,6 +194,7 @@ void gj_ctx_init(GjCtx *c) {
     memset(c, 0, sizeof *c);
     gj_arena_init(&c->arena);
     gj_ty_init(c);
+    c->dump = gj_dump_parse(getenv("GPUJIT_DUMP"));   /* stages to print to stderr */
 }
 
 void gj_ctx_free(GjCtx *c) {
