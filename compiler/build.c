@@ -396,7 +396,8 @@ static GjStatus call(Builder *b, const GjBcIns *ins) {
     return push_temp(b, t);
 }
 
-static GjStatus build_tuple(Builder *b, const GjBcIns *ins) {
+/* BUILD_TUPLE and BUILD_SLICE: the top ins->arg entries become operands of op. */
+static GjStatus build_tuple(Builder *b, const GjBcIns *ins, GjOp op) {
     int32_t n = ins->arg;
     int32_t *items = GJ_NEW_N(&b->c->arena, int32_t, n > 0 ? n : 1);
     if (!items)
@@ -406,7 +407,7 @@ static GjStatus build_tuple(Builder *b, const GjBcIns *ins) {
             return GJ_ERR;
     }
     b->sp -= n;
-    int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_BUILD_TUPLE, ins->loc, n, items, NULL);
+    int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, op, ins->loc, n, items, NULL);
     return push_temp(b, t);
 }
 
@@ -501,6 +502,7 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_STORE_SUBSCR:
         return 3;
     case GJ_BC_BUILD_TUPLE:
+    case GJ_BC_BUILD_SLICE:
     case GJ_BC_COPY:
     case GJ_BC_SWAP:
         return ins->arg;
@@ -569,7 +571,9 @@ static GjStatus step(Builder *b, int32_t bi, int32_t k) {
         return gj_ir_emit(b->c, b->cur, GJ_OP_SETITEM, loc, 3, args) ? GJ_OK : GJ_ERR;
     }
     case GJ_BC_BUILD_TUPLE:
-        return build_tuple(b, ins);
+        return build_tuple(b, ins, GJ_OP_BUILD_TUPLE);
+    case GJ_BC_BUILD_SLICE:
+        return build_tuple(b, ins, GJ_OP_BUILD_SLICE);
     case GJ_BC_UNPACK_SEQUENCE:
         return unpack_sequence(b, ins);
     case GJ_BC_POP_TOP:

@@ -18,6 +18,8 @@
  *   - FOR_ITER: in 3.11 argval is the loop exit; in 3.12 it is the END_FOR,
  *     in 3.13 the END_FOR followed by POP_TOP, both of which the exhausted
  *     iterator skips, so the exit is the instruction after them;
+ *   - 3.12's BINARY_SLICE / STORE_SLICE (a[i:j]) become 3.11's BUILD_SLICE 2
+ *     and BINARY_SUBSCR / STORE_SUBSCR;
  *   - 3.11's POP_JUMP_FORWARD/BACKWARD_IF_* and JUMP_IF_*_OR_POP; 3.13's
  *     TO_BOOL (dropped: the consumer applies Python truth itself) and fused
  *     LOAD_FAST_LOAD_FAST / STORE_FAST_STORE_FAST / STORE_FAST_LOAD_FAST.
@@ -67,6 +69,7 @@ typedef enum Rule {
     R_BINARY_OP,         /* oparg -> GjBinop */
     R_COMPARE_OP,        /* argval string -> GjCmp */
     R_CALL_INTRINSIC_1,  /* only unary + is supported */
+    R_SLICE,             /* 3.12 BINARY_SLICE/STORE_SLICE: BUILD_SLICE 2 + *_SUBSCR */
 } Rule;
 
 typedef struct DisOp {
@@ -92,13 +95,13 @@ static const DisOp dis_ops[] = {
     NO(BEFORE_ASYNC_WITH, "async code"),
     NO(BEFORE_WITH, "with statements"),
     SPECIAL(BINARY_OP, R_BINARY_OP),
-    NO(BINARY_SLICE, "slicing"),
+    SPECIAL(BINARY_SLICE, R_SLICE),
     MAP(BINARY_SUBSCR, BINARY_SUBSCR),
     NO(BUILD_CONST_KEY_MAP, "dict construction"),
     NO(BUILD_LIST, "list construction"),
     NO(BUILD_MAP, "dict construction"),
     NO(BUILD_SET, "set construction"),
-    NO(BUILD_SLICE, "slicing"),
+    MAP(BUILD_SLICE, BUILD_SLICE),
     NO(BUILD_STRING, "f-strings"),
     MAP(BUILD_TUPLE, BUILD_TUPLE),
     DROP(CACHE),
@@ -223,7 +226,7 @@ static const DisOp dis_ops[] = {
     PAIR(STORE_FAST_STORE_FAST, STORE_FAST, STORE_FAST),
     NO(STORE_GLOBAL, "assignment to global variables"),
     NO(STORE_NAME, "module or class body code"),
-    NO(STORE_SLICE, "slicing"),
+    SPECIAL(STORE_SLICE, R_SLICE),
     MAP(STORE_SUBSCR, STORE_SUBSCR),
     MAP(SWAP, SWAP),
     DROP(TO_BOOL),
@@ -529,6 +532,14 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
         return decode_compare_op(d, in);
     case R_CALL_INTRINSIC_1:
         return decode_call_intrinsic_1(d, in);
+    case R_SLICE:
+        /* container[start:stop] as 3.11 spells it: the slice, then a subscript. */
+        if (!(ins = append(d, in, GJ_BC_BUILD_SLICE)))
+            return GJ_ERR;
+        ins->arg = 2;
+        return append(d, in, strcmp(in->opname, "STORE_SLICE") == 0 ? GJ_BC_STORE_SUBSCR
+                                                                   : GJ_BC_BINARY_SUBSCR)
+                   ? GJ_OK : GJ_ERR;
     }
     return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "bad rule for %s", in->opname);
 }
@@ -621,6 +632,7 @@ static int dump_operand(FILE *out, const GjBcIns *ins) {
     case GJ_BC_COMPARE_OP:
         return fprintf(out, " %s", gj_ir_cmp_symbol((GjCmp)ins->arg));
     case GJ_BC_BUILD_TUPLE:
+    case GJ_BC_BUILD_SLICE:
     case GJ_BC_UNPACK_SEQUENCE:
     case GJ_BC_COPY:
     case GJ_BC_SWAP:

@@ -46,6 +46,7 @@ enum {
     X(BINARY_SUBSCR,    0, "TOS = TOS1[TOS]")                                              \
     X(STORE_SUBSCR,     0, "TOS1[TOS] = TOS2; pops three")                                 \
     X(BUILD_TUPLE,      0, "replace the top arg entries by their tuple")                   \
+    X(BUILD_SLICE,      0, "replace the top arg (2 or 3) entries by slice(start, stop[, step])") \
     X(UNPACK_SEQUENCE,  0, "replace TOS by its arg items, item 0 on top")                  \
     X(POP_TOP,          0, "drop TOS")                                                     \
     X(COPY,             0, "push a copy of the entry arg places down (1 = TOS)")           \

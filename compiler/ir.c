@@ -221,6 +221,7 @@ static int dump_operands(FILE *out, const GjFunc *f, const GjIns *ins) {
     case GJ_OP_SETITEM:
     case GJ_OP_CALL:
     case GJ_OP_BUILD_TUPLE:
+    case GJ_OP_BUILD_SLICE:
     case GJ_OP_GET_ITER:
     case GJ_OP_ITER_VALID:
     case GJ_OP_ITER_VALUE:

@@ -44,6 +44,7 @@
     X(SETITEM,     3, 0, "a0[a1] = a2 (a2 cast to the element type)")                  \
     X(CALL,       -1, 0, "a0(a1, ..., an-1)")                                          \
     X(BUILD_TUPLE,-1, 0, "(a0, ..., an-1)")                                            \
+    X(BUILD_SLICE,-1, 0, "slice(a0, a1[, a2]): start, stop, step, each None or an integer") \
     X(TUPLE_GET,   1, 0, "a0[imm.i], imm.i a constant index")                          \
     X(GET_ITER,    1, 0, "iter(a0): a range to its iterator")                          \
     X(ITER_VALID,  1, 0, "iterator a0 is not exhausted (bool)")                        \

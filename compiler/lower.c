@@ -196,6 +196,92 @@ static GjStatus store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LL
     return GJ_OK;
 }
 
+/* ---- views (slicing) -------------------------------------------------------- */
+
+/* Python's slice.indices() for one axis of extent n: the first index, the
+   number of items and the step of start:stop:step (st says which parts are
+   omitted).  Out-of-range bounds clamp as in Python; a step of 0 (a
+   ValueError in Python, which a kernel cannot raise) gives no items. */
+static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValueRef n,
+                         LLVMValueRef *start_out, LLVMValueRef *len_out, LLVMValueRef *step_out) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef zero = i64_const(L, 0), one = i64_const(L, 1), minus1 = i64_const(L, -1);
+    LLVMValueRef step = st->elems[2]->kind == GJ_TK_NONE ? one : LLVMBuildExtractValue(b, sl, 2, "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, step, zero, "");
+    LLVMValueRef lower = LLVMBuildSelect(b, neg, minus1, zero, "");
+    LLVMValueRef upper = LLVMBuildSelect(b, neg, LLVMBuildSub(b, n, one, ""), n, "");
+    LLVMValueRef bound[2];
+    for (unsigned k = 0; k < 2; k++) {
+        if (st->elems[k]->kind == GJ_TK_NONE) {   /* start: lower/upper end; stop: the other */
+            bound[k] = k == 0 ? LLVMBuildSelect(b, neg, upper, lower, "")
+                              : LLVMBuildSelect(b, neg, lower, upper, "");
+            continue;
+        }
+        LLVMValueRef x = LLVMBuildExtractValue(b, sl, k, "");
+        LLVMValueRef below = LLVMBuildICmp(b, LLVMIntSLT, x, zero, "");
+        LLVMValueRef wrapped = LLVMBuildAdd(b, x, n, "");
+        LLVMValueRef low = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, wrapped, zero, ""),
+                                           lower, wrapped, "");
+        LLVMValueRef high = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, x, n, ""), upper, x,
+                                            "");
+        bound[k] = LLVMBuildSelect(b, below, low, high, "");
+    }
+    /* step > 0: start < stop ? (stop - start - 1) / step + 1 : 0; step < 0 mirrored. */
+    LLVMValueRef span = LLVMBuildSelect(b, neg, LLVMBuildSub(b, bound[0], bound[1], ""),
+                                        LLVMBuildSub(b, bound[1], bound[0], ""), "");
+    LLVMValueRef stride = LLVMBuildSelect(b, neg, LLVMBuildNeg(b, step, ""), step, "");
+    LLVMValueRef nonzero = LLVMBuildICmp(b, LLVMIntSGT, stride, zero, "");
+    LLVMValueRef safe = LLVMBuildSelect(b, nonzero, stride, one, "");
+    LLVMValueRef count = LLVMBuildAdd(
+        b, LLVMBuildSDiv(b, LLVMBuildSub(b, span, one, ""), safe, ""), one, "");
+    LLVMValueRef any = LLVMBuildAnd(b, nonzero, LLVMBuildICmp(b, LLVMIntSGT, span, zero, ""), "");
+    *start_out = bound[0];
+    *len_out = LLVMBuildSelect(b, any, count, zero, "");
+    *step_out = step;
+}
+
+/* arr[idx] as a view (rt): integers fix their axis, slices keep theirs
+   with a new extent and stride, missing trailing indices are `:`. */
+static LLVMValueRef array_view(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                               const GjType *it, const GjType *rt) {
+    int nidx = it->kind == GJ_TK_TUPLE ? it->n : 1;
+    LLVMValueRef offset = i64_const(L, 0);
+    LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)rt->ndim));
+    LLVMValueRef strides = dims;
+    unsigned kept = 0;
+    for (int k = 0; k < at->ndim; k++) {
+        const GjType *item = k >= nidx ? NULL : it->kind == GJ_TK_TUPLE ? it->elems[k] : it;
+        LLVMValueRef n = array_dim(L, arr, 1, k), stride = array_dim(L, arr, 2, k);
+        if (item && item->kind != GJ_TK_SLICE) {
+            LLVMValueRef i = array_index(L, arr, idx, it, k);
+            if (!i)
+                return NULL;
+            offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, i, stride, ""), "");
+            continue;
+        }
+        LLVMValueRef start = i64_const(L, 0), len = n, step = i64_const(L, 1);
+        if (item) {
+            LLVMValueRef sl = it->kind == GJ_TK_TUPLE
+                                  ? LLVMBuildExtractValue(L->b, idx, (unsigned)k, "") : idx;
+            slice_bounds(L, sl, item, n, &start, &len, &step);
+        }
+        offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, start, stride, ""), "");
+        dims = LLVMBuildInsertValue(L->b, dims, len, kept, "");
+        strides = LLVMBuildInsertValue(L->b, strides, LLVMBuildMul(L->b, stride, step, ""), kept,
+                                       "");
+        kept++;
+    }
+    if ((int)kept != rt->ndim)
+        return fail(L, "internal: view of %s has %u axes, not %d", at->name, kept, rt->ndim);
+    /* A plain GEP, not inbounds: an empty view may start one past the end. */
+    LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
+    data = LLVMBuildGEP2(L->b, L->i8, data, &offset, 1, "");
+    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+    out = LLVMBuildInsertValue(L->b, out, data, 0, "");
+    out = LLVMBuildInsertValue(L->b, out, dims, 1, "");
+    return LLVMBuildInsertValue(L->b, out, strides, 2, "");
+}
+
 /* ---- thread indexing ------------------------------------------------------- */
 
 /* llvm.nvvm.read.ptx.sreg.<reg>.<axis>: i32. */
@@ -416,17 +502,63 @@ static LLVMValueRef build_tuple(GjLower *L, const CallArgs *a, const GjType *rt)
     return out;
 }
 
+/* Item i (an i64, any value in [-n, n)) of tuple tup, as type rt: a chain of
+   selects, for a variable index into a tuple whose items share one type. */
+static LLVMValueRef tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
+                               const GjType *rt) {
+    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, i64_const(L, 0), "");
+    i = LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, i64_const(L, tt->n), ""), i, "");
+    LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
+    for (int k = 0; k < tt->n; k++) {
+        LLVMValueRef e = gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""),
+                                       tt->elems[k], rt);
+        if (!e)
+            return NULL;
+        LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, i, i64_const(L, k), "");
+        v = k == 0 ? e : LLVMBuildSelect(L->b, here, e, v, "");
+    }
+    return v;
+}
+
 static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
-                            LLVMValueRef idx, const GjType *it) {
+                            LLVMValueRef idx, const GjType *it, const GjType *rt) {
+    if (ot->kind == GJ_TK_ARRAY && rt->kind == GJ_TK_ARRAY)
+        return array_view(L, obj, ot, idx, it, rt);
     if (ot->kind == GJ_TK_ARRAY)
         return load_element(L, obj, ot, idx, it);
-    if (ot->kind == GJ_TK_TUPLE && LLVMIsAConstantInt(idx))
-        return tuple_get(L, obj, ot, LLVMConstIntGetSExtValue(idx));
+    if (ot->kind == GJ_TK_TUPLE && LLVMIsAConstantInt(idx)) {
+        int64_t k = LLVMConstIntGetSExtValue(idx);
+        LLVMValueRef v = tuple_get(L, obj, ot, k);
+        return v ? gj_lower_cast(L, v, ot->elems[k < 0 ? k + ot->n : k], rt) : NULL;
+    }
+    if (ot->kind == GJ_TK_TUPLE && gj_lower_class(it) != GJ_NC_OTHER && ot->n > 0) {
+        LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
+        return i ? tuple_item(L, obj, ot, i, rt) : NULL;
+    }
     return fail(L, "indexing %s with %s is not supported", ot->name, it->name);
 }
 
-/* Range iterator {cur, stop, step}: valid while step > 0 ? cur < stop : cur > stop. */
+/* slice(start, stop[, step]) as {i64 start, i64 stop, i64 step}; omitted
+   parts (None, which rt records) are 0 and never read. */
+static LLVMValueRef build_slice(GjLower *L, const GjIns *in, const GjType *rt) {
+    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+    for (int k = 0; k < 3; k++) {
+        LLVMValueRef x = i64_const(L, 0);
+        if (k < in->nargs && rt->elems[k]->kind != GJ_TK_NONE &&
+            !(x = gj_lower_cast(L, L->temps[in->args[k]], L->f->temp_types[in->args[k]],
+                                &gj_ty_int64)))
+            return NULL;
+        out = LLVMBuildInsertValue(L->b, out, x, (unsigned)k, "");
+    }
+    return out;
+}
+
+/* Range iterator {cur, stop, step}: valid while step > 0 ? cur < stop : cur > stop.
+   Tuple iterator {tuple, index}: valid while index < len(tuple). */
 static LLVMValueRef iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
+    if (itt->kind == GJ_TK_TUPLE_ITER)
+        return LLVMBuildICmp(L->b, LLVMIntSLT, LLVMBuildExtractValue(L->b, it, 1, ""),
+                             i64_const(L, itt->elems[1]->n), "");
     LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
     LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 1, "");
     if (gj_lower_class(itt->elems[0]) != GJ_NC_SINT)
@@ -437,10 +569,21 @@ static LLVMValueRef iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
                            LLVMBuildICmp(L->b, LLVMIntSGT, cur, stop, ""), "");
 }
 
-static LLVMValueRef iter_next(GjLower *L, LLVMValueRef it) {
+static LLVMValueRef iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
+    if (itt->kind == GJ_TK_TUPLE_ITER) {
+        LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
+        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, i64_const(L, 1), ""), 1, "");
+    }
     LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
     LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
     return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, cur, step, ""), 0, "");
+}
+
+/* iter(tuple): {tuple, 0}. */
+static LLVMValueRef tuple_iter(GjLower *L, LLVMValueRef tup, const GjType *rt) {
+    LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, rt));
+    it = LLVMBuildInsertValue(L->b, it, tup, 0, "");
+    return LLVMBuildInsertValue(L->b, it, i64_const(L, 0), 1, "");
 }
 
 static GjStatus store_var(GjLower *L, int32_t var, LLVMValueRef v, const GjType *vt) {
@@ -512,7 +655,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         v = getattr(L, a[0], t[0], in->name, rt);
         break;
     case GJ_OP_GETITEM:
-        v = getitem(L, a[0], t[0], a[1], t[1]);
+        v = getitem(L, a[0], t[0], a[1], t[1], rt);
         break;
     case GJ_OP_SETITEM:
         if (t[0]->kind != GJ_TK_ARRAY)
@@ -544,6 +687,9 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         v = build_tuple(L, &ca, rt);
         break;
     }
+    case GJ_OP_BUILD_SLICE:
+        v = build_slice(L, in, rt);
+        break;
     case GJ_OP_TUPLE_GET:
         v = tuple_get(L, a[0], t[0], in->i);
         if (v)
@@ -551,16 +697,21 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         break;
     case GJ_OP_GET_ITER:
         v = t[0]->kind == GJ_TK_RANGE_ITER ? gj_lower_cast(L, a[0], t[0], rt)
-                                           : fail(L, "cannot iterate over %s", t[0]->name);
+          : t[0]->kind == GJ_TK_TUPLE && rt->kind == GJ_TK_TUPLE_ITER ? tuple_iter(L, a[0], rt)
+          : fail(L, "cannot iterate over %s", t[0]->name);
         break;
     case GJ_OP_ITER_VALID:
         v = iter_valid(L, a[0], t[0]);
         break;
     case GJ_OP_ITER_VALUE:
-        v = gj_lower_cast(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[0], rt);
+        if (t[0]->kind == GJ_TK_TUPLE_ITER)
+            v = tuple_item(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[1],
+                           LLVMBuildExtractValue(L->b, a[0], 1, ""), rt);
+        else
+            v = gj_lower_cast(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[0], rt);
         break;
     case GJ_OP_ITER_NEXT:
-        v = iter_next(L, a[0]);
+        v = iter_next(L, a[0], t[0]);
         break;
     case GJ_OP_JUMP:
         LLVMBuildBr(L->b, L->bbs[blk->succ[0]]);
@@ -769,8 +920,9 @@ static GjStatus lower_blocks(GjLower *L) {
 
 /* Sets plan->params[i].written for each array parameter a SETITEM may store
    through.  Exact when the stored-to array is a parameter's variable that is
-   never reassigned; otherwise (a local alias, a reassigned parameter, a tuple
-   element) every array parameter of that array type counts as written. */
+   never reassigned, or a view of one (a[i][j] = x); otherwise (a local
+   alias, a view kept in a variable, a reassigned parameter, a tuple element)
+   every array parameter of that dtype counts as written. */
 static void mark_written(GjLower *L, GjCompileResult *plan) {
     GjFunc *f = L->f;
     int nargs = f->code->argcount;
@@ -785,6 +937,9 @@ static void mark_written(GjLower *L, GjCompileResult *plan) {
             const GjIns *in = &f->blocks[i]->ins[k];
             if (in->op == GJ_OP_LOAD_VAR && in->dst >= 0)
                 source[in->dst] = in->var;
+            else if (in->op == GJ_OP_GETITEM && in->dst >= 0 && f->temp_types[in->dst] &&
+                     f->temp_types[in->dst]->kind == GJ_TK_ARRAY)
+                source[in->dst] = source[in->args[0]];   /* a view: same memory */
             else if (in->op == GJ_OP_STORE_VAR)
                 reassigned[in->var] = 1;
         }
@@ -800,9 +955,11 @@ static void mark_written(GjLower *L, GjCompileResult *plan) {
                 continue;
             }
             const GjType *at = f->temp_types[in->args[0]];
-            for (int p = 0; p < nargs && p < plan->nparams; p++)
-                if (param_type(f, p) == at)
+            for (int p = 0; p < nargs && p < plan->nparams; p++) {
+                const GjType *pt = param_type(f, p);
+                if (pt && at && pt->kind == GJ_TK_ARRAY && pt->dtype == at->dtype)
                     plan->params[p].written = 1;
+            }
         }
     }
 }

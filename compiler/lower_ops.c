@@ -31,6 +31,7 @@ GjNumClass gj_lower_class(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
     case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         return GJ_NC_OTHER;
     }
     return GJ_NC_OTHER;
@@ -73,6 +74,14 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef it = gj_lower_type(L, t->elems[0]);
         LLVMTypeRef fields[3] = {it, it, it};   /* cur, stop, step */
         return it ? LLVMStructTypeInContext(L->ctx, fields, 3, 0) : NULL;
+    }
+    case GJ_TK_SLICE: {   /* start, stop, step as int64; omitted parts are in the type */
+        LLVMTypeRef fields[3] = {L->i64, L->i64, L->i64};
+        return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
+    }
+    case GJ_TK_TUPLE_ITER: {   /* the tuple, the index of the next item */
+        LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
+        return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
     }
     case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
         return L->empty;
@@ -141,6 +150,9 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
         }
         return LLVMBuildCast(L->b, op, v, ty, "");
     }
+    if (from->kind == GJ_TK_ARRAY && to->kind == GJ_TK_ARRAY && from->dtype == to->dtype &&
+        from->ndim == to->ndim)
+        return v;   /* a C or F array seen as layout A: the same {data, shape, strides} */
     if (from->kind == GJ_TK_TUPLE && to->kind == GJ_TK_TUPLE && from->n == to->n && ty)
         return cast_fields(L, v, from->elems, to->elems, from->n, ty);
     if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {

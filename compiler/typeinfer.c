@@ -24,6 +24,8 @@
 
 #include "intrinsics.h"
 
+enum { GJ_MAX_NDIM_INDEX = 32 };   /* axes an indexed array may have */
+
 typedef struct Infer {
     GjCtx *c;
     GjFunc *f;
@@ -278,38 +280,105 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
     case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         break;
     }
     return fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported", name,
                 obj->name);
 }
 
-static const GjType *check_index(Infer *in, const GjType *idx, GjLoc loc) {
-    if (gj_ty_is_integer(idx))
-        return idx;
-    return fail(in, GJ_DIAG_TYPING, loc, "array index must be an integer, not %s", idx->name);
+/* One item of an array index: an integer (drops its axis) or a slice
+   (keeps it); anything else is an error. */
+static int check_index_item(Infer *in, const GjType *item, GjLoc loc) {
+    if (gj_ty_is_integer(item) || item->kind == GJ_TK_SLICE)
+        return 1;
+    if (item->kind == GJ_TK_NONE)
+        fail(in, GJ_DIAG_UNSUPPORTED, loc,
+             "indexing with None (numpy.newaxis) is not supported in kernels");
+    else
+        fail(in, GJ_DIAG_TYPING, loc, "array index must be an integer or a slice, not %s",
+             item->name);
+    return 0;
 }
 
-/* The element type of arr[idx]: one integer per dimension, as an integer
-   (1-D) or a tuple of integers. */
-static const GjType *array_index_type(Infer *in, const GjType *arr, const GjType *idx, GjLoc loc) {
-    int n = 1;
-    if (idx->kind == GJ_TK_TUPLE) {
-        n = idx->n;
-        for (int i = 0; i < n; i++) {
-            if (!check_index(in, idx->elems[i], loc))
-                return NULL;
+static int is_full_slice(const GjType *t) {
+    return t->kind == GJ_TK_SLICE && t->elems[0]->kind == GJ_TK_NONE &&
+           t->elems[1]->kind == GJ_TK_NONE && t->elems[2]->kind == GJ_TK_NONE;
+}
+
+/* Whether the view stays contiguous: walking the axes from the fastest
+   varying (C: last to first, F: first to last), full slices (`:`), then at
+   most one slice without a step, then only integers.  items[k] indexes
+   axis k. */
+static int view_contiguous(const GjType *const *items, int ndim, int c_order) {
+    int full = 1;   /* still in the run of full slices */
+    for (int step = 0; step < ndim; step++) {
+        const GjType *t = items[c_order ? ndim - 1 - step : step];
+        if (gj_ty_is_integer(t)) {
+            full = 0;
+            continue;
         }
-    } else if (!check_index(in, idx, loc)) {
-        return NULL;
+        if (!full || t->elems[2]->kind != GJ_TK_NONE)
+            return 0;
+        full = is_full_slice(t);
+    }
+    return 1;
+}
+
+/* The type of arr[idx]: the element type when idx is one integer per
+   dimension, else a view: an array of the axes that slices keep (missing
+   trailing indices are full slices), of layout C or F when the view stays
+   contiguous (view_contiguous), else A. */
+static const GjType *array_index_type(Infer *in, const GjType *arr, const GjType *idx, GjLoc loc) {
+    const GjType *items[GJ_MAX_NDIM_INDEX];
+    int n = idx->kind == GJ_TK_TUPLE ? idx->n : 1;
+    for (int k = 0; k < n; k++) {
+        if (!check_index_item(in, idx->kind == GJ_TK_TUPLE ? idx->elems[k] : idx, loc))
+            return NULL;
     }
     if (n > arr->ndim)
         return fail(in, GJ_DIAG_TYPING, loc, "too many indices for %s: %d given", arr->name, n);
-    if (n < arr->ndim)
-        return fail(in, GJ_DIAG_UNSUPPORTED, loc,
-                    "%s indexed with %d index(es): array views are not supported yet; "
-                    "index every dimension", arr->name, n);
-    return arr->dtype;
+    int kept = 0;
+    for (int k = 0; k < arr->ndim; k++) {
+        items[k] = k >= n ? NULL : idx->kind == GJ_TK_TUPLE ? idx->elems[k] : idx;
+        kept += !items[k] || items[k]->kind == GJ_TK_SLICE;
+    }
+    if (kept == 0)
+        return arr->dtype;
+    const GjType *full = gj_ty_slice(in->c, &gj_ty_none, &gj_ty_none, &gj_ty_none);
+    for (int k = n; k < arr->ndim; k++)
+        items[k] = full;
+    GjLayout layout = GJ_LAYOUT_A;
+    if (arr->layout == GJ_LAYOUT_C && view_contiguous(items, arr->ndim, 1))
+        layout = GJ_LAYOUT_C;
+    else if (arr->layout == GJ_LAYOUT_F && view_contiguous(items, arr->ndim, 0))
+        layout = kept == 1 ? GJ_LAYOUT_C : GJ_LAYOUT_F;   /* 1-d contiguous is C */
+    return gj_ty_array(in->c, arr->dtype, kept, layout);
+}
+
+/* The one type every element of tuple t converts to: their common type
+   when they are all the same, or all scalars of one kind (bool, integer,
+   float, complex), as for numba's homogeneous tuples, or arrays of one
+   dtype and ndim (seen as layout A); NULL otherwise. */
+static const GjType *tuple_element_type(Infer *in, const GjType *t) {
+    const GjType *e = t->n > 0 ? t->elems[0] : &gj_ty_none;
+    for (int k = 1; k < t->n; k++) {
+        const GjType *x = t->elems[k];
+        if (x == e)
+            continue;
+        if (x->kind == GJ_TK_ARRAY && e->kind == GJ_TK_ARRAY && x->dtype == e->dtype &&
+            x->ndim == e->ndim) {   /* views of one array in two layouts */
+            e = gj_ty_array(in->c, e->dtype, e->ndim, GJ_LAYOUT_A);
+            continue;
+        }
+        int same_kind = gj_ty_is_scalar(x) && gj_ty_is_scalar(e) &&
+                        ((gj_ty_is_integer(x) && gj_ty_is_integer(e)) ||
+                         (gj_ty_is_float(x) && gj_ty_is_float(e)) ||
+                         (is_complex(x) && is_complex(e)));
+        if (!same_kind || !(e = gj_ty_promote(e, x)))
+            return NULL;
+    }
+    return e;
 }
 
 static const GjType *getitem_type(Infer *in, const GjIns *ins, const GjType *obj,
@@ -318,9 +387,16 @@ static const GjType *getitem_type(Infer *in, const GjIns *ins, const GjType *obj
         return array_index_type(in, obj, idx, ins->loc);
     if (obj->kind == GJ_TK_TUPLE) {
         int64_t k;
-        if (!const_int(in, ins->args[1], &k))
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                        "a tuple can only be indexed by an integer constant");
+        if (idx->kind == GJ_TK_SLICE)
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "slicing a tuple is not supported");
+        if (!const_int(in, ins->args[1], &k)) {
+            const GjType *e = gj_ty_is_integer(idx) ? tuple_element_type(in, obj) : NULL;
+            if (!e || obj->n == 0)
+                return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                            "%s can only be indexed by an integer constant (a variable index "
+                            "needs a tuple whose items have one type)", obj->name);
+            return e;
+        }
         if (k < 0)
             k += obj->n;
         if (k < 0 || k >= obj->n)
@@ -339,6 +415,10 @@ static const GjType *setitem_check(Infer *in, const GjIns *ins, const GjType *ar
     const GjType *elem = array_index_type(in, arr, idx, ins->loc);
     if (!elem)
         return NULL;
+    if (elem->kind == GJ_TK_ARRAY)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "assignment to a slice or sub-array of %s is not supported in kernels; "
+                    "assign its elements in a loop", arr->name);
     if (!gj_ty_is_scalar(val))
         return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot store %s into an element of %s",
                     val->name, arr->name);
@@ -346,6 +426,23 @@ static const GjType *setitem_check(Infer *in, const GjIns *ins, const GjType *ar
         return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot store %s into %s without losing the "
                     "imaginary part", val->name, arr->name);
     return elem;
+}
+
+/* slice(start, stop[, step]): each part None or an integer; a constant
+   step of 0 is Python's ValueError, caught here. */
+static const GjType *slice_type(Infer *in, const GjIns *ins) {
+    const GjType *parts[3] = {&gj_ty_none, &gj_ty_none, &gj_ty_none};
+    int64_t step;
+    for (int k = 0; k < ins->nargs && k < 3; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (t->kind != GJ_TK_NONE && !gj_ty_is_integer(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "slice indices must be integers or None, not %s", t->name);
+        parts[k] = t->kind == GJ_TK_NONE ? &gj_ty_none : gj_ty_concrete(t);
+    }
+    if (ins->nargs == 3 && const_int(in, ins->args[2], &step) && step == 0)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "slice step cannot be zero");
+    return gj_ty_slice(in->c, parts[0], parts[1], parts[2]);
 }
 
 /* ---- intrinsic calls -------------------------------------------------- */
@@ -500,6 +597,9 @@ static const GjType *call_type(Infer *in, const GjIns *ins, const GjType *callee
 static const GjType *store_var(Infer *in, const GjIns *ins, const GjType *t) {
     GjVar *v = &in->f->vars[ins->var];
     const GjType *u = gj_ty_unify(v->type, t);
+    if (!u && v->type->kind == GJ_TK_ARRAY && t->kind == GJ_TK_ARRAY &&
+        v->type->dtype == t->dtype && v->type->ndim == t->ndim)
+        u = gj_ty_array(in->c, t->dtype, t->ndim, GJ_LAYOUT_A);   /* views of two layouts */
     if (!u)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot assign %s to '%s', which holds %s",
                     t->name, v->name, v->type->name);
@@ -524,11 +624,20 @@ static const GjType *load_var(Infer *in, const GjIns *ins) {
 }
 
 static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
-    if (it->kind == GJ_TK_RANGE_ITER)
+    if (it->kind == GJ_TK_RANGE_ITER || it->kind == GJ_TK_TUPLE_ITER)
         return it;
+    if (ins->op == GJ_OP_GET_ITER && it->kind == GJ_TK_TUPLE) {
+        const GjType *e = tuple_element_type(in, it);
+        if (!e)
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "iterating over %s is not supported: a loop over a tuple needs items "
+                        "of one type (or one kind of number)", it->name);
+        return gj_ty_tuple_iter(in->c, it, e);
+    }
     if (ins->op == GJ_OP_GET_ITER)
         return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                    "iterating over %s is not supported; loop over range()", it->name);
+                    "iterating over %s is not supported; loop over range() or a tuple",
+                    it->name);
     return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s on %s", gj_ir_op_name(ins->op), it->name);
 }
 
@@ -569,6 +678,8 @@ static const GjType *ins_type(Infer *in, const GjIns *ins) {
         return setitem_check(in, ins, a, b, arg_type(in, ins, 2)) ? &gj_ty_none : NULL;
     case GJ_OP_CALL:
         return call_type(in, ins, a);
+    case GJ_OP_BUILD_SLICE:
+        return slice_type(in, ins);
     case GJ_OP_BUILD_TUPLE: {
         const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, ins->nargs + 1);
         if (!elems)
@@ -634,6 +745,7 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
     case GJ_OP_CONST: return "constant";
     case GJ_OP_TRUTH: case GJ_OP_BRANCH: return "condition";
     case GJ_OP_BUILD_TUPLE: case GJ_OP_TUPLE_GET: return "tuple";
+    case GJ_OP_BUILD_SLICE: return "slice";
     case GJ_OP_GET_ITER: case GJ_OP_ITER_VALID: case GJ_OP_ITER_VALUE: case GJ_OP_ITER_NEXT:
         return "for loop";
     case GJ_OP_JUMP: case GJ_NOPS:

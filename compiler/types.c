@@ -171,6 +171,18 @@ const GjType *gj_ty_range_iter(GjCtx *c, const GjType *int_type) {
     return intern(c, &key, list_name(c, "range_iter", elems, 1));
 }
 
+const GjType *gj_ty_slice(GjCtx *c, const GjType *start, const GjType *stop, const GjType *step) {
+    const GjType *elems[3] = {start, stop, step};
+    GjType key = {.kind = GJ_TK_SLICE, .n = 3, .elems = elems};
+    return intern(c, &key, list_name(c, "slice", elems, 3));
+}
+
+const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem) {
+    const GjType *elems[2] = {elem, tuple};
+    GjType key = {.kind = GJ_TK_TUPLE_ITER, .n = 2, .elems = elems};
+    return intern(c, &key, gj_arena_printf(&c->arena, "tuple_iter(%s)", tuple->name));
+}
+
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic) {
     GjType key = {.kind = GJ_TK_DIM3, .intrinsic = intrinsic};
     return intern(c, &key, gj_arena_printf(&c->arena, "dim3(%s)",
@@ -200,6 +212,7 @@ int gj_ty_is_scalar(const GjType *t) {
         return 1;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         return 0;
     }
     return 0;
@@ -230,6 +243,7 @@ const GjType *gj_ty_concrete(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         break;
     }
     return t;
@@ -248,6 +262,7 @@ static int category(const GjType *t) {
     case GJ_TK_COMPLEX: case GJ_TK_WEAK_COMPLEX: return CAT_COMPLEX;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         break;
     }
     return -1;
@@ -328,6 +343,7 @@ static const GjType *promote_weak(const GjType *w, const GjType *s) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         break;
     }
     return NULL;

@@ -32,6 +32,8 @@ typedef enum GjTypeKind {
     GJ_TK_DIM3,        /* threadIdx/blockIdx/blockDim/gridDim; intrinsic says which */
     GJ_TK_MODULE,      /* a module object: name */
     GJ_TK_CALLABLE,    /* a compile-time callable (builtin, intrinsic): intrinsic */
+    GJ_TK_SLICE,       /* start:stop:step; elems[3] each none (omitted) or an integer */
+    GJ_TK_TUPLE_ITER,  /* iterator over tuple elems[1], yielding elems[0] */
 } GjTypeKind;
 
 typedef enum GjLayout {
@@ -66,6 +68,9 @@ void gj_ty_init(GjCtx *c);
 const GjType *gj_ty_array(GjCtx *c, const GjType *dtype, int ndim, GjLayout layout);
 const GjType *gj_ty_tuple(GjCtx *c, const GjType *const *elems, int n);
 const GjType *gj_ty_range_iter(GjCtx *c, const GjType *int_type);
+/* A slice's type: each part is &gj_ty_none (omitted) or an integer type. */
+const GjType *gj_ty_slice(GjCtx *c, const GjType *start, const GjType *stop, const GjType *step);
+const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem);
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic);
 const GjType *gj_ty_module(GjCtx *c, const char *name);
 const GjType *gj_ty_callable(GjCtx *c, int intrinsic);

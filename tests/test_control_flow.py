@@ -211,3 +211,144 @@ def test_return_from_kernel(rng):
     a = random_array(rng, N, "int64")
     got = launch(early_exit, a, poison(N, "int64"))
     np.testing.assert_array_equal(got, a * 2)
+
+
+@gpujit.jit
+def tuples(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        x = a[i]
+        t = (x, x + 1, x * 2)           # build
+        p, q, r = t                     # unpack
+        s = t[0] + t[-1] + len(t)       # constant index, len
+        for v in t:                     # for over a tuple variable
+            s += v
+        for w in (1, 2, 3):             # for over a constant tuple
+            s = s * w + 1
+        for k in range(len(t)):         # a variable index into a homogeneous tuple
+            s += t[k] * (k + 1)
+        out[i] = s + p - q + r
+
+
+def tuples_ref(x):
+    t = (x, x + 1, x * 2)
+    p, q, r = t
+    s = t[0] + t[-1] + len(t)
+    for v in t:
+        s += v
+    for w in (1, 2, 3):
+        s = s * w + 1
+    for k in range(len(t)):
+        s += t[k] * (k + 1)
+    return s + p - q + r
+
+
+def test_tuples_and_for_over_tuple(rng):
+    a = random_array(rng, N, "int64", -1000, 1000)
+    got = launch(tuples, a, poison(N, "int64"))
+    np.testing.assert_array_equal(got, per_element(tuples_ref, a))
+
+
+@gpujit.jit
+def find_pair(a, target, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = -1
+        for p in range(a.shape[0]):
+            for q in range(p + 1, a.shape[0]):
+                if a[p] + a[q] == target[i]:
+                    out[i] = p * 1000 + q
+                    return              # return from inside two loops
+        out[i] = -2
+
+
+def find_pair_ref(a, t):
+    for p in range(len(a)):
+        for q in range(p + 1, len(a)):
+            if a[p] + a[q] == t:
+                return p * 1000 + q
+    return -2
+
+
+def test_return_inside_nested_loops(rng):
+    a = random_array(rng, 40, "int32", -50, 50)
+    target = random_array(rng, N, "int32", -120, 120)
+    got = launch(find_pair, a, target, poison(N, "int64"))
+    want = np.array([find_pair_ref([int(v) for v in a], int(t)) for t in target])
+    np.testing.assert_array_equal(got, want)
+
+
+@gpujit.jit
+def and_or_values(a, b, out):
+    i = gpujit.grid(1)
+    if i < out.shape[0]:
+        x = a[i]
+        y = b[i]
+        out[i, 0] = x and y             # and/or as values, not just conditions
+        out[i, 1] = x or y
+        out[i, 2] = (x and y) or -1
+        out[i, 3] = not x
+        out[i, 4] = x if x > y else (y if y > 0 else x - y)
+        out[i, 5] = 1 if x < y <= 2 * x else 0   # chained comparison as a value
+        k = 0
+        while True:                     # while True with break and continue
+            k += 1
+            if k % 2 == 0:
+                continue
+            if k > abs(x) or k > 50:
+                break
+        out[i, 6] = k
+
+
+def and_or_ref(x, y):
+    k = 0
+    while True:
+        k += 1
+        if k % 2 == 0:
+            continue
+        if k > abs(x) or k > 50:
+            break
+    return [x and y, x or y, (x and y) or -1, int(not x),
+            x if x > y else (y if y > 0 else x - y), 1 if x < y <= 2 * x else 0, k]
+
+
+def test_and_or_as_values(rng):
+    a = random_array(rng, N, "int64", -4, 4)
+    b = random_array(rng, N, "int64", -4, 4)
+    out = poison((N, 7), "int64")
+    launch(and_or_values, a, b, out)
+    want = np.array([and_or_ref(int(x), int(y)) for x, y in zip(a, b)])
+    np.testing.assert_array_equal(out, want)
+
+
+@gpujit.jit
+def short_circuit(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        # a[i] is only read when i is in range: the right operand must not run
+        n = a.size
+        j = i * 7
+        if j < n and a[j] > 0:
+            out[i] = 1
+        elif j >= n or a[j] < -500:
+            out[i] = 2
+        else:
+            out[i] = 3
+
+
+def test_short_circuit_guards_reads(rng):
+    a = random_array(rng, N, "int32")
+    got = launch(short_circuit, a, poison(N, "int64"))
+    want = [1 if 7 * i < N and a[7 * i] > 0 else 2 if 7 * i >= N or a[7 * i] < -500 else 3
+            for i in range(N)]
+    np.testing.assert_array_equal(got, want)
+
+
+# Compiled and checked with ptxas by test_ptx.py, which runs without a GPU.
+CONTROL_FLOW_KERNELS = [
+    (tuples, "void(int64[::1], int64[::1])"),
+    (find_pair, "void(int32[::1], int32[::1], int64[::1])"),
+    (and_or_values, "void(int64[::1], int64[::1], int64[:, ::1])"),
+    (short_circuit, "void(int32[::1], int64[::1])"),
+]
+

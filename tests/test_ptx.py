@@ -77,6 +77,15 @@ def test_ptxas_accepts(func, sig, ptxas, tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+from test_control_flow import CONTROL_FLOW_KERNELS  # noqa: E402
+
+
+@pytest.mark.parametrize("kernel,sig", CONTROL_FLOW_KERNELS,
+                         ids=[k.py_func.__name__ for k, _ in CONTROL_FLOW_KERNELS])
+def test_control_flow_kernels_ptxas_accepts(kernel, sig, ptxas, tmp_path):
+    test_ptxas_accepts(kernel.py_func, sig, ptxas, tmp_path)
+
+
 def test_compute_capability_selects_target():
     ptx, _ = gpujit.compile_ptx(vector_add, "void(float32[:], float32[:], float32[:])", cc=(8, 0))
     assert re.search(r"^\.target sm_80\b", ptx, re.M)

@@ -37,8 +37,17 @@ def kernels():
         i = gpujit.grid(1)
         if i < y.size:
             y[i] = x[i] // 3 + x[i] % 5 - x[-1]
+    def views(b, out, n):
+        i = gpujit.grid(1)
+        if i < out.size:
+            row = b[i]
+            s = 0.0
+            for x in (1.0, 2.0, 0.5):
+                s += x * row[1:n:2][0] + b[i, :][-1] + b[:, 0][i] + len(b[2:]) + row[n:][0]
+            out[i] = s if s > 0 and n else -s
     return [(control, "void(float32[:], float32[:], float32[:], int64)"),
-            (simple, "void(int32[:], int32[:])")]
+            (simple, "void(int32[:], int32[:])"),
+            (views, "void(float32[:, ::1], float32[:], int64)")]
 
 for fn, sig in kernels():
     ptx, _ = gpujit.compile_ptx(fn, sig)
@@ -96,7 +105,7 @@ INTERPRETERS = sorted(interpreters().items())
 
 @pytest.mark.parametrize("ver,exe", INTERPRETERS, ids=[v for v, _ in INTERPRETERS])
 def test_same_ptx_on_every_interpreter(ver, exe, package_copy, in_process_ptx):
-    assert in_process_ptx.count(".visible .entry") == 2
+    assert in_process_ptx.count(".visible .entry") == 3
     out = run_script(exe, package_copy)
     assert out == in_process_ptx, (
         f"PTX from Python {ver} differs from Python %d.%d's" % sys.version_info[:2])
