@@ -767,6 +767,8 @@ GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out) {
         fprintf(stderr, "--- IR of %s ---\n", code->name);
         gj_ir_dump(b.f, stderr);
     }
+    if (gj_check_assigned(c, b.f) != GJ_OK)
+        return GJ_ERR;
     *out = b.f;
     return GJ_OK;
 }

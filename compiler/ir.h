@@ -146,6 +146,9 @@ void gj_ir_dump(const GjFunc *f, void *file /* FILE* */);
 /* ---- stages ---- */
 /* build.c: bytecode -> IR (normalise, CFG, stack -> variables/temps). */
 GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out);
+/* defassign.c: every read of a local follows an assignment on every path
+   (else a TYPING diag: Python would raise UnboundLocalError). */
+GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f);
 /* typeinfer.c: sets every temp and variable type; errors at the offending line. */
 GjStatus gj_infer_func(GjCtx *c, GjFunc *f);
 

@@ -157,3 +157,32 @@ def test_errors_leave_compiler_usable():
 def test_calling_intrinsic_outside_kernel():
     with pytest.raises(Exception, match="kernel"):
         gpujit.grid(1)
+
+
+def maybe_unbound(x, out):
+    if x[0] > 0:
+        q = 7
+    out[0] = q
+
+
+def assigned_on_every_path(x, out):
+    if x[0] > 0:
+        q = 7
+    else:
+        q = 8
+    while True:
+        r = q + 1
+        if r > 0:
+            break
+    out[0] = r
+
+
+def test_possibly_unbound_local_is_typing_error():
+    msg = compile_error(maybe_unbound, exc=gpujit.TypingError)
+    assert "'q'" in msg and "before it is assigned" in msg
+    assert f":{line_of(maybe_unbound, 'out[0] = q')}:" in msg
+
+
+def test_assigned_on_every_path_compiles():
+    ptx, _ = gpujit.compile_ptx(assigned_on_every_path, SIG2)
+    assert ".entry" in ptx

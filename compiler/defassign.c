@@ -1,0 +1,97 @@
+/*
+ * defassign.c - definite assignment: every read of a Python local must be
+ * preceded, on every path from the entry, by an assignment to it
+ * (gj_check_assigned in ir.h).
+ *
+ * CPython raises UnboundLocalError when a path reaches a read before any
+ * assignment; a kernel cannot raise, and an alloca read before its first
+ * store is undefined, so such a read is a TypingError at its line instead.
+ * The check is the classic forward "must" dataflow: per block, the set of
+ * locals assigned on entry is the intersection of its predecessors' exit
+ * sets (initially "all", the top of the lattice), iterated to a fixpoint;
+ * parameters are assigned at the entry.  Stack-slot variables are written by
+ * every predecessor by construction (build.c) and are skipped.
+ *
+ * Input: a GjFunc from build.c (types not needed; f->blocks[i]->id == i).
+ * Output: GJ_OK, or GJ_ERR with a TYPING diagnostic at the first offending
+ * LOAD_VAR in block order.
+ */
+#include "ir.h"
+
+#include <string.h>
+
+typedef uint64_t Word;
+enum { WORD_BITS = 64 };
+
+static int has(const Word *s, int32_t v) {
+    return (int)((s[v / WORD_BITS] >> (v % WORD_BITS)) & 1u);
+}
+
+static void add(Word *s, int32_t v) {
+    s[v / WORD_BITS] |= (Word)1 << (v % WORD_BITS);
+}
+
+/* cur = the locals assigned on entry to block bi: `entry` for block 0, else
+   the intersection of the predecessors' exit sets. */
+static void entry_set(const GjFunc *f, const Word *out, const Word *entry, int32_t bi,
+                      Word *cur, size_t row) {
+    if (bi == 0) {
+        memcpy(cur, entry, sizeof(Word) * row);
+        return;
+    }
+    memset(cur, 0xff, sizeof(Word) * row);
+    for (int32_t p = 0; p < f->nblocks; p++)
+        for (int32_t s = 0; s < f->blocks[p]->nsucc; s++)
+            if (f->blocks[p]->succ[s] == bi)
+                for (size_t w = 0; w < row; w++)
+                    cur[w] &= out[(size_t)p * row + w];
+}
+
+GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f) {
+    int32_t nb = f->nblocks;
+    size_t row = (size_t)(f->nvars + WORD_BITS - 1) / WORD_BITS;
+    if (nb == 0 || row == 0)
+        return GJ_OK;
+    Word *out = GJ_NEW_N(&c->arena, Word, (size_t)nb * row);   /* assigned at each block's exit */
+    Word *cur = GJ_NEW_N(&c->arena, Word, row);
+    Word *entry = GJ_NEW_N(&c->arena, Word, row);
+    if (!out || !cur || !entry)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    memset(out, 0xff, sizeof(Word) * (size_t)nb * row);        /* top: "everything" */
+    for (int32_t v = 0; v < f->nvars; v++)
+        if (f->vars[v].kind != GJ_VAR_LOCAL)
+            add(entry, v);
+
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int32_t bi = 0; bi < nb; bi++) {
+            entry_set(f, out, entry, bi, cur, row);
+            const GjBlock *b = f->blocks[bi];
+            for (int32_t k = 0; k < b->nins; k++)
+                if (b->ins[k].op == GJ_OP_STORE_VAR)
+                    add(cur, b->ins[k].var);
+            Word *bout = out + (size_t)bi * row;
+            if (memcmp(cur, bout, sizeof(Word) * row) != 0) {
+                memcpy(bout, cur, sizeof(Word) * row);
+                changed = 1;
+            }
+        }
+    }
+
+    /* At the fixpoint, replay each block and check its reads. */
+    for (int32_t bi = 0; bi < nb; bi++) {
+        entry_set(f, out, entry, bi, cur, row);
+        const GjBlock *b = f->blocks[bi];
+        for (int32_t k = 0; k < b->nins; k++) {
+            const GjIns *in = &b->ins[k];
+            if (in->op == GJ_OP_STORE_VAR)
+                add(cur, in->var);
+            else if (in->op == GJ_OP_LOAD_VAR && !has(cur, in->var))
+                return gj_error(c, GJ_DIAG_TYPING, in->loc,
+                                "local variable '%s' may be used before it is assigned "
+                                "(Python would raise UnboundLocalError on some path)",
+                                f->vars[in->var].name);
+        }
+    }
+    return GJ_OK;
+}
