@@ -323,6 +323,8 @@ static GjStatus load_global(Builder *b, const GjBcIns *ins) {
     case GJ_GLOBAL_MODULE:
     case GJ_GLOBAL_BUILTIN:
     case GJ_GLOBAL_INTRINSIC:
+    case GJ_GLOBAL_FUNCTION:
+    case GJ_GLOBAL_ARRAY:
         break;
     }
     Static *s = GJ_NEW(&b->c->arena, Static);

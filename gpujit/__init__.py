@@ -122,7 +122,7 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     def decorate(func):
         kernel = _gpujit.Dispatcher(func, debug=bool(debug), fastmath=bool(fastmath),
                                     lineinfo=bool(lineinfo), opt=bool(opt) and not debug,
-                                    device=bool(device))
+                                    device=bool(device), inline=bool(inline))
         _functools.update_wrapper(kernel, func)
         if signature is not None and not device and is_available():
             sigs = [signature] if isinstance(signature, str) else list(signature)
