@@ -17,6 +17,9 @@
  *            never occur: Python int -> int64, float -> float64);
  *   array:   data pointer (global address space), then ndim int64 extents,
  *            then ndim int64 strides in bytes.
+ * Device functions (called from kernels, or opt->device) are PTX .func
+ * functions of the same module that take each argument by value (arrays and
+ * tuples as the structs of lower_ops.h) and return their value.
  */
 #ifndef GJ_COMPILE_H
 #define GJ_COMPILE_H
