@@ -171,6 +171,7 @@ GjStatus gj_error(GjCtx *c, GjDiagKind kind, GjLoc loc, const char *fmt, ...) {
     va_end(ap);
     d->kind = kind;
     d->loc = loc;
+    d->code = c->code;
     d->message = msg ? msg : "out of memory while reporting an error";
     c->diag = d;
     return GJ_ERR;

@@ -316,13 +316,17 @@ static GjStatus load_global(Builder *b, const GjBcIns *ins) {
         return gj_error(b->c, GJ_DIAG_TYPING, ins->loc, "name '%s' is not defined", ins->name);
     case GJ_GLOBAL_OTHER:
         return gj_error(b->c, GJ_DIAG_UNSUPPORTED, ins->loc,
-                        "%s '%s' of type %s cannot be used in a kernel",
-                        is_deref ? "closure variable" : "global", ins->name, g->name);
+                        "%s '%s' of type %s cannot be used in a kernel%s",
+                        is_deref ? "closure variable" : "global", ins->name, g->name,
+                        strcmp(g->name, "function") == 0
+                            ? "; decorate it with @gpujit.jit to call it from one" : "");
     case GJ_GLOBAL_CONST:
         return push(b, (Val){.kind = V_CONST, .c = &g->value, .loc = ins->loc});
     case GJ_GLOBAL_MODULE:
     case GJ_GLOBAL_BUILTIN:
     case GJ_GLOBAL_INTRINSIC:
+    case GJ_GLOBAL_FUNCTION:
+    case GJ_GLOBAL_ARRAY:
         break;
     }
     Static *s = GJ_NEW(&b->c->arena, Static);

@@ -58,13 +58,36 @@ typedef enum GjGlobalKind {
     GJ_GLOBAL_INTRINSIC,  /* name = gpujit object's intrinsic name ("grid", "threadIdx") */
     GJ_GLOBAL_CONST,      /* value = frozen number/bool/tuple */
     GJ_GLOBAL_OTHER,      /* bound to something gpujit cannot use; name = type name */
+    GJ_GLOBAL_FUNCTION,   /* a @gpujit.jit function: callee; name = its __name__ */
+    GJ_GLOBAL_ARRAY,      /* a NumPy array, frozen into constant memory: array */
 } GjGlobalKind;
+
+/* A module-level NumPy array frozen at compile time (GJ_GLOBAL_ARRAY): a
+   C-contiguous copy of its bytes, placed in constant memory by lowering. */
+typedef struct GjConstArray {
+    const char *dtype;        /* NumPy dtype name, "float32" */
+    int32_t ndim;             /* >= 1 */
+    const int64_t *shape;     /* [ndim] */
+    const int64_t *strides;   /* [ndim], bytes, C order */
+    const void *data;         /* nbytes bytes, arena-owned */
+    size_t nbytes;
+} GjConstArray;
+
+/* A @gpujit.jit function that a kernel calls (GJ_GLOBAL_FUNCTION). */
+typedef struct GjCallee {
+    const struct GjCodeView *code;   /* one view per function and compile: a
+                                        recursive call points back at a caller's */
+    int inline_always;               /* inline=True */
+    int device;                      /* device=True; else a plain @jit function */
+} GjCallee;
 
 typedef struct GjGlobal {
     const char *key;      /* the global's name in the function ("np") */
     GjGlobalKind kind;
     const char *name;     /* what it is bound to, per kind ("numpy") */
     GjConst value;
+    const GjCallee *callee;       /* FUNCTION */
+    const GjConstArray *array;    /* ARRAY */
 } GjGlobal;
 
 typedef struct GjCodeView {
@@ -86,6 +109,8 @@ typedef struct GjCodeView {
     GjInstr *instrs;
 
     const struct GjType **argtypes;   /* [argcount], set by the caller */
+    const struct GjType *rettype;     /* a device function's declared return
+                                         type (signature), or NULL: inferred */
 
     /* Every name LOAD_GLOBAL reads, resolved (frozen) by pymodule before the
        compile starts, so compiling needs no Python callbacks and no GIL. */

@@ -45,6 +45,7 @@ void gj_result_free(GjCompileResult *r) {
     free(r->ptx);
     free(r->llvm_ir);
     free(r->type_dump);
+    free(r->return_type);
     memset(r, 0, sizeof *r);
 }
 
@@ -144,6 +145,20 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     return st;
 }
 
+/* Types f, the compile's own function; while it is typed it counts as busy
+   in the specialisation table, so a device function calling it back is
+   reported as recursion (devfunc.c). */
+static GjStatus infer_root(GjCtx *c, GjFunc *f) {
+    GjSpec *root = GJ_NEW(&c->arena, GjSpec);
+    if (!root)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    *root = (GjSpec){.next = c->specs, .f = f, .busy = 1};
+    c->specs = root;
+    GjStatus st = gj_infer_func(c, f);
+    root->busy = 0;
+    return st;
+}
+
 GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
                     GjCompileResult *out) {
     GjCompileResult r = {0};
@@ -152,15 +167,18 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
         c->filename = code->filename;
     if (!c->funcname)
         c->funcname = code->qualname ? code->qualname : code->name;
+    c->code = code;
 
     /* The pipeline; each pass states what it needs from the ones before. */
     if (plan_params(c, code, &r) != GJ_OK)                   /* argtypes -> ABI */
         goto fail;
     if (gj_build_func(c, code, &f) != GJ_OK)                 /* bytecode -> IR (dumps */
         goto fail;                                           /*   bytecode and ir)     */
-    if (gj_infer_func(c, f) != GJ_OK)                        /* IR -> typed IR */
-        goto fail;
-    if (!(r.kernel_name = kernel_name(code)) || !(r.type_dump = type_dump(f))) {
+    f->is_device = opt->device;
+    if (infer_root(c, f) != GJ_OK)                           /* IR -> typed IR, and */
+        goto fail;                                           /*   device functions  */
+    if (!(r.kernel_name = kernel_name(code)) || !(r.type_dump = type_dump(f)) ||
+        !(r.return_type = xstrdup(f->ret_type->name))) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
         goto fail;
     }
@@ -218,6 +236,8 @@ char *gj_diag_render(const GjCtx *c, const GjCodeView *code) {
     FILE *out = open_memstream(&text, &len);
     if (!out)
         return NULL;
+    if (d->code)   /* the error is in a device function the kernel calls */
+        code = d->code;
     const char *file = code && code->filename ? code->filename : c->filename;
     if (file && d->loc.line > 0 && d->loc.col >= 0)
         fprintf(out, "%s:%d:%d: ", file, d->loc.line, d->loc.col + 1);

@@ -17,6 +17,9 @@
  *            never occur: Python int -> int64, float -> float64);
  *   array:   data pointer (global address space), then ndim int64 extents,
  *            then ndim int64 strides in bytes.
+ * Device functions (called from kernels, or opt->device) are PTX .func
+ * functions of the same module that take each argument by value (arrays and
+ * tuples as the structs of lower_ops.h) and return their value.
  */
 #ifndef GJ_COMPILE_H
 #define GJ_COMPILE_H
@@ -32,6 +35,8 @@ typedef struct GjCompileOptions {
     int fastmath;
     int lineinfo;
     int want_llvm_ir;         /* keep the optimised LLVM IR text in the result */
+    int device;               /* compile a device function (PTX .func, by-value
+                                 arguments, may return a value), not a kernel */
 } GjCompileOptions;
 
 typedef struct GjParamPlan {
@@ -51,12 +56,15 @@ typedef struct GjCompileResult {
     int nparams;              /* Python parameters */
     GjParamPlan *params;
     int nkernel_params;       /* entries in kernelParams */
+    char *return_type;        /* the return type's name ("none" for kernels) */
 } GjCompileResult;
 
 void gj_compile_options_default(GjCompileOptions *o);   /* sm_90, O3 */
 
 /* Compiles code (with code->argtypes set) to PTX.  On failure returns GJ_ERR
-   with c->diag set; *out is then untouched. */
+   with c->diag set; *out is then untouched.  A device function
+   (opt->device) returns the type code->rettype names, or the one its returns
+   unify to when that is NULL. */
 GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
                     GjCompileResult *out);
 void gj_result_free(GjCompileResult *r);

@@ -65,9 +65,12 @@ typedef enum GjDiagKind {
     GJ_DIAG_NKINDS
 } GjDiagKind;
 
+struct GjCodeView;
+
 typedef struct GjDiag {
     GjDiagKind kind;
     GjLoc loc;
+    const struct GjCodeView *code;   /* the function loc is in (c->code when recorded) */
     const char *message;       /* arena-owned, no trailing newline */
     const char *notes[8];      /* "during: ..." lines, innermost first */
     int nnotes;
@@ -87,6 +90,9 @@ typedef struct GjCtx {
     const char *filename;  /* for rendering diagnostics */
     const char *funcname;
     int dump;              /* GJ_DUMP_* bit set: stages to print to stderr */
+    const struct GjCodeView *code;   /* function being built/typed/lowered (kernel
+                                        or device function), for diagnostics */
+    struct GjSpec *specs;  /* device-function specialisations (devfunc.c) */
 } GjCtx;
 
 /* Stages that GPUJIT_DUMP can name ("bytecode,ir,types,llvm,ptx" or "all"). */

@@ -159,6 +159,7 @@ static const char *const global_kind_names[] = {
     [GJ_GLOBAL_MISSING] = "missing", [GJ_GLOBAL_MODULE] = "module",
     [GJ_GLOBAL_BUILTIN] = "builtin", [GJ_GLOBAL_INTRINSIC] = "intrinsic",
     [GJ_GLOBAL_CONST] = "const",     [GJ_GLOBAL_OTHER] = "other",
+    [GJ_GLOBAL_FUNCTION] = "function", [GJ_GLOBAL_ARRAY] = "array",
 };
 
 static const char *const var_kind_names[] = {

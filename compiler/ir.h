@@ -123,7 +123,22 @@ typedef struct GjFunc {
     int32_t ntemps, temps_cap;
     const GjType **temp_types;   /* set by typeinfer.c */
     const GjType *ret_type;      /* set by typeinfer.c; none for kernels */
+    int is_device;               /* a device function: may return a value */
 } GjFunc;
+
+/* One specialisation of a device function: a @gpujit.jit function typed for
+   the (concrete) argument types of a call site.  Kept in c->specs for the
+   whole compilation, so every call with the same types shares it. */
+typedef struct GjSpec {
+    struct GjSpec *next;
+    const GjCallee *callee;
+    const GjType **argtypes;     /* [nargs], concrete (no weak literals) */
+    int32_t nargs;
+    GjFunc *f;                   /* typed IR; f->ret_type is the return type */
+    int busy;                    /* being typed now: a call to it is recursion */
+    void *llfn;                  /* LLVMValueRef once lowered (lower.c) */
+    char *written;               /* [nargs] once lowered: may store through arg i */
+} GjSpec;
 
 /* ---- construction (ir.c) ---- */
 GjFunc *gj_ir_func_new(GjCtx *c, const GjCodeView *code);
@@ -151,5 +166,13 @@ GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out);
 GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f);
 /* typeinfer.c: sets every temp and variable type; errors at the offending line. */
 GjStatus gj_infer_func(GjCtx *c, GjFunc *f);
+/* devfunc.c: the specialisation of callee for argument types `args` (made
+   concrete here), built and typed on first use; a call to a function that is
+   being typed (direct or mutual recursion) is an UNSUPPORTED error at loc. */
+GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args, int32_t nargs,
+                     GjLoc loc, GjSpec **out);
+/* The type a device-function parameter gets for an argument of type t: weak
+   literals concrete (int64, float64), also inside tuples. */
+const GjType *gj_spec_arg_type(GjCtx *c, const GjType *t);
 
 #endif

@@ -5,7 +5,10 @@
  * typed; weak literal types are materialised here with gj_ty_concrete).
  * Output: a module for nvptx64-nvidia-cuda holding the kernel, with the PTX
  * kernel calling convention and parameters per compile.h's ABI, plus the
- * plan's `written` flag for each array parameter.
+ * plan's `written` flag for each array parameter.  Each device function a
+ * kernel calls (a GjSpec) becomes an internal LLVM function of the same
+ * module, lowered when its first call is; frozen NumPy arrays become
+ * internal constants in constant memory (address space 4).
  *
  * Shape of the generated code: an entry block with one alloca per variable
  * (mem2reg/SROA make them SSA) that stores the parameters, then one LLVM
@@ -282,6 +285,63 @@ static LLVMValueRef array_view(GjLower *L, LLVMValueRef arr, const GjType *at, L
     return LLVMBuildInsertValue(L->b, out, strides, 2, "");
 }
 
+/* ---- frozen arrays (constant memory) ---------------------------------------- */
+
+enum { CONST_MEMORY_BYTES = 64 * 1024 };   /* per module, as CUDA has it */
+
+/* Bytes the module already keeps in constant memory. */
+static uint64_t const_bytes(GjLower *L) {
+    uint64_t n = 0;
+    for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
+        LLVMTypeRef ty = LLVMGlobalGetValueType(g);
+        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == 4 && LLVMGetTypeKind(ty) ==
+            LLVMArrayTypeKind)
+            n += LLVMGetArrayLength2(ty);
+    }
+    return n;
+}
+
+/* A frozen NumPy array as a readonly array value over an internal constant
+   holding its bytes; equal arrays (also read by several device functions)
+   share one constant, named by a hash of their bytes. */
+static LLVMValueRef const_array(GjLower *L, const GjConstArray *a, const GjType *rt) {
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a over dtype and bytes */
+    for (const char *p = a->dtype; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (size_t i = 0; i < a->nbytes; i++)
+        h = (h ^ ((const unsigned char *)a->data)[i]) * 1099511628211ull;
+    char name[48];
+    snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
+    if (!g) {
+        uint64_t used = const_bytes(L);
+        if (used + a->nbytes > CONST_MEMORY_BYTES)
+            return fail(L, "module-level arrays need %llu bytes of constant memory, more than "
+                        "the %d KiB a kernel has; pass large arrays as kernel arguments",
+                        (unsigned long long)(used + a->nbytes), CONST_MEMORY_BYTES / 1024);
+        static const char zero = 0;
+        LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
+                                                      a->nbytes ? a->nbytes : 1, 1);
+        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, 4);
+        LLVMSetInitializer(g, init);
+        LLVMSetGlobalConstant(g, 1);
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+        LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+        LLVMSetAlignment(g, 16);
+    }
+    LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
+    v = LLVMBuildInsertValue(L->b, v, g, 0, "");
+    for (unsigned field = 1; field <= 2; field++) {
+        LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)a->ndim));
+        for (int k = 0; k < a->ndim; k++)
+            dims = LLVMBuildInsertValue(L->b, dims, i64_const(L, field == 1 ? a->shape[k]
+                                                                             : a->strides[k]),
+                                        (unsigned)k, "");
+        v = LLVMBuildInsertValue(L->b, v, dims, field, "");
+    }
+    return v;
+}
+
 /* ---- thread indexing ------------------------------------------------------- */
 
 /* llvm.nvvm.read.ptx.sreg.<reg>.<axis>: i32. */
@@ -448,6 +508,35 @@ static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a
     return fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
 }
 
+static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
+
+/* A call of a @gpujit.jit function: its specialisation for these argument
+   types (typed already), lowered on first use, called with each argument
+   converted to the parameter's concrete type. */
+static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
+    int32_t n = in->nargs - 1;
+    const GjType **types = GJ_NEW_N(&L->c->arena, const GjType *, n + 1);
+    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 1);
+    const GjType *ft = L->f->temp_types[in->args[0]];
+    GjSpec *spec;
+    if (!types || !args)
+        return fail(L, "out of memory");
+    for (int32_t k = 0; k < n; k++)
+        types[k] = L->f->temp_types[in->args[k + 1]];
+    if (gj_spec_get(L->c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
+        return NULL;
+    LLVMValueRef fn = spec_function(L, spec);
+    if (!fn)
+        return NULL;
+    for (int32_t k = 0; k < n; k++)
+        if (!(args[k] = gj_lower_cast(L, L->temps[in->args[k + 1]], types[k], spec->argtypes[k])))
+            return NULL;
+    LLVMValueRef r = LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)n, "");
+    if (spec->f->ret_type->kind == GJ_TK_NONE)
+        return LLVMGetUndef(L->empty);
+    return gj_lower_cast(L, r, spec->f->ret_type, rt);
+}
+
 /* ---- attributes -------------------------------------------------------------- */
 
 static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, const char *name,
@@ -606,6 +695,20 @@ static LLVMValueRef load_var(GjLower *L, int32_t var, const GjType *rt) {
     return gj_lower_cast(L, v, gv->type, rt);
 }
 
+/* A kernel returns nothing; a device function its value, converted to the
+   return type inference unified from all its returns. */
+static GjStatus build_return(GjLower *L, LLVMValueRef v, const GjType *vt) {
+    const GjType *rt = L->f->ret_type;
+    if (!L->f->is_device || !rt || rt->kind == GJ_TK_NONE) {
+        LLVMBuildRetVoid(L->b);
+        return GJ_OK;
+    }
+    if (!(v = gj_lower_cast(L, v, vt, rt)))
+        return GJ_ERR;
+    LLVMBuildRet(L->b, v);
+    return GJ_OK;
+}
+
 /* Lowers one instruction; sets L->temps[in->dst] for those with a result. */
 static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     GjFunc *f = L->f;
@@ -632,6 +735,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         break;
     case GJ_OP_GLOBAL:
         v = in->global.kind == GJ_GLOBAL_CONST ? const_value(L, &in->global.value, rt)
+          : in->global.kind == GJ_GLOBAL_ARRAY ? const_array(L, in->global.array, rt)
                                                : LLVMGetUndef(L->empty);
         break;
     case GJ_OP_LOAD_VAR:
@@ -662,6 +766,10 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
             return fail_status(L, "%s does not support item assignment", t[0]->name);
         return store_element(L, a[0], t[0], a[1], t[1], a[2], t[2]);
     case GJ_OP_CALL: {
+        if (t[0]->kind == GJ_TK_CALLABLE && t[0]->callee) {
+            v = device_call(L, in, rt);
+            break;
+        }
         LLVMValueRef args[16];
         const GjType *types[16];
         CallArgs ca = {args, types, in->nargs - 1};
@@ -724,8 +832,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         return GJ_OK;
     }
     case GJ_OP_RETURN:
-        LLVMBuildRetVoid(L->b);   /* a kernel returns None */
-        return GJ_OK;
+        return build_return(L, a[0], t[0]);
     case GJ_NOPS:
         break;
     }
@@ -745,30 +852,40 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
    API enum lacks): PTX gets .file/.loc lines and no debug sections. */
 #define GJ_DWARF_DIRECTIVES_ONLY ((LLVMDWARFEmissionKind)3)
 
-static void lineinfo_begin(GjLower *L, const char *kernel_name) {
-    const GjCodeView *cv = L->f->code;
+static LLVMMetadataRef di_file(GjLower *L, const GjCodeView *cv) {
     const char *path = cv->filename ? cv->filename : "<unknown>";
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     size_t dirlen = slash ? (size_t)(slash - path) : 0;
+    return LLVMDIBuilderCreateFile(L->dib, base, strlen(base), path, dirlen);
+}
 
+/* The module's debug-info builder and compile unit (the kernel's file). */
+static void lineinfo_module(GjLower *L) {
     L->dib = LLVMCreateDIBuilder(L->mod);
-    LLVMMetadataRef file = LLVMDIBuilderCreateFile(L->dib, base, strlen(base), path, dirlen);
-    LLVMDIBuilderCreateCompileUnit(L->dib, LLVMDWARFSourceLanguagePython, file, "gpujit", 6,
-                                   L->opt->opt_level > 0, "", 0, 0, "", 0,
+    LLVMDIBuilderCreateCompileUnit(L->dib, LLVMDWARFSourceLanguagePython, di_file(L, L->f->code),
+                                   "gpujit", 6, L->opt->opt_level > 0, "", 0, 0, "", 0,
                                    GJ_DWARF_DIRECTIVES_ONLY, 0, 0, 0, "", 0, "", 0);
-    LLVMMetadataRef fn_type = LLVMDIBuilderCreateSubroutineType(L->dib, file, NULL, 0,
-                                                                LLVMDIFlagZero);
-    const char *pyname = cv->name ? cv->name : kernel_name;
-    unsigned line = cv->firstlineno > 0 ? (unsigned)cv->firstlineno : 0;
-    L->subprogram = LLVMDIBuilderCreateFunction(L->dib, file, pyname, strlen(pyname), kernel_name,
-                                                strlen(kernel_name), file, line, fn_type, 0, 1,
-                                                line, LLVMDIFlagZero, L->opt->opt_level > 0);
-    LLVMSetSubprogram(L->fn, L->subprogram);
     LLVMAddModuleFlag(L->mod, LLVMModuleFlagBehaviorWarning, "Debug Info Version", 18,
                       LLVMValueAsMetadata(LLVMConstInt(L->i32, LLVMDebugMetadataVersion(), 0)));
     LLVMAddModuleFlag(L->mod, LLVMModuleFlagBehaviorWarning, "Dwarf Version", 13,
                       LLVMValueAsMetadata(LLVMConstInt(L->i32, 2, 0)));
+}
+
+/* A subprogram for L->fn in its own Python file (device functions may live
+   in another module than the kernel). */
+static void lineinfo_function(GjLower *L, const char *llname) {
+    const GjCodeView *cv = L->f->code;
+    LLVMMetadataRef file = di_file(L, cv);
+    LLVMMetadataRef fn_type = LLVMDIBuilderCreateSubroutineType(L->dib, file, NULL, 0,
+                                                                LLVMDIFlagZero);
+    const char *pyname = cv->name ? cv->name : llname;
+    unsigned line = cv->firstlineno > 0 ? (unsigned)cv->firstlineno : 0;
+    L->subprogram = LLVMDIBuilderCreateFunction(L->dib, file, pyname, strlen(pyname), llname,
+                                                strlen(llname), file, line, fn_type,
+                                                L->spec != NULL, 1, line, LLVMDIFlagZero,
+                                                L->opt->opt_level > 0);
+    LLVMSetSubprogram(L->fn, L->subprogram);
 }
 
 static void lineinfo_at(GjLower *L, GjLoc loc) {
@@ -844,6 +961,64 @@ static GjStatus store_params(GjLower *L) {
     return GJ_OK;
 }
 
+/* ---- device functions ---------------------------------------------------------- */
+
+/* A device function takes each argument as its value (arrays and tuples as
+   the structs of lower_ops.h) and returns its value, or void for None. */
+static GjStatus device_signature(GjLower *L, LLVMTypeRef *params, unsigned *n, unsigned cap,
+                                 LLVMTypeRef *ret) {
+    const GjFunc *f = L->f;
+    *n = 0;
+    if ((unsigned)f->code->argcount > cap)
+        return fail_status(L, "too many parameters");
+    for (int i = 0; i < f->code->argcount; i++) {
+        const GjType *t = param_type(f, i);
+        if (!(params[(*n)++] = gj_lower_type(L, t)))
+            return fail_status(L, "parameter '%s' of type %s cannot be passed to a device "
+                               "function", f->vars[i].name, t->name);
+    }
+    *ret = f->ret_type->kind == GJ_TK_NONE ? LLVMVoidTypeInContext(L->ctx)
+                                           : gj_lower_type(L, f->ret_type);
+    return *ret ? GJ_OK : fail_status(L, "a device function cannot return %s", f->ret_type->name);
+}
+
+static GjStatus store_device_params(GjLower *L) {
+    for (int i = 0; i < L->f->code->argcount; i++) {
+        LLVMValueRef v = LLVMGetParam(L->fn, (unsigned)i);
+        LLVMSetValueName2(v, L->f->vars[i].name, strlen(L->f->vars[i].name));
+        if (L->vars[i] && store_var(L, i, v, param_type(L->f, i)) != GJ_OK)
+            return GJ_ERR;
+    }
+    return GJ_OK;
+}
+
+static void add_fn_attribute(GjLower *L, const char *name) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(L->ctx, kind, 0));
+}
+
+/* The one place kernels and device functions differ: the LLVM signature,
+   calling convention and linkage.  A kernel (PTX .entry) takes compile.h's
+   flattened parameters; a device function (.func) is internal to the
+   module, or visible when it is what compile_ptx(device=True) compiles. */
+static GjStatus declare_function(GjLower *L, const char *name) {
+    LLVMTypeRef params[256], ret = LLVMVoidTypeInContext(L->ctx);
+    unsigned nparams;
+    GjStatus st = L->f->is_device ? device_signature(L, params, &nparams, 256, &ret)
+                                  : kernel_params(L, params, &nparams, 256);
+    if (st != GJ_OK)
+        return GJ_ERR;
+    L->fn = LLVMAddFunction(L->mod, name, LLVMFunctionType(ret, params, nparams, 0));
+    if (!L->f->is_device)
+        LLVMSetFunctionCallConv(L->fn, LLVMPTXKernelCallConv);
+    else if (L->spec)
+        LLVMSetLinkage(L->fn, LLVMInternalLinkage);
+    if (L->spec && L->spec->callee->inline_always)
+        add_fn_attribute(L, "alwaysinline");
+    return GJ_OK;
+}
+
 static void mark_reachable(const GjFunc *f, char *seen, int32_t id) {
     if (seen[id])
         return;
@@ -852,25 +1027,20 @@ static void mark_reachable(const GjFunc *f, char *seen, int32_t id) {
         mark_reachable(f, seen, f->blocks[id]->succ[s]);
 }
 
-/* Creates the kernel, its entry block (allocas, parameters) and one LLVM
+/* Creates the function, its entry block (allocas, parameters) and one LLVM
    block per reachable GjBlock. */
-static GjStatus begin_kernel(GjLower *L, const char *kernel_name) {
+static GjStatus begin_function(GjLower *L, const char *name) {
     GjFunc *f = L->f;
-    LLVMTypeRef params[256];
-    unsigned nparams;
-    if (kernel_params(L, params, &nparams, 256) != GJ_OK)
+    if (declare_function(L, name) != GJ_OK)
         return GJ_ERR;
-    L->fn = LLVMAddFunction(L->mod, kernel_name,
-                            LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params, nparams, 0));
-    LLVMSetFunctionCallConv(L->fn, LLVMPTXKernelCallConv);
     if (L->opt->fastmath) {   /* flush float32 denormals: .ftz instructions */
         static const char key[] = "denormal-fp-math-f32", val[] = "preserve-sign,preserve-sign";
         LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
                                 LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, val,
                                                           sizeof val - 1));
     }
-    if (L->opt->lineinfo)
-        lineinfo_begin(L, kernel_name);
+    if (L->dib)
+        lineinfo_function(L, name);
 
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "entry");
     LLVMPositionBuilderAtEnd(L->b, entry);
@@ -882,7 +1052,7 @@ static GjStatus begin_kernel(GjLower *L, const char *kernel_name) {
                         f->vars[v].name, f->vars[v].type->name);
         L->vars[v] = ty ? LLVMBuildAlloca(L->b, ty, f->vars[v].name) : NULL;
     }
-    if (store_params(L) != GJ_OK)
+    if ((f->is_device ? store_device_params(L) : store_params(L)) != GJ_OK)
         return GJ_ERR;
 
     char *seen = GJ_NEW_N(&L->c->arena, char, f->nblocks + 1);
@@ -892,8 +1062,8 @@ static GjStatus begin_kernel(GjLower *L, const char *kernel_name) {
     for (int32_t i = 0; i < f->nblocks; i++) {
         if (!seen[i])
             continue;
-        char *name = gj_arena_printf(&L->c->arena, "b%d", i);
-        L->bbs[i] = LLVMAppendBasicBlockInContext(L->ctx, L->fn, name ? name : "");
+        char *bname = gj_arena_printf(&L->c->arena, "b%d", i);
+        L->bbs[i] = LLVMAppendBasicBlockInContext(L->ctx, L->fn, bname ? bname : "");
     }
     LLVMBuildBr(L->b, L->bbs[0]);
     return GJ_OK;
@@ -918,18 +1088,57 @@ static GjStatus lower_blocks(GjLower *L) {
 
 /* ---- written arrays ------------------------------------------------------------------ */
 
-/* Sets plan->params[i].written for each array parameter a SETITEM may store
-   through.  Exact when the stored-to array is a parameter's variable that is
-   never reassigned, or a view of one (a[i][j] = x); otherwise (a local
-   alias, a view kept in a variable, a reassigned parameter, a tuple element)
-   every array parameter of that dtype counts as written. */
-static void mark_written(GjLower *L, GjCompileResult *plan) {
-    GjFunc *f = L->f;
-    int nargs = f->code->argcount;
-    int32_t *source = GJ_NEW_N(&L->c->arena, int32_t, f->ntemps + 1);   /* var loaded, or -1 */
-    char *reassigned = GJ_NEW_N(&L->c->arena, char, f->nvars + 1);
-    if (!source || !reassigned || !plan || !plan->params)
+/* Whether a value of type `holder` (an array, or a tuple of them) may be or
+   contain an array of a type that `stored` is or contains. */
+static int shares_array(const GjType *holder, const GjType *stored) {
+    if (stored->kind == GJ_TK_TUPLE) {
+        for (int i = 0; i < stored->n; i++)
+            if (shares_array(holder, stored->elems[i]))
+                return 1;
+        return 0;
+    }
+    if (stored->kind != GJ_TK_ARRAY)
+        return 0;
+    /* By dtype, not type: a view (a[i], a[2:]) has another ndim or layout. */
+    if (holder->kind == GJ_TK_ARRAY && holder->dtype == stored->dtype)
+        return 1;
+    for (int i = 0; holder->kind == GJ_TK_TUPLE && i < holder->n; i++)
+        if (shares_array(holder->elems[i], stored))
+            return 1;
+    return 0;
+}
+
+typedef struct Written {
+    const GjFunc *f;
+    const int32_t *source;    /* per temp: the variable it was loaded from, or -1 */
+    const char *reassigned;   /* per variable */
+    char *written;            /* per parameter: may be stored through */
+} Written;
+
+/* Temp t is stored through (SETITEM, or passed where a callee stores): exactly
+   the parameter it was loaded from when that variable is never reassigned;
+   otherwise every parameter whose type may hold one of t's arrays. */
+static void mark_stored(Written *w, int32_t t) {
+    int nargs = w->f->code->argcount;
+    int32_t v = w->source[t];
+    if (v >= 0 && v < nargs && !w->reassigned[v]) {
+        w->written[v] = 1;
         return;
+    }
+    for (int p = 0; p < nargs; p++)
+        if (shares_array(param_type(w->f, p), w->f->temp_types[t]))
+            w->written[p] = 1;
+}
+
+/* Sets written[i] for each parameter a SETITEM, or a device function called
+   with it, may store through (a conservative store analysis). */
+static void mark_written(GjLower *L, char *written) {
+    GjFunc *f = L->f;
+    int32_t *source = GJ_NEW_N(&L->c->arena, int32_t, f->ntemps + 1);
+    char *reassigned = GJ_NEW_N(&L->c->arena, char, f->nvars + 1);
+    if (!source || !reassigned)
+        return;
+    Written w = {f, source, reassigned, written};
     for (int32_t t = 0; t < f->ntemps; t++)
         source[t] = -1;
     for (int32_t i = 0; i < f->nblocks; i++) {
@@ -947,21 +1156,73 @@ static void mark_written(GjLower *L, GjCompileResult *plan) {
     for (int32_t i = 0; i < f->nblocks; i++) {
         for (int32_t k = 0; L->bbs[i] && k < f->blocks[i]->nins; k++) {
             const GjIns *in = &f->blocks[i]->ins[k];
-            if (in->op != GJ_OP_SETITEM)
-                continue;
-            int32_t v = source[in->args[0]];
-            if (v >= 0 && v < nargs && !reassigned[v] && v < plan->nparams) {
-                plan->params[v].written = 1;
-                continue;
-            }
-            const GjType *at = f->temp_types[in->args[0]];
-            for (int p = 0; p < nargs && p < plan->nparams; p++) {
-                const GjType *pt = param_type(f, p);
-                if (pt && at && pt->kind == GJ_TK_ARRAY && pt->dtype == at->dtype)
-                    plan->params[p].written = 1;
+            const GjType *ft = in->nargs > 0 ? f->temp_types[in->args[0]] : NULL;
+            if (in->op == GJ_OP_SETITEM) {
+                mark_stored(&w, in->args[0]);
+            } else if (in->op == GJ_OP_CALL && ft && ft->kind == GJ_TK_CALLABLE && ft->callee) {
+                const GjType *types[256];
+                GjSpec *spec;
+                int32_t n = in->nargs - 1;
+                for (int32_t a = 0; a < n && a < 256; a++)
+                    types[a] = f->temp_types[in->args[a + 1]];
+                if (n > 256 || gj_spec_get(L->c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
+                    continue;
+                for (int32_t a = 0; a < n; a++)
+                    if (!spec->written || spec->written[a])
+                        mark_stored(&w, in->args[a + 1]);
             }
         }
     }
+}
+
+/* Lowers L->f into L->mod as function `name`; L's module-wide fields are set. */
+static GjStatus lower_function(GjLower *L, const char *name) {
+    GjFunc *f = L->f;
+    L->bbs = GJ_NEW_N(&L->c->arena, LLVMBasicBlockRef, f->nblocks + 1);
+    L->vars = GJ_NEW_N(&L->c->arena, LLVMValueRef, f->nvars + 1);
+    L->temps = GJ_NEW_N(&L->c->arena, LLVMValueRef, f->ntemps + 1);
+    L->loc = (GjLoc){f->code->firstlineno, -1, -1};
+    if (!L->bbs || !L->vars || !L->temps)
+        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    L->b = LLVMCreateBuilderInContext(L->ctx);
+    GjStatus st = begin_function(L, name);
+    if (st == GJ_OK)
+        st = lower_blocks(L);
+    LLVMDisposeBuilder(L->b);
+    L->b = NULL;
+    return st;
+}
+
+/* The LLVM function of a device-function specialisation, lowered into the
+   caller's module on first use (typing rejected recursion, so this nests
+   no deeper than the calls do). */
+static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
+    if (spec->llfn)
+        return spec->llfn;
+    GjLower L = *caller;
+    L.f = spec->f;
+    L.spec = spec;
+    L.subprogram = NULL;
+    const GjCodeView *cv = spec->f->code, *saved = caller->c->code;
+    const char *q = cv->qualname ? cv->qualname : cv->name ? cv->name : "device";
+    char *name = gj_arena_printf(&caller->c->arena, "_gj_dev_%s", q);
+    for (char *p = name; p && *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+            *p = '_';
+    caller->c->code = cv;
+    GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
+    if (st == GJ_OK && (spec->written = GJ_NEW_N(&caller->c->arena, char, spec->nargs + 1)))
+        mark_written(&L, spec->written);
+    caller->c->code = saved;
+    if (st != GJ_OK) {
+        if (!caller->c->diag)
+            gj_error(caller->c, GJ_DIAG_INTERNAL, caller->loc, "out of memory in lowering");
+        gj_note(caller->c, "lowering of a call to %s at %s:%d", q,
+                saved && saved->filename ? saved->filename : "?", caller->loc.line);
+        return NULL;
+    }
+    spec->llfn = L.fn;
+    return L.fn;
 }
 
 GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
@@ -974,29 +1235,25 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     L.i32 = LLVMInt32TypeInContext(llctx);
     L.i64 = LLVMInt64TypeInContext(llctx);
     L.ptr_global = LLVMPointerTypeInContext(llctx, 1);
+    L.ptr_const = LLVMPointerTypeInContext(llctx, 4);
     L.empty = LLVMStructTypeInContext(llctx, NULL, 0, 0);
-    L.bbs = GJ_NEW_N(&c->arena, LLVMBasicBlockRef, f->nblocks + 1);
-    L.vars = GJ_NEW_N(&c->arena, LLVMValueRef, f->nvars + 1);
-    L.temps = GJ_NEW_N(&c->arena, LLVMValueRef, f->ntemps + 1);
-    L.loc = (GjLoc){f->code->firstlineno, -1, -1};
-    if (!L.bbs || !L.vars || !L.temps)
-        return gj_error(c, GJ_DIAG_INTERNAL, L.loc, "out of memory in lowering");
-
     L.mod = LLVMModuleCreateWithNameInContext(kernel_name, llctx);
     LLVMSetTarget(L.mod, "nvptx64-nvidia-cuda");
     LLVMSetDataLayout(L.mod, NVPTX_DATA_LAYOUT);
-    L.b = LLVMCreateBuilderInContext(llctx);
+    if (opt->lineinfo)
+        lineinfo_module(&L);
 
-    GjStatus st = begin_kernel(&L, kernel_name);
-    if (st == GJ_OK)
-        st = lower_blocks(&L);
-    if (st == GJ_OK)
-        mark_written(&L, plan);
+    GjStatus st = lower_function(&L, kernel_name);
+    char *written = GJ_NEW_N(&c->arena, char, f->code->argcount + 1);
+    if (st == GJ_OK && written && plan && plan->params) {
+        mark_written(&L, written);
+        for (int i = 0; i < f->code->argcount && i < plan->nparams; i++)
+            plan->params[i].written = written[i];
+    }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);
         LLVMDisposeDIBuilder(L.dib);
     }
-    LLVMDisposeBuilder(L.b);
     if (st != GJ_OK) {
         LLVMDisposeModule(L.mod);
         return GJ_ERR;

@@ -58,7 +58,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         return float_type(L, t->bits);
     case GJ_TK_ARRAY: {
         LLVMTypeRef dims = LLVMArrayType2(L->i64, (uint64_t)t->ndim);
-        LLVMTypeRef fields[3] = {L->ptr_global, dims, dims};
+        LLVMTypeRef fields[3] = {t->readonly ? L->ptr_const : L->ptr_global, dims, dims};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
     case GJ_TK_TUPLE: {

@@ -6,7 +6,8 @@
  *
  * Values follow one representation everywhere: bool is i1 (i8 only in
  * memory and kernel parameters), integers iN, floats half/float/double,
- * arrays {ptr addrspace(1) data, [n x i64] shape, [n x i64] strides},
+ * arrays {ptr addrspace(1) data, [n x i64] shape, [n x i64] strides}
+ * (addrspace(4), constant memory, for readonly arrays: frozen globals),
  * range iterators {cur, stop, step}, tuples literal structs, compile-time
  * objects (modules, callables, dim3, None) an empty struct.
  */
@@ -42,8 +43,11 @@ typedef struct GjLower {
     LLVMValueRef *temps;          /* per temp; valid in the defining block */
     GjLoc loc;                    /* instruction being lowered, for diagnostics */
     LLVMTypeRef i1, i8, i32, i64, ptr_global, empty;
-    LLVMDIBuilderRef dib;         /* lineinfo only, else NULL */
+    LLVMTypeRef ptr_const;        /* constant memory: data of readonly (frozen) arrays */
+    LLVMDIBuilderRef dib;         /* lineinfo only, else NULL; one per module */
     LLVMMetadataRef subprogram;
+    GjSpec *spec;                 /* the device function being lowered; NULL for the
+                                     compile's own function (kernel, or device=True) */
 } GjLower;
 
 /* ---- lower_ops.c ---- */

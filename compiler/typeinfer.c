@@ -135,6 +135,21 @@ static int lookup_intrinsic_global(const char *name) {
     return -1;
 }
 
+/* A frozen NumPy array: a readonly C-contiguous array in constant memory. */
+static const GjType *const_array_type(Infer *in, const GjGlobal *g, GjLoc loc) {
+    const GjType *dtype = gj_ty_from_name(g->array->dtype);
+    if (!dtype)
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                    "global array '%s' has dtype %s, which kernels do not support", g->key,
+                    g->array->dtype);
+    if (!g->array->data)   /* pymodule copies at most 64 KiB */
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                    "global array '%s' is %zu bytes; constant memory holds 64 KiB, so pass "
+                    "it to the kernel as an argument", g->key, g->array->nbytes);
+    const GjType *t = gj_ty_array(in->c, dtype, g->array->ndim, GJ_LAYOUT_C);
+    return t ? gj_ty_readonly_array(in->c, t) : NULL;
+}
+
 static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
     int id;
     switch (g->kind) {
@@ -153,6 +168,10 @@ static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
         return intrinsic_type(in, id);
     case GJ_GLOBAL_CONST:
         return const_type(in, &g->value, loc);
+    case GJ_GLOBAL_FUNCTION:
+        return gj_ty_function(in->c, g->callee, g->name);
+    case GJ_GLOBAL_ARRAY:
+        return const_array_type(in, g, loc);
     case GJ_GLOBAL_OTHER:
         break;
     }
@@ -385,6 +404,11 @@ static const GjType *getitem_type(Infer *in, const GjIns *ins, const GjType *obj
                                   const GjType *idx) {
     if (obj->kind == GJ_TK_ARRAY)
         return array_index_type(in, obj, idx, ins->loc);
+    if (obj->kind == GJ_TK_CALLABLE && obj->callee)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "launching a kernel from a kernel (%s[...]) is not supported; call it "
+                    "as a device function instead",
+                    obj->callee->code->name ? obj->callee->code->name : "?");
     if (obj->kind == GJ_TK_TUPLE) {
         int64_t k;
         if (idx->kind == GJ_TK_SLICE)
@@ -411,6 +435,10 @@ static const GjType *setitem_check(Infer *in, const GjIns *ins, const GjType *ar
                                    const GjType *idx, const GjType *val) {
     if (arr->kind != GJ_TK_ARRAY)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s does not support item assignment",
+                    arr->name);
+    if (arr->readonly)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot store into %s: module-level arrays "
+                    "are frozen into constant memory; pass the array as an argument instead",
                     arr->name);
     const GjType *elem = array_index_type(in, arr, idx, ins->loc);
     if (!elem)
@@ -521,9 +549,30 @@ static const GjType *real_arg(Infer *in, const GjIns *ins, int id) {
     return t;
 }
 
+/* A call of a @gpujit.jit function: its specialisation's return type.  A
+   failure in a sweep before the last may come from an argument type that
+   still widens, so it is forgotten there; the last sweep reports it. */
+static const GjType *device_call_type(Infer *in, const GjIns *ins, const GjType *callee) {
+    int32_t n = ins->nargs - 1;
+    const GjType **args = GJ_NEW_N(&in->c->arena, const GjType *, n > 0 ? n : 1);
+    if (!args)
+        return fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory");
+    for (int32_t k = 0; k < n; k++)
+        args[k] = arg_type(in, ins, k + 1);
+    GjSpec *spec;
+    if (gj_spec_get(in->c, callee->callee, args, n, ins->loc, &spec) != GJ_OK) {
+        if (!in->report)
+            in->c->diag = NULL;
+        return NULL;
+    }
+    return spec->f->ret_type;
+}
+
 static const GjType *call_type(Infer *in, const GjIns *ins, const GjType *callee) {
     if (callee->kind != GJ_TK_CALLABLE)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    if (callee->callee)
+        return device_call_type(in, ins, callee);
     int id = callee->intrinsic;
     const GjType *t;
     switch ((GjIntrinsic)id) {
@@ -623,6 +672,44 @@ static const GjType *load_var(Infer *in, const GjIns *ins) {
                 v->name);
 }
 
+/* The return type of two returns: their unification, element-wise for tuples. */
+static const GjType *unify_returns(Infer *in, const GjType *a, const GjType *b) {
+    if (!a || a == b)
+        return b;
+    if (a->kind != GJ_TK_TUPLE || b->kind != GJ_TK_TUPLE || a->n != b->n)
+        return gj_ty_unify(a, b);
+    const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, a->n > 0 ? a->n : 1);
+    if (!elems)
+        return NULL;
+    for (int i = 0; i < a->n; i++) {
+        if (!(elems[i] = unify_returns(in, a->elems[i], b->elems[i])))
+            return NULL;
+    }
+    return gj_ty_tuple(in->c, elems, a->n);
+}
+
+/* A device function's return: its type is the unification of all returns. */
+static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
+    GjFunc *f = in->f;
+    if (!f->is_device) {
+        if (t->kind != GJ_TK_NONE)
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "a kernel cannot return a value (this one returns %s)", t->name);
+        return &gj_ty_none;
+    }
+    if (t->kind == GJ_TK_CALLABLE || t->kind == GJ_TK_MODULE || t->kind == GJ_TK_DIM3 ||
+        t->kind == GJ_TK_RANGE_ITER)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "a device function cannot return %s", t->name);
+    const GjType *u = unify_returns(in, f->ret_type, t);
+    if (!u)
+        return fail(in, GJ_DIAG_TYPING, ins->loc,
+                    "%s returns %s here but %s elsewhere; every return must have one type",
+                    f->code->name ? f->code->name : "function", t->name, f->ret_type->name);
+    f->ret_type = u;
+    return &gj_ty_none;
+}
+
 static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
     if (it->kind == GJ_TK_RANGE_ITER || it->kind == GJ_TK_TUPLE_ITER)
         return it;
@@ -706,10 +793,7 @@ static const GjType *ins_type(Infer *in, const GjIns *ins) {
             return fail(in, GJ_DIAG_INTERNAL, ins->loc, "branch on %s, not bool", a->name);
         return &gj_ty_none;
     case GJ_OP_RETURN:
-        if (a->kind != GJ_TK_NONE)
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                        "a kernel cannot return a value (this one returns %s)", a->name);
-        return &gj_ty_none;
+        return return_type(in, ins, a);
     case GJ_NOPS:
         break;
     }
@@ -736,6 +820,8 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
         return gj_arena_printf(a, "global '%s'", ins->global.key);
     case GJ_OP_CALL: {
         const GjType *callee = in->f->temp_types[ins->args[0]];
+        if (callee && callee->callee)
+            return gj_arena_printf(a, "call to %s", callee->name);
         return gj_arena_printf(a, "call to %s", callee && callee->kind == GJ_TK_CALLABLE ?
                                fn_name(callee->intrinsic) : "a value");
     }
@@ -784,6 +870,8 @@ static void mark_reachable(Infer *in, int32_t id) {
    would converge in fewer sweeps; the functions are small). */
 static GjStatus sweep(Infer *in) {
     in->changed = 0;
+    if (in->f->is_device)
+        in->f->ret_type = NULL;   /* recomputed from this sweep's returns */
     for (int32_t i = 0; i < in->f->nblocks; i++) {
         if (in->reachable[i] && sweep_block(in, in->f->blocks[i]) != GJ_OK)
             return GJ_ERR;
@@ -825,6 +913,18 @@ GjStatus gj_infer_func(GjCtx *c, GjFunc *f) {
     in.report = 1;
     if (sweep(&in) != GJ_OK)
         return GJ_ERR;
+    if (!f->ret_type)
+        f->ret_type = &gj_ty_none;   /* no return is reachable */
+    if (!(f->ret_type = gj_spec_arg_type(c, f->ret_type)))
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    const GjType *declared = f->is_device ? f->code->rettype : NULL;
+    if (declared && declared != f->ret_type) {
+        if (!gj_ty_is_scalar(declared) || !gj_ty_is_scalar(f->ret_type))
+            return gj_error(c, GJ_DIAG_TYPING, (GjLoc){f->code->firstlineno, -1, -1},
+                            "%s returns %s, not the %s its signature declares", f->code->name,
+                            f->ret_type->name, declared->name);
+        f->ret_type = declared;   /* lowering converts each returned value */
+    }
     if (c->dump & GJ_DUMP_TYPES)
         dump_types(f);
     return GJ_OK;

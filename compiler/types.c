@@ -95,7 +95,8 @@ void gj_ty_init(GjCtx *c) {
 
 static int same_type(const GjType *a, const GjType *b) {
     if (a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim ||
-        a->layout != b->layout || a->n != b->n || a->intrinsic != b->intrinsic)
+        a->layout != b->layout || a->n != b->n || a->intrinsic != b->intrinsic ||
+        a->readonly != b->readonly || a->callee != b->callee)
         return 0;
     for (int i = 0; i < a->n; i++) {
         if (a->elems[i] != b->elems[i])
@@ -201,6 +202,19 @@ const GjType *gj_ty_callable(GjCtx *c, int intrinsic) {
     if (strncmp(name, "builtins.", 9) == 0)
         name += 9;
     return intern(c, &key, gj_arena_printf(&c->arena, "function(%s)", name));
+}
+
+const GjType *gj_ty_readonly_array(GjCtx *c, const GjType *t) {
+    if (t->kind != GJ_TK_ARRAY || t->readonly)
+        return t;
+    GjType key = *t;
+    key.readonly = 1;
+    return intern(c, &key, gj_arena_printf(&c->arena, "readonly %s", t->name));
+}
+
+const GjType *gj_ty_function(GjCtx *c, const struct GjCallee *callee, const char *name) {
+    GjType key = {.kind = GJ_TK_CALLABLE, .intrinsic = -1, .callee = callee};
+    return intern(c, &key, gj_arena_printf(&c->arena, "function(%s)", name ? name : "?"));
 }
 
 /* ---- predicates ------------------------------------------------------- */

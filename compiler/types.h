@@ -16,6 +16,8 @@
 
 #include "gj.h"
 
+struct GjCallee;
+
 typedef enum GjTypeKind {
     GJ_TK_NONE,        /* Python None; a kernel's return type */
     GJ_TK_BOOL,        /* numpy bool_ */
@@ -53,6 +55,10 @@ struct GjType {
     int n;                    /* TUPLE */
     const GjType **elems;     /* TUPLE; RANGE_ITER: elems[0] */
     int intrinsic;            /* DIM3, CALLABLE: a GjIntrinsic (intrinsics.h) */
+    int readonly;             /* ARRAY: a frozen module-level array in constant
+                                 memory; it cannot be stored to */
+    const struct GjCallee *callee;   /* CALLABLE: a @gpujit.jit function (then
+                                        intrinsic is -1), else NULL */
 };
 
 extern const GjType gj_ty_none, gj_ty_bool,
@@ -74,6 +80,10 @@ const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic);
 const GjType *gj_ty_module(GjCtx *c, const char *name);
 const GjType *gj_ty_callable(GjCtx *c, int intrinsic);
+/* The readonly (constant memory) twin of array type t. */
+const GjType *gj_ty_readonly_array(GjCtx *c, const GjType *t);
+/* The type of a @gpujit.jit function called from a kernel, "function(name)". */
+const GjType *gj_ty_function(GjCtx *c, const struct GjCallee *callee, const char *name);
 
 /* Scalar type from a NumPy dtype character code / name ("f4", "float32",
    "int64", "bool"); NULL if gpujit has no such type. */

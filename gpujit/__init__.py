@@ -78,9 +78,13 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         The kernel, or a numba-style signature string (``"void(float32[:], int64)"``)
         or list of them.
     device : bool
-        Compile a device function (callable from kernels only).
+        Compile a device function: callable from kernels (and other device
+        functions) only, never launched.  A plain ``@jit`` function may be
+        called from kernels too.
     signature : str or list of str, optional
-        Signatures to compile: eagerly when a GPU is present, else at first use.
+        Signatures to compile: eagerly when a GPU is present, else at first use
+        (``"void(float32[::1], float32[:, ::1], int64)"``; ``::1`` marks the
+        contiguous dimension).
     debug : bool
         Compile without optimisation (bounds checking comes with a later release).
     boundscheck : bool or None
@@ -89,7 +93,9 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         Allow approximate division, square root and flush-to-zero for float32.
     lineinfo : bool
         Emit Python line numbers into the PTX (for profilers and compute-sanitizer).
-    cache : bool, inline : bool
+    inline : bool
+        Always inline this function where a kernel calls it.
+    cache : bool
         Accepted for numba compatibility; no effect yet.
 
     Returns
@@ -122,7 +128,7 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     def decorate(func):
         kernel = _gpujit.Dispatcher(func, debug=bool(debug), fastmath=bool(fastmath),
                                     lineinfo=bool(lineinfo), opt=bool(opt) and not debug,
-                                    device=bool(device))
+                                    device=bool(device), inline=bool(inline))
         _functools.update_wrapper(kernel, func)
         if signature is not None and not device and is_available():
             sigs = [signature] if isinstance(signature, str) else list(signature)

@@ -10,9 +10,13 @@
  *     cv.source_lines = linecache.getlines(co_filename)[firstlineno-1 : last]
  *
  * Globals are frozen here, as numba does: the compiler sees what a name is
- * bound to now (a module, a builtin, a gpujit intrinsic, a number), and a
- * rebinding needs a recompile.  Closure variables (LOAD_DEREF of a free
- * variable) are frozen the same way from func.__closure__.
+ * bound to now (a module, a builtin, a gpujit intrinsic, a number, a NumPy
+ * array's bytes), and a rebinding needs a recompile.  Closure variables
+ * (LOAD_DEREF of a free variable) are frozen the same way from
+ * func.__closure__.  A global bound to a gpujit.jit function (a device
+ * function) gets its own code view, built here recursively: one view per
+ * function per compile, so a recursive call points back at a view being
+ * built instead of building forever (the compiler reports the recursion).
  *
  * Every string is copied into c->arena; no Python object outlives the call.
  */
@@ -87,10 +91,25 @@ static const char *type_name(GjCtx *c, PyObject *o) {
 
 static int to_const(GjCtx *c, PyObject *o, GjConst *k);
 
+/* Whether o is a numpy.ndarray (numpy is only looked up if imported). */
+static int is_ndarray(PyObject *o) {
+    PyObject *name = PyUnicode_FromString("numpy");
+    PyObject *np = name ? PyImport_GetModule(name) : NULL;
+    PyObject *ndarray = np ? PyObject_GetAttrString(np, "ndarray") : NULL;
+    int r = ndarray ? PyObject_IsInstance(o, ndarray) : 0;
+    Py_XDECREF(name);
+    Py_XDECREF(np);
+    Py_XDECREF(ndarray);
+    PyErr_Clear();
+    return r > 0;
+}
+
 /* A NumPy scalar (np.float32(2)): its Python value, tagged with its dtype.
    Returns 1 when o is one, 0 when not, -1 on error. */
 static int numpy_scalar(GjCtx *c, PyObject *o, GjConst *k) {
     PyObject *type = (PyObject *)Py_TYPE(o);
+    if (is_ndarray(o))   /* arrays have .item() too */
+        return 0;
     PyObject *module = PyObject_GetAttrString(type, "__module__");
     int is_numpy = module && PyUnicode_Check(module) &&
                    PyUnicode_CompareWithASCIIString(module, "numpy") == 0 &&
@@ -239,8 +258,114 @@ static const char *builtin_name(GjCtx *c, PyObject *o, PyObject *builtins) {
     return s;
 }
 
+/* Functions whose code views one compile has built (or is building). */
+typedef struct Seen {
+    PyObject *func;      /* borrowed: identity only, during gj_py_codeview */
+    GjCodeView *cv;
+    struct Seen *next;
+} Seen;
+
+static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen);
+
+/* A gpujit.jit function (its `_gpujit_callee` is (py_func, inline, device)):
+   1 and g filled when o is one, 0 when not, -1 on a Python error. */
+static int callee_global(GjCtx *c, PyObject *o, GjGlobal *g, Seen **seen) {
+    PyObject *info = PyObject_GetAttrString(o, "_gpujit_callee");
+    PyObject *func;
+    int inline_always, device;
+    if (!info || !PyTuple_Check(info)) {
+        Py_XDECREF(info);
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = PyArg_ParseTuple(info, "Opp", &func, &inline_always, &device) ? 1 : -1;
+    GjCallee *callee = rc > 0 ? GJ_NEW(&c->arena, GjCallee) : NULL;
+    if (rc > 0 && !callee)
+        rc = no_memory();
+    if (rc > 0) {
+        *callee = (GjCallee){.inline_always = inline_always, .device = device};
+        for (Seen *s = *seen; s; s = s->next)
+            if (s->func == func)
+                callee->code = s->cv;
+        if (!callee->code) {
+            GjCodeView *cv = GJ_NEW(&c->arena, GjCodeView);
+            rc = cv && build_view(func, c, cv, seen) == 0 ? 1 : cv ? -1 : no_memory();
+            callee->code = cv;
+        }
+    }
+    if (rc > 0) {
+        g->kind = GJ_GLOBAL_FUNCTION;
+        g->callee = callee;
+        g->name = callee->code->name;
+    }
+    Py_DECREF(info);
+    return rc;
+}
+
+enum { CONST_ARRAY_MAX = 64 * 1024 };   /* constant memory; typeinfer.c reports bigger */
+
+/* A NumPy array: a C-ordered, native-endian copy of its bytes.  1 and g
+   filled when o is one, 0 when not, -1 on a Python error. */
+static int array_global(GjCtx *c, PyObject *o, GjGlobal *g) {
+    if (!is_ndarray(o))
+        return 0;
+    GjConstArray *a = GJ_NEW(&c->arena, GjConstArray);
+    PyObject *dtype = PyObject_GetAttrString(o, "dtype");
+    PyObject *native = dtype ? PyObject_CallMethod(dtype, "newbyteorder", "s", "=") : NULL;
+    PyObject *copy = native ? PyObject_CallMethod(o, "astype", "O", native) : NULL;
+    PyObject *bytes = NULL, *shape = NULL;
+    Py_ssize_t n = 0;
+    int rc = -1;
+    if (!a || !copy || !(a->dtype = str_attr(c, native, "name")) ||
+        !(shape = PyObject_GetAttrString(copy, "shape")) || (n = PyTuple_Size(shape)) < 0)
+        goto done;
+    a->ndim = (int32_t)n;
+    int64_t *dims = GJ_NEW_N(&c->arena, int64_t, n + 1);
+    int64_t *strides = GJ_NEW_N(&c->arena, int64_t, n + 1);
+    int32_t itemsize;
+    if (!dims || !strides || int_attr(native, "itemsize", &itemsize) < 0)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++)
+        dims[k] = PyLong_AsLongLong(PyTuple_GetItem(shape, k));
+    int64_t stride = itemsize;
+    for (Py_ssize_t k = n; k-- > 0;) {
+        strides[k] = stride;
+        stride *= dims[k];
+    }
+    a->shape = dims;
+    a->strides = strides;
+    a->nbytes = (size_t)stride;
+    if (PyErr_Occurred())
+        goto done;
+    if (a->nbytes <= CONST_ARRAY_MAX) {   /* bigger: no copy, only the size for the error */
+        char *src;
+        Py_ssize_t len;
+        if (!(bytes = PyObject_CallMethod(copy, "tobytes", NULL)) ||
+            PyBytes_AsStringAndSize(bytes, &src, &len) < 0)
+            goto done;
+        void *data = gj_arena_alloc(&c->arena, (size_t)len + 1);
+        if (!data) {
+            no_memory();
+            goto done;
+        }
+        memcpy(data, src, (size_t)len);
+        a->data = data;
+    }
+    g->kind = n > 0 ? GJ_GLOBAL_ARRAY : GJ_GLOBAL_OTHER;
+    g->array = n > 0 ? a : NULL;
+    g->name = n > 0 ? a->dtype : "0-d numpy.ndarray";
+    rc = 1;
+done:
+    Py_XDECREF(dtype);
+    Py_XDECREF(native);
+    Py_XDECREF(copy);
+    Py_XDECREF(bytes);
+    Py_XDECREF(shape);
+    return rc;
+}
+
 /* Freezes object o, bound to `key`, into g.  -1 only on a Python error. */
-static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g) {
+static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g, Seen **seen) {
     if (known_module(o, &g->name)) {
         g->kind = GJ_GLOBAL_MODULE;
         return 0;
@@ -249,6 +374,11 @@ static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g) {
         g->kind = GJ_GLOBAL_INTRINSIC;
         return 0;
     }
+    int r = callee_global(c, o, g, seen);
+    if (r == 0)
+        r = array_global(c, o, g);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     if ((g->name = builtin_name(c, o, builtins))) {
         g->kind = GJ_GLOBAL_BUILTIN;
         return 0;
@@ -304,7 +434,8 @@ static int already_resolved(const GjCodeView *cv, const char *name) {
 }
 
 /* Resolves every name LOAD_GLOBAL or LOAD_DEREF reads, in first-use order. */
-static int resolve_globals(PyObject *func, PyObject *code, GjCtx *c, GjCodeView *cv) {
+static int resolve_globals(PyObject *func, PyObject *code, GjCtx *c, GjCodeView *cv,
+                           Seen **seen) {
     PyObject *globals = PyObject_GetAttrString(func, "__globals__");
     PyObject *builtins = PyObject_GetAttrString(func, "__builtins__");
     int rc = -1;
@@ -332,7 +463,7 @@ static int resolve_globals(PyObject *func, PyObject *code, GjCtx *c, GjCodeView 
         GjGlobal *g = &cv->globals[cv->nglobals++];
         g->key = in->argval.s;
         g->kind = GJ_GLOBAL_MISSING;
-        int err = v ? classify(c, v, builtins, g) : 0;
+        int err = v ? classify(c, v, builtins, g, seen) : 0;
         Py_XDECREF(v);
         if (err < 0)
             goto done;
@@ -493,7 +624,17 @@ static int read_code(PyObject *code, GjCtx *c, GjCodeView *cv) {
 }
 
 int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
+    Seen *seen = NULL;
+    return build_view(func, c, cv, &seen);
+}
+
+static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
     memset(cv, 0, sizeof *cv);
+    Seen *self = GJ_NEW(&c->arena, Seen);
+    if (!self)
+        return no_memory();
+    *self = (Seen){.func = func, .cv = cv, .next = *seen};
+    *seen = self;   /* before the globals: a recursive call finds this view */
     PyObject *code = PyObject_HasAttrString(func, "__globals__")
                    ? PyObject_GetAttrString(func, "__code__") : NULL;
     if (!code) {
@@ -504,7 +645,7 @@ int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
         return -1;
     }
     int rc = read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
-             read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv) < 0 ||
+             read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv, seen) < 0 ||
              read_source(c, cv) < 0 ? -1 : 0;
     Py_DECREF(code);
     return rc;

@@ -43,7 +43,7 @@ typedef struct GjDispatcher {
     PyObject *dict;            /* __dict__ (functools.wraps writes __name__, __doc__) */
     PyObject *weakreflist;
     int argcount;
-    int fastmath, lineinfo, debug, opt, device_fn;
+    int fastmath, lineinfo, debug, opt, device_fn, inline_fn;
     GjEntry **buckets;           /* [nbuckets], a power of two */
     size_t nbuckets, count;
     GjEntry *last;               /* the last entry used: checked before hashing */

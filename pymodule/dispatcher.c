@@ -320,11 +320,12 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
 
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", NULL};
+    static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", "inline",
+                             NULL};
     PyObject *func;
-    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$ppppp:Dispatcher", kwlist, &func, &debug,
-                                     &fastmath, &lineinfo, &opt, &device))
+    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp:Dispatcher", kwlist, &func, &debug,
+                                     &fastmath, &lineinfo, &opt, &device, &inline_fn))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -354,6 +355,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->lineinfo = lineinfo;
     d->opt = opt;
     d->device_fn = device;
+    d->inline_fn = inline_fn;
     return (PyObject *)d;
 }
 
@@ -613,10 +615,21 @@ static PyMethodDef dispatcher_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* What codeview.c needs to compile a call of this function from a kernel. */
+static PyObject *dispatcher_callee(PyObject *self, void *c)
+{
+    (void)c;
+    GjDispatcher *d = (GjDispatcher *)self;
+    return Py_BuildValue("(OOO)", d->func, d->inline_fn ? Py_True : Py_False,
+                         d->device_fn ? Py_True : Py_False);
+}
+
 static PyGetSetDef dispatcher_getset[] = {
     {"signatures", dispatcher_signatures, NULL,
      "Signatures compiled so far: a list of tuples of type names.", NULL},
     {"py_func", dispatcher_py_func, NULL, "The Python function.", NULL},
+    {"_gpujit_callee", dispatcher_callee, NULL,
+     "(py_func, inline, device): how a kernel that calls this function compiles it.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -664,8 +677,10 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
                                      &opt, &device))
         return NULL;
     GjPyState *st = PyModule_GetState(module);
-    if (Py_IS_TYPE(func, st->DispatcherType))
+    if (Py_IS_TYPE(func, st->DispatcherType)) {
+        device = device || ((GjDispatcher *)func)->device_fn;
         func = ((GjDispatcher *)func)->func;
+    }
     GjCtx ctx;
     GjCodeView cv;
     GjCompileResult res;
@@ -686,7 +701,13 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
                      sig, ntypes, cv.name, (int)cv.argcount);
         goto done;
     }
+    if (!device && ret && ret->kind != GJ_TK_NONE) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
+                     "(void); compile a device function with device=True", sig, ret->name);
+        goto done;
+    }
     cv.argtypes = types;
+    cv.rettype = device ? ret : NULL;
     GjCompileOptions o;
     gj_compile_options_default(&o);
     o.cc_major = cc_major;
@@ -694,11 +715,11 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.fastmath = fastmath;
     o.lineinfo = lineinfo;
     o.opt_level = opt ? 3 : 0;
+    o.device = device;
     (void)debug;
-    (void)device;
     if (run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
         goto done;
-    out = Py_BuildValue("(ss)", res.ptx, ret ? ret->name : "none");
+    out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
     gj_result_free(&res);
 done:
     Py_XDECREF(names);

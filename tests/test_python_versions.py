@@ -45,9 +45,30 @@ def kernels():
             for x in (1.0, 2.0, 0.5):
                 s += x * row[1:n:2][0] + b[i, :][-1] + b[:, 0][i] + len(b[2:]) + row[n:][0]
             out[i] = s if s > 0 and n else -s
+    @gpujit.jit(device=True)
+    def escape(x0, y0, limit):
+        x, y = 0.0, 0.0
+        for n in range(limit):
+            if x * x + y * y > 4.0:
+                return n
+            x, y = x * x - y * y + x0, 2.0 * x * y + y0
+        return limit
+    @gpujit.jit(device=True, inline=True)
+    def pair(v):
+        return (v, -v)
+    def calls(out):
+        col, row = gpujit.grid(2)
+        h, w = out.shape
+        if row < h and col < w:
+            p = pair(WINDOW[0] + col * 0.01)
+            out[row, col] = escape(p[0], WINDOW[1] + row * 0.01, LIMIT)
     return [(control, "void(float32[:], float32[:], float32[:], int64)"),
             (simple, "void(int32[:], int32[:])"),
-            (views, "void(float32[:, ::1], float32[:], int64)")]
+            (views, "void(float32[:, ::1], float32[:], int64)"),
+            (calls, "void(int32[:, ::1])")]
+
+WINDOW = (-2.0, -1.25)
+LIMIT = 100
 
 for fn, sig in kernels():
     ptx, _ = gpujit.compile_ptx(fn, sig)
@@ -105,7 +126,7 @@ INTERPRETERS = sorted(interpreters().items())
 
 @pytest.mark.parametrize("ver,exe", INTERPRETERS, ids=[v for v, _ in INTERPRETERS])
 def test_same_ptx_on_every_interpreter(ver, exe, package_copy, in_process_ptx):
-    assert in_process_ptx.count(".visible .entry") == 3
+    assert in_process_ptx.count(".visible .entry") == 4
     out = run_script(exe, package_copy)
     assert out == in_process_ptx, (
         f"PTX from Python {ver} differs from Python %d.%d's" % sys.version_info[:2])

@@ -1,0 +1,466 @@
+"""Device functions: @gpujit.jit(device=True) functions and plain @gpujit.jit
+functions called from kernels, with scalar, tuple and array arguments and
+return values, nested calls, inline=True and one specialisation per
+argument-type signature; and the errors: a kernel that returns a value,
+recursion (direct and mutual), launching a kernel from a kernel, calling a
+device function from Python.  Execution tests run on every target; the
+PTX and diagnostic tests need no GPU."""
+import inspect
+import io
+import subprocess
+
+import numpy as np
+import pytest
+
+import gpujit
+from conftest import poison, random_array
+
+N = 1001  # not a multiple of the block size: the bounds check matters
+
+
+def launch(kernel, *args):
+    n = args[-1].shape[0]
+    kernel[(n + 63) // 64, 64](*args)
+    return args[-1]
+
+
+def line_of(func, text):
+    lines, start = inspect.getsourcelines(func)
+    for k, line in enumerate(lines):
+        if text in line:
+            return start + k
+    raise AssertionError(f"{text!r} not in {func.__name__}")
+
+
+# ---- device functions -----------------------------------------------------------
+
+
+@gpujit.jit(device=True)
+def clamp_add(a, b, lo, hi):
+    return min(max(a + b, lo), hi)
+
+
+@gpujit.jit(device=True)
+def divmod_(a, b):
+    return a // b, a % b
+
+
+@gpujit.jit(device=True)
+def dot2(p, q):
+    return p[0] * q[0] + p[1] * q[1]
+
+
+@gpujit.jit(device=True)
+def axpy_at(a, x, y, out, i):
+    out[i] = a * x[i] + y[i]
+
+
+@gpujit.jit(device=True)
+def pick(a, b, first):
+    return a if first else b
+
+
+@gpujit.jit(device=True, inline=True)
+def sq(v):
+    return v * v
+
+
+@gpujit.jit(device=True)
+def hyp2(a, b):
+    return sq(a) + sq(b)
+
+
+@gpujit.jit
+def relu(v):
+    return v if v > 0 else 0
+
+
+@gpujit.jit(device=True)
+def store_positive(out, i, v):
+    if v < 0:
+        out[i] = 0
+        return
+    out[i] = v
+
+
+# ---- kernels that call them ------------------------------------------------------
+
+
+@gpujit.jit
+def k_clamp(x, y, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = clamp_add(x[i], y[i], -500.0, 500.0)
+
+
+@gpujit.jit
+def k_divmod(a, b, q, r):
+    i = gpujit.grid(1)
+    if i < q.size:
+        t = divmod_(a[i], b[i])
+        q[i] = t[0]
+        r[i] = t[1]
+
+
+@gpujit.jit
+def k_dot2(x, y, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = dot2((x[i], y[i]), (y[i], x[i]))
+
+
+@gpujit.jit
+def k_axpy(a, x, y, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        axpy_at(a, x, y, out, i)
+
+
+@gpujit.jit
+def k_pick(x, y, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = pick(x, y, i % 3 == 0)[i]
+
+
+@gpujit.jit
+def k_nested(a, b, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = hyp2(a[i], b[i])
+
+
+@gpujit.jit
+def k_two_specialisations(a, x, out_i, out_f):
+    i = gpujit.grid(1)
+    if i < out_i.size:
+        out_i[i] = sq(a[i])
+        out_f[i] = sq(x[i])
+
+
+@gpujit.jit
+def k_plain(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = relu(x[i])
+
+
+@gpujit.jit
+def k_void(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        store_positive(out, i, x[i])
+
+
+# ---- execution ------------------------------------------------------------------------
+
+target = pytest.mark.usefixtures("target")
+
+
+@target
+def test_scalar_arguments_and_return(rng):
+    x = random_array(rng, N, "float32")
+    y = random_array(rng, N, "float32")
+    got = launch(k_clamp, x, y, poison(N, "float32"))
+    np.testing.assert_array_equal(got, np.clip(x + y, -500, 500).astype(np.float32))
+
+
+@target
+def test_tuple_return(rng):
+    a = random_array(rng, N, "int32", -1000, 1000)
+    b = random_array(rng, N, "int32", 1, 40) * rng.choice(np.array([-1, 1], np.int32), N)
+    q, r = poison(N, "int32"), poison(N, "int32")
+    k_divmod[(N + 63) // 64, 64](a, b, q, r)
+    np.testing.assert_array_equal(q, a // b)   # Python's floor semantics, as NumPy's
+    np.testing.assert_array_equal(r, a % b)
+
+
+@target
+def test_tuple_arguments(rng):
+    x = random_array(rng, N, "float64")
+    y = random_array(rng, N, "float64")
+    got = launch(k_dot2, x, y, poison(N, "float64"))
+    np.testing.assert_array_equal(got, x * y + y * x)
+
+
+@target
+def test_array_arguments_written_through_device_function(rng):
+    # `out` is only stored to inside axpy_at: it must still be copied back.
+    x = random_array(rng, N, "float32")
+    y = random_array(rng, N, "float32")
+    x_copy = x.copy()
+    got = launch(k_axpy, np.float32(2.5), x, y, poison(N, "float32"))
+    np.testing.assert_allclose(got, np.float32(2.5) * x + y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(x, x_copy)
+
+
+@target
+def test_array_return(rng):
+    x = random_array(rng, N, "int64")
+    y = random_array(rng, N, "int64")
+    got = launch(k_pick, x, y, poison(N, "int64"))
+    np.testing.assert_array_equal(got, np.where(np.arange(N) % 3 == 0, x, y))
+
+
+@target
+def test_nested_calls_and_inline(rng):
+    a = random_array(rng, N, "int64", -3000, 3000)
+    b = random_array(rng, N, "int64", -3000, 3000)
+    got = launch(k_nested, a, b, poison(N, "int64"))
+    np.testing.assert_array_equal(got, a * a + b * b)
+
+
+@target
+def test_one_function_two_specialisations(rng):
+    a = random_array(rng, N, "int32", -40000, 40000)
+    x = random_array(rng, N, "float64")
+    out_i, out_f = poison(N, "int32"), poison(N, "float64")
+    k_two_specialisations[(N + 63) // 64, 64](a, x, out_i, out_f)
+    np.testing.assert_array_equal(out_i, a * a)   # int32 wraps, as in NumPy
+    np.testing.assert_array_equal(out_f, x * x)
+
+
+@target
+def test_plain_jit_function_called_from_kernel(rng):
+    x = random_array(rng, N, "float32")
+    x[:4] = [0.0, -0.0, np.inf, -np.inf]
+    got = launch(k_plain, x, poison(N, "float32"))
+    np.testing.assert_array_equal(got, np.where(x > 0, x, np.float32(0)))
+
+
+@target
+def test_device_function_returning_none(rng):
+    x = random_array(rng, N, "int32")
+    got = launch(k_void, x, poison(N, "int32"))
+    np.testing.assert_array_equal(got, np.maximum(x, 0))
+
+
+@target
+def test_device_function_from_closure(rng):
+    def make(offset):
+        @gpujit.jit(device=True)
+        def shift(v):
+            return v + offset
+
+        @gpujit.jit
+        def kernel(x, out):
+            i = gpujit.grid(1)
+            if i < out.size:
+                out[i] = shift(x[i])
+        return kernel
+
+    x = random_array(rng, N, "int64")
+    got = launch(make(17), x, poison(N, "int64"))
+    np.testing.assert_array_equal(got, x + 17)
+
+
+# ---- PTX (no GPU needed) ------------------------------------------------------------
+
+SIG_I64 = "void(int64[:], int64[:], int64[:])"
+
+
+def test_device_functions_are_ptx_functions(ptxas, tmp_path):
+    # Without optimisation a device function stays a .func the kernel calls;
+    # inline=True functions are inlined even then.
+    ptx, _ = gpujit.compile_ptx(k_nested, SIG_I64, opt=False)
+    assert ".func" in ptx and "call" in ptx
+    assert "hyp2" in ptx and "_gj_dev_sq" not in ptx
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+CASES = [
+    (k_clamp, "void(float32[:], float32[:], float32[:])"),
+    (k_divmod, "void(int32[:], int32[:], int32[:], int32[:])"),
+    (k_dot2, "void(float64[:], float64[:], float64[:])"),
+    (k_axpy, "void(float32, float32[:], float32[:], float32[:])"),
+    (k_pick, SIG_I64),
+    (k_nested, SIG_I64),
+    (k_two_specialisations, "void(int32[:], float64[:], int32[:], float64[:])"),
+    (k_plain, "void(float32[:], float32[:])"),
+    (k_void, "void(int32[:], int32[:])"),
+]
+
+
+@pytest.mark.parametrize("opt", [True, False])
+@pytest.mark.parametrize("kernel,sig", CASES, ids=[c[0].__name__ for c in CASES])
+def test_ptxas_accepts(kernel, sig, opt, ptxas, tmp_path):
+    ptx, resty = gpujit.compile_ptx(kernel, sig, opt=opt, lineinfo=True)
+    assert resty == "none"
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_specialisations_are_per_signature():
+    ptx, _ = gpujit.compile_ptx(k_two_specialisations,
+                                "void(int32[:], float64[:], int32[:], float64[:])", opt=False)
+    # One function, two signatures: an int32 and a float64 square.
+    assert "mul.lo.s32" in ptx and "mul.rn.f64" in ptx
+
+
+def test_inspect_types_shows_call_result():
+    kernel = gpujit.jit(k_divmod.py_func)
+    kernel.compile("void(int32[:], int32[:], int32[:], int32[:])")
+    buf = io.StringIO()
+    kernel.inspect_types(file=buf)
+    assert "t: tuple(int32, int32)" in buf.getvalue()
+
+
+# ---- errors ---------------------------------------------------------------------------
+
+
+def compile_error(func, sig, exc):
+    with pytest.raises(exc) as info:
+        gpujit.compile_ptx(func, sig)
+    return str(info.value)
+
+
+def kernel_returns_value(x, out):
+    out[0] = x[0]
+    return out[0]
+
+
+def test_kernel_returning_value_is_unsupported():
+    msg = compile_error(kernel_returns_value, "void(float32[:], float32[:])",
+                        gpujit.UnsupportedError)
+    assert f":{line_of(kernel_returns_value, 'return out[0]')}:" in msg
+    assert "cannot return a value" in msg
+
+
+def test_plain_jit_function_with_return_value_cannot_be_launched():
+    # relu is callable from kernels, but launching it compiles it as a kernel.
+    with pytest.raises(gpujit.UnsupportedError, match="cannot return a value"):
+        gpujit.compile_ptx(relu, "void(float32)")
+
+
+@gpujit.jit(device=True)
+def factorial(n):
+    if n <= 1:
+        return 1
+    return n * factorial(n - 1)
+
+
+def calls_factorial(out):
+    out[0] = factorial(5)
+
+
+def test_recursion_is_unsupported_at_the_call():
+    msg = compile_error(calls_factorial, "void(int64[:])", gpujit.UnsupportedError)
+    assert "recursive call to 'factorial'" in msg
+    assert f":{line_of(factorial.py_func, 'factorial(n - 1)')}:" in msg
+    assert "n * factorial(n - 1)" in msg   # the source line, with a caret
+    assert f"{line_of(calls_factorial, 'factorial(5)')}" in msg   # during: the kernel's call
+
+
+@gpujit.jit(device=True)
+def ping(n):
+    return pong(n - 1) if n > 0 else 0
+
+
+@gpujit.jit(device=True)
+def pong(n):
+    return ping(n - 1)
+
+
+def calls_ping(out):
+    out[0] = ping(3)
+
+
+def test_mutual_recursion_is_unsupported():
+    msg = compile_error(calls_ping, "void(int64[:])", gpujit.UnsupportedError)
+    assert "recursive call to 'ping'" in msg
+    assert f":{line_of(pong.py_func, 'ping(n - 1)')}:" in msg
+
+
+@gpujit.jit
+def self_calling(out):
+    out[0] = 1
+    self_calling(out)
+
+
+def test_kernel_calling_itself_is_recursion():
+    msg = compile_error(self_calling, "void(int64[:])", gpujit.UnsupportedError)
+    assert "recursive call to 'self_calling'" in msg
+
+
+def launches_kernel(out):
+    k_void[1, 32](out, out)
+
+
+def test_launching_a_kernel_from_a_kernel_is_unsupported():
+    msg = compile_error(launches_kernel, "void(int32[:])", gpujit.UnsupportedError)
+    assert "launching a kernel from a kernel" in msg
+    assert f":{line_of(launches_kernel, 'k_void[1, 32]')}:" in msg
+
+
+def test_device_function_cannot_be_called_or_launched_from_python():
+    with pytest.raises(TypeError, match="device function"):
+        clamp_add(1.0, 2.0, 0.0, 5.0)
+    with pytest.raises(TypeError, match="device function"):
+        clamp_add[1, 1]
+
+
+@gpujit.jit(device=True)
+def bad_attribute(v):
+    w = v + 1
+    return w.real_part
+
+
+def calls_bad_attribute(x, out):
+    out[0] = bad_attribute(x[0])
+
+
+def test_error_inside_device_function_points_into_it():
+    msg = compile_error(calls_bad_attribute, "void(float32[:], float32[:])",
+                        gpujit.UnsupportedError)
+    assert f":{line_of(bad_attribute.py_func, 'w.real_part')}:" in msg
+    assert "return w.real_part" in msg
+    assert f"{line_of(calls_bad_attribute, 'bad_attribute(x[0])')}" in msg
+
+
+def wrong_argument_count(out):
+    out[0] = sq(1, 2)
+
+
+def test_wrong_argument_count():
+    msg = compile_error(wrong_argument_count, "void(int64[:])", gpujit.TypingError)
+    assert "takes 1 argument, got 2" in msg
+
+
+@gpujit.jit(device=True)
+def mixed_returns(v):
+    if v > 0:
+        return v
+    return (v, v)
+
+
+def calls_mixed_returns(out):
+    out[0] = mixed_returns(out[1])
+
+
+def test_returns_of_different_kinds_are_a_typing_error():
+    msg = compile_error(calls_mixed_returns, "void(float32[:])", gpujit.TypingError)
+    assert "every return must have one type" in msg
+
+
+@gpujit.jit(device=True)
+def weak_and_strong_returns(v):
+    if v > 0:
+        return v
+    return 0   # an int literal joins float32
+
+
+def calls_weak_and_strong(out):
+    out[0] = weak_and_strong_returns(out[1]) + out[2]
+
+
+def test_literal_return_joins_the_other_returns():
+    kernel = gpujit.jit(calls_weak_and_strong)
+    ptx = kernel.inspect_asm("void(float32[:])")
+    assert "f64" not in ptx.split(".entry")[1]   # float32 all the way
