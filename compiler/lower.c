@@ -747,11 +747,22 @@ static GjStatus begin_kernel(GjLower *L, const char *kernel_name) {
     L->fn = LLVMAddFunction(L->mod, kernel_name,
                             LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params, nparams, 0));
     LLVMSetFunctionCallConv(L->fn, LLVMPTXKernelCallConv);
-    if (L->opt->fastmath) {   /* flush float32 denormals: .ftz instructions */
-        static const char key[] = "denormal-fp-math-f32", val[] = "preserve-sign,preserve-sign";
-        LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, val,
-                                                          sizeof val - 1));
+    if (L->opt->fastmath) {
+        /* flush float32 denormals (.ftz instructions); "unsafe-fp-math" is
+           what makes LLVM 19's NVPTX backend pick div.approx/div.full and
+           sqrt.approx for float32 (the per-instruction flags do not). */
+        static const char *const attrs[][2] = {
+            {"denormal-fp-math-f32", "preserve-sign,preserve-sign"},
+            {"unsafe-fp-math", "true"},
+            {"no-signed-zeros-fp-math", "true"},
+            {"approx-func-fp-math", "true"},
+        };
+        for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
+            LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+                                    LLVMCreateStringAttribute(L->ctx, attrs[k][0],
+                                                              (unsigned)strlen(attrs[k][0]),
+                                                              attrs[k][1],
+                                                              (unsigned)strlen(attrs[k][1])));
     }
     if (L->opt->lineinfo)
         lineinfo_begin(L, kernel_name);
