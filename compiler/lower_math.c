@@ -275,6 +275,26 @@ static LLVMValueRef ldexp_call(GjLower *L, LLVMValueRef x, LLVMValueRef i, const
     return ld2(L, "ldexp", x, LLVMBuildTrunc(L->b, k, L->i32, ""));
 }
 
+/* np.fmod of integers: C's remainder (the dividend's sign); x % 0 is 0 and
+   INT_MIN % -1 is 0, as NumPy gives. */
+static LLVMValueRef int_fmod(GjLower *L, LLVMValueRef *args, const GjType **types,
+                             const GjType *rt) {
+    LLVMValueRef a = gj_lower_cast(L, args[0], types[0], rt);
+    LLVMValueRef b = gj_lower_cast(L, args[1], types[1], rt);
+    if (!a || !b)
+        return NULL;
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);
+    LLVMValueRef bad = LLVMBuildICmp(L->b, LLVMIntEQ, b, zero, "");
+    int is_signed = gj_lower_class(rt) == GJ_NC_SINT;
+    if (is_signed)
+        bad = LLVMBuildOr(L->b, bad, LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstAllOnes(ty), ""),
+                          "");
+    LLVMValueRef bs = sel(L, bad, one, b);
+    LLVMValueRef r = is_signed ? LLVMBuildSRem(L->b, a, bs, "") : LLVMBuildURem(L->b, a, bs, "");
+    return sel(L, bad, zero, r);
+}
+
 static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const GjType **types,
                                  int n, const GjType *rt) {
     GjMathNs ns;
@@ -292,6 +312,9 @@ static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const G
     }
     switch (kind) {
     case GJ_MK_FLOAT:
+        if (fn == GJ_MF_FMOD && (gj_lower_class(rt) == GJ_NC_SINT ||
+                                 gj_lower_class(rt) == GJ_NC_UINT))
+            return int_fmod(L, args, types, rt);
         for (int k = 0; k < n; k++)
             if (!(x[k] = gj_lower_cast(L, args[k], types[k], rt)))
                 return NULL;

@@ -281,7 +281,8 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, DiagCapture *cap) {
         if (explicit_path && *explicit_path)
             return gj_error(c, GJ_DIAG_LOWERING, noloc,
                             "this kernel needs libdevice (math functions) but GPUJIT_LIBDEVICE="
-                            "'%s' is no libdevice.10.bc nor a directory holding one",
+                            "'%s' is no libdevice.10.bc nor a directory holding one; install "
+                            "the CUDA toolkit and point it at nvvm/libdevice/libdevice.10.bc",
                             explicit_path);
         return gj_error(c, GJ_DIAG_LOWERING, noloc,
                         "this kernel needs libdevice (math functions) but no CUDA toolkit was "

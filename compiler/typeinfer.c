@@ -493,6 +493,9 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
     }
     switch (gj_math_kind(fn)) {
     case GJ_MK_FLOAT:
+        if (fn == GJ_MF_FMOD && ns == GJ_NS_NUMPY && is_int_or_bool(gj_ty_concrete(t)))
+            /* np.fmod of integers is C's %: the integer type (bool, bool: int8) */
+            return t->kind == GJ_TK_BOOL ? &gj_ty_int8 : gj_ty_concrete(t);
         return float_result(ns, t);
     case GJ_MK_ROUND:   /* math.floor -> int64; np.floor keeps the dtype (NumPy 2) */
         if (ns == GJ_NS_MATH)
