@@ -15,7 +15,7 @@ import pytest
 import gpujit
 
 SCRIPT = r'''
-import math, sys
+import cmath, math, sys
 import gpujit
 
 def kernels():
@@ -37,8 +37,15 @@ def kernels():
         i = gpujit.grid(1)
         if i < y.size:
             y[i] = x[i] // 3 + x[i] % 5 - x[-1]
+    def numbers(z, x, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            q, r = divmod(x[i], 3.0)
+            w = z[i].conjugate() * 2j + cmath.exp(z[i]) + complex(q, r)
+            out[i] = w.real + abs(w) + round(x[i], 2) + math.pi * math.atan2(x[i], r)
     return [(control, "void(float32[:], float32[:], float32[:], int64)"),
-            (simple, "void(int32[:], int32[:])")]
+            (simple, "void(int32[:], int32[:])"),
+            (numbers, "void(complex128[:], float64[:], float64[:])")]
 
 for fn, sig in kernels():
     ptx, _ = gpujit.compile_ptx(fn, sig)
@@ -96,7 +103,7 @@ INTERPRETERS = sorted(interpreters().items())
 
 @pytest.mark.parametrize("ver,exe", INTERPRETERS, ids=[v for v, _ in INTERPRETERS])
 def test_same_ptx_on_every_interpreter(ver, exe, package_copy, in_process_ptx):
-    assert in_process_ptx.count(".visible .entry") == 2
+    assert in_process_ptx.count(".visible .entry") == 3
     out = run_script(exe, package_copy)
     assert out == in_process_ptx, (
         f"PTX from Python {ver} differs from Python %d.%d's" % sys.version_info[:2])
