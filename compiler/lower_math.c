@@ -371,14 +371,11 @@ static LLVMValueRef round_digits(GjLower *L, LLVMValueRef x, const GjType *xt, L
         return NULL;
     LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, d, LLVMConstInt(L->i64, 0, 0), "");
     LLVMValueRef absd = sel(L, neg, LLVMBuildNeg(L->b, d, ""), d);
-    if (gj_lower_class(rt) == GJ_NC_FLOAT) {
-        int half = LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMHalfTypeKind;
-        LLVMValueRef xf = half ? LLVMBuildFPExt(L->b, x, LLVMFloatTypeInContext(L->ctx), "") : x;
-        LLVMValueRef f = pow10(L, absd, xf);
-        LLVMValueRef y = sel(L, neg, fdiv_(L, xf, f), fmul_(L, xf, f));
+    if (gj_lower_class(rt) == GJ_NC_FLOAT) {   /* in x's type, each step rounded (float16 too) */
+        LLVMValueRef f = pow10(L, absd, x);
+        LLVMValueRef y = sel(L, neg, fdiv_(L, x, f), fmul_(L, x, f));
         y = gj_lower_float_intrinsic(L, "llvm.rint", y);
-        y = sel(L, neg, fmul_(L, y, f), fdiv_(L, y, f));
-        return half ? LLVMBuildFPTrunc(L->b, y, LLVMTypeOf(x), "") : y;
+        return sel(L, neg, fmul_(L, y, f), fdiv_(L, y, f));
     }
     /* integers: nd >= 0 keeps x; else q = x // f, r = x - q f, round q half to even */
     LLVMValueRef f64 = gj_lower_binop(L, GJ_BIN_POW, LLVMConstInt(L->i64, 10, 0), &gj_ty_int64,
