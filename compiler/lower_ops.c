@@ -588,6 +588,15 @@ static LLVMValueRef int_binop(GjLower *L, GjBinop op, GjNumClass cls, LLVMValueR
 }
 
 static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    if (LLVMGetTypeKind(ty) == LLVMHalfTypeKind &&
+        (op == GJ_BIN_FLOORDIV || op == GJ_BIN_MOD || op == GJ_BIN_POW)) {
+        /* NumPy computes these float16 operations in float32 and rounds once */
+        LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
+        LLVMValueRef r = float_binop(L, op, LLVMBuildFPExt(L->b, a, f32, ""),
+                                     LLVMBuildFPExt(L->b, b, f32, ""));
+        return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
+    }
     switch (op) {
     case GJ_BIN_ADD: return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
     case GJ_BIN_SUB: return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
