@@ -11,7 +11,8 @@
  * (mem2reg/SROA make them SSA) that stores the parameters, then one LLVM
  * block per reachable GjBlock.  Temps are LLVM values, valid only in the
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
- * semantics (casts, operators, math); this file walks the IR, handles
+ * semantics (casts, operators), lower_math.c the math functions and numeric
+ * builtins; this file walks the IR, handles
  * arrays, tuples, iterators, intrinsic calls and the thread-index registers.
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
