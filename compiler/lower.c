@@ -12,8 +12,8 @@
  * block per reachable GjBlock.  Temps are LLVM values, valid only in the
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
  * semantics (casts, operators), lower_math.c the math functions and numeric
- * builtins; this file walks the IR, handles
- * arrays, tuples, iterators, intrinsic calls and the thread-index registers.
+ * builtins; this file walks the IR, handles arrays, tuples, iterators,
+ * intrinsic calls and the thread-index registers.
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
  * on error the module is disposed and *mod stays NULL.
