@@ -613,6 +613,7 @@ static int dump_const(FILE *out, const GjConst *k) {
     case GJ_CONST_BOOL: return fprintf(out, " %s", k->i ? "True" : "False");
     case GJ_CONST_INT: return fprintf(out, " %lld", (long long)k->i);
     case GJ_CONST_FLOAT: return fprintf(out, " %.17g", k->f);
+    case GJ_CONST_COMPLEX: return fprintf(out, " (%.17g%+.17gj)", k->f, k->im);
     case GJ_CONST_STR: return fprintf(out, " '%s'", k->s);
     case GJ_CONST_TUPLE: return fprintf(out, " (tuple of %d)", k->n);
     case GJ_CONST_OTHER: return fprintf(out, " <%s>", k->s ? k->s : "object");

@@ -21,6 +21,7 @@ typedef enum GjConstKind {
     GJ_CONST_BOOL,     /* i is 0 or 1 */
     GJ_CONST_INT,      /* i; Python ints outside int64 are GJ_CONST_OTHER */
     GJ_CONST_FLOAT,    /* f */
+    GJ_CONST_COMPLEX,  /* f + im j */
     GJ_CONST_STR,      /* s (names for LOAD_FAST etc., also str constants) */
     GJ_CONST_TUPLE,    /* items[0..n) */
     GJ_CONST_OTHER,    /* anything else; s = its Python type name */
@@ -31,7 +32,8 @@ struct GjConst {
     GjConstKind kind;
     int64_t i;
     double f;
-    const char *s;     /* STR, OTHER: see above.  BOOL/INT/FLOAT: the NumPy dtype
+    double im;         /* COMPLEX: the imaginary part (f is the real part) */
+    const char *s;     /* STR, OTHER: see above.  BOOL/INT/FLOAT/COMPLEX: the NumPy dtype
                           name ("float32") of a NumPy scalar, a strong type;
                           NULL for a Python literal, which is weak (NEP 50) */
     GjConst *items;

@@ -175,6 +175,8 @@ static int dump_const(FILE *out, const GjConst *k) {
                     : fprintf(out, "%lld", (long long)k->i);
     case GJ_CONST_FLOAT:
         return k->s ? fprintf(out, "%s(%.17g)", k->s, k->f) : fprintf(out, "%.17g", k->f);
+    case GJ_CONST_COMPLEX:
+        return fprintf(out, "%s(%.17g%+.17gj)", k->s ? k->s : "", k->f, k->im);
     case GJ_CONST_STR: return fprintf(out, "'%s'", k->s);
     case GJ_CONST_TUPLE: {
         int n = fprintf(out, "(");

@@ -14,8 +14,9 @@
  * (mem2reg/SROA make them SSA) that stores the parameters, then one LLVM
  * block per reachable GjBlock.  Temps are LLVM values, valid only in the
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
- * semantics (casts, operators, math); this file walks the IR, handles
- * arrays, tuples, iterators, intrinsic calls and the thread-index registers.
+ * semantics (casts, operators), lower_math.c the math functions and numeric
+ * builtins; this file walks the IR, handles arrays, tuples, iterators,
+ * intrinsic calls and the thread-index registers.
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
  * on error the module is disposed and *mod stays NULL.
@@ -83,6 +84,10 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
     }
     int is_number = k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT ||
                     k->kind == GJ_CONST_FLOAT;
+    if (k->kind == GJ_CONST_COMPLEX && gj_lower_class(t) == GJ_NC_COMPLEX) {
+        LLVMTypeRef part = LLVMStructGetTypeAtIndex(ty, 0);
+        return gj_lower_complex(L, LLVMConstReal(part, k->f), LLVMConstReal(part, k->im));
+    }
     switch (gj_lower_class(t)) {
     case GJ_NC_BOOL:
         if (is_number)
@@ -96,6 +101,13 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
     case GJ_NC_FLOAT:
         if (is_number)
             return LLVMConstReal(ty, k->kind == GJ_CONST_FLOAT ? k->f : (double)k->i);
+        break;
+    case GJ_NC_COMPLEX:
+        if (is_number) {
+            LLVMTypeRef part = LLVMStructGetTypeAtIndex(ty, 0);
+            double re = k->kind == GJ_CONST_FLOAT ? k->f : (double)k->i;
+            return gj_lower_complex(L, LLVMConstReal(part, re), LLVMConstReal(part, 0.0));
+        }
         break;
     case GJ_NC_OTHER:
         break;
@@ -130,6 +142,13 @@ static LLVMValueRef array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType 
 /* LLVM's element type in memory: bool arrays hold bytes. */
 static LLVMTypeRef element_type(GjLower *L, const GjType *dtype) {
     return dtype->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, dtype);
+}
+
+/* The alignment an element access may assume: a complex only its parts'
+   (NumPy aligns complex128 to 8 bytes). */
+static unsigned element_align(const GjType *dtype) {
+    size_t n = gj_ty_itemsize(dtype);
+    return (unsigned)(dtype->kind == GJ_TK_COMPLEX ? n / 2 : n);
 }
 
 /* Index k of idx (an integer, or a tuple of ndim integers) as a wrapped i64:
@@ -182,7 +201,7 @@ static LLVMValueRef load_element(GjLower *L, LLVMValueRef arr, const GjType *at,
     if (!p)
         return NULL;
     LLVMValueRef v = LLVMBuildLoad2(L->b, element_type(L, at->dtype), p, "");
-    LLVMSetAlignment(v, (unsigned)gj_ty_itemsize(at->dtype));
+    LLVMSetAlignment(v, element_align(at->dtype));
     if (at->dtype->kind == GJ_TK_BOOL)
         v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
     return v;
@@ -195,7 +214,7 @@ static GjStatus store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LL
         return GJ_ERR;
     if (at->dtype->kind == GJ_TK_BOOL)
         v = LLVMBuildZExt(L->b, v, L->i8, "");
-    LLVMSetAlignment(LLVMBuildStore(L->b, v, p), (unsigned)gj_ty_itemsize(at->dtype));
+    LLVMSetAlignment(LLVMBuildStore(L->b, v, p), element_align(at->dtype));
     return GJ_OK;
 }
 
@@ -419,23 +438,6 @@ typedef struct CallArgs {
     int n;
 } CallArgs;
 
-/* math.floor/ceil/trunc: round in the argument's float type, then to int64. */
-static LLVMValueRef round_to_int(GjLower *L, const char *intrinsic, LLVMValueRef a,
-                                 const GjType *at, const GjType *rt) {
-    if (gj_lower_class(at) != GJ_NC_FLOAT)
-        return gj_lower_cast(L, a, at, rt);
-    LLVMValueRef r = gj_lower_float_intrinsic(L, intrinsic, a);
-    return r ? gj_lower_cast(L, r, gj_ty_concrete(at), rt) : NULL;
-}
-
-static LLVMValueRef float_call(GjLower *L, const char *intrinsic, LLVMValueRef a,
-                               const GjType *at, const GjType *rt) {
-    LLVMValueRef x = gj_lower_cast(L, a, at, rt);
-    if (!x || gj_lower_class(rt) != GJ_NC_FLOAT)
-        return x ? fail(L, "%s of %s is not supported", intrinsic, rt->name) : NULL;
-    return gj_lower_float_intrinsic(L, intrinsic, x);
-}
-
 static LLVMValueRef range_call(GjLower *L, const CallArgs *a, const GjType *rt) {
     const GjType *et = rt->elems[0];
     LLVMTypeRef ety = gj_lower_type(L, et);
@@ -472,7 +474,7 @@ static LLVMValueRef len_call(GjLower *L, LLVMValueRef x, const GjType *xt, const
 
 static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a,
                                    const GjType *rt) {
-    if (a->n == 0 && id != GJ_INTR_SYNCTHREADS)
+    if (a->n == 0 && id != GJ_INTR_SYNCTHREADS && id != GJ_INTR_METHOD_CONJUGATE)
         return fail(L, "%s() needs an argument", gj_intrinsic_name(id));
     LLVMValueRef x = a->v[0];
     const GjType *xt = a->t[0];
@@ -480,6 +482,10 @@ static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a
     case GJ_INTR_RANGE:
         return range_call(L, a, rt);
     case GJ_INTR_ABS: case GJ_INTR_NP_ABS: case GJ_INTR_NP_ABSOLUTE:
+        if (gj_lower_class(xt) == GJ_NC_COMPLEX)   /* |z| computed in z's type */
+            return gj_lower_cast(L, gj_lower_abs(L, x, gj_ty_concrete(xt)),
+                                 gj_ty_concrete(xt)->bits == 64 ? &gj_ty_float32
+                                                                : &gj_ty_float64, rt);
         return (x = gj_lower_cast(L, x, xt, rt)) ? gj_lower_abs(L, x, rt) : NULL;
     case GJ_INTR_MIN: case GJ_INTR_MAX:
         return minmax_call(L, id == GJ_INTR_MAX, a, rt);
@@ -491,16 +497,14 @@ static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a
         return grid_call(L, id == GJ_INTR_GRIDSIZE, x, rt);
     case GJ_INTR_SYNCTHREADS:
         return syncthreads(L) ? LLVMGetUndef(L->empty) : NULL;
-    case GJ_INTR_MATH_SQRT: case GJ_INTR_NP_SQRT:
-        return float_call(L, "llvm.sqrt", x, xt, rt);   /* correctly rounded */
-    case GJ_INTR_MATH_FABS:
-        return float_call(L, "llvm.fabs", x, xt, rt);
-    case GJ_INTR_MATH_FLOOR:
-        return round_to_int(L, "llvm.floor", x, xt, rt);
-    case GJ_INTR_MATH_CEIL:
-        return round_to_int(L, "llvm.ceil", x, xt, rt);
-    case GJ_INTR_MATH_TRUNC:
-        return round_to_int(L, "llvm.trunc", x, xt, rt);
+    case GJ_INTR_ROUND: case GJ_INTR_POW: case GJ_INTR_DIVMOD: case GJ_INTR_COMPLEX:
+    case GJ_INTR_NP_REAL: case GJ_INTR_NP_IMAG: case GJ_INTR_NP_CONJ: case GJ_INTR_NP_CONJUGATE:
+    case GJ_INTR_CMATH_PHASE: case GJ_INTR_CMATH_POLAR: case GJ_INTR_CMATH_RECT:
+    case GJ_INTR_METHOD_CONJUGATE:
+    GJ_INTR_MATH_CASES
+    GJ_INTR_NPTYPE_CASES
+        return gj_lower_math_call(L, id, a->v, a->t, a->n, rt);
+    GJ_INTR_CONST_CASES
     case GJ_INTR_THREADIDX: case GJ_INTR_BLOCKIDX: case GJ_INTR_BLOCKDIM: case GJ_INTR_GRIDDIM:
     case GJ_INTR_DIM3_X: case GJ_INTR_DIM3_Y: case GJ_INTR_DIM3_Z: case GJ_NINTRINSICS:
         break;
@@ -541,8 +545,24 @@ static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
 
 static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, const char *name,
                             const GjType *rt) {
+    double value;
     if (gj_lower_type(L, rt) == L->empty)
-        return LLVMGetUndef(L->empty);   /* gpujit.grid, math.sqrt, gpujit.threadIdx */
+        return LLVMGetUndef(L->empty);   /* gpujit.grid, math.sqrt, gpujit.threadIdx, x.conjugate */
+    if (ot->kind == GJ_TK_MODULE) {      /* math.pi: a float literal */
+        int id = gj_intrinsic_lookup(ot->name, name);
+        if (id >= 0 && gj_intrinsic_constant((GjIntrinsic)id, &value))
+            return gj_lower_cast(L, LLVMConstReal(LLVMDoubleTypeInContext(L->ctx), value),
+                                 &gj_ty_float64, rt);
+    }
+    if (gj_ty_is_scalar(ot) && (strcmp(name, "real") == 0 || strcmp(name, "imag") == 0)) {
+        const GjType *t = gj_ty_concrete(ot);
+        if (gj_lower_class(t) == GJ_NC_COMPLEX) {
+            LLVMValueRef part = name[0] == 'r' ? gj_lower_re(L, obj) : gj_lower_im(L, obj);
+            return gj_lower_cast(L, part, t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64, rt);
+        }
+        return name[0] == 'r' ? gj_lower_cast(L, obj, ot, rt)
+                              : LLVMConstNull(gj_lower_type(L, rt));
+    }
     if (ot->kind == GJ_TK_DIM3) {
         const char *reg = dim3_register(ot->intrinsic);
         if (reg && name[0] >= 'x' && name[0] <= 'z' && name[1] == '\0') {
@@ -709,6 +729,14 @@ static GjStatus build_return(GjLower *L, LLVMValueRef v, const GjType *vt) {
     return GJ_OK;
 }
 
+/* The instruction of blk that defines temp (temps live in one block). */
+static const GjIns *defining_ins(const GjBlock *blk, int32_t temp) {
+    for (int32_t k = 0; k < blk->nins; k++)
+        if (blk->ins[k].dst == temp)
+            return &blk->ins[k];
+    return NULL;
+}
+
 /* Lowers one instruction; sets L->temps[in->dst] for those with a result. */
 static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     GjFunc *f = L->f;
@@ -778,6 +806,14 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         for (int k = 0; k < ca.n; k++) {
             args[k] = L->temps[in->args[k + 1]];
             types[k] = f->temp_types[in->args[k + 1]];
+        }
+        if (t[0]->intrinsic == GJ_INTR_METHOD_CONJUGATE) {   /* x.conjugate(): x is args[0] */
+            const GjIns *def = defining_ins(blk, in->args[0]);
+            if (!def || def->op != GJ_OP_GETATTR || ca.n != 0)
+                return fail_status(L, "this method call is not supported");
+            args[0] = L->temps[def->args[0]];
+            types[0] = f->temp_types[def->args[0]];
+            ca.n = 1;
         }
         v = call_intrinsic(L, (GjIntrinsic)t[0]->intrinsic, &ca, rt);
         break;
@@ -1033,11 +1069,22 @@ static GjStatus begin_function(GjLower *L, const char *name) {
     GjFunc *f = L->f;
     if (declare_function(L, name) != GJ_OK)
         return GJ_ERR;
-    if (L->opt->fastmath) {   /* flush float32 denormals: .ftz instructions */
-        static const char key[] = "denormal-fp-math-f32", val[] = "preserve-sign,preserve-sign";
-        LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, val,
-                                                          sizeof val - 1));
+    if (L->opt->fastmath) {
+        /* flush float32 denormals (.ftz instructions); "unsafe-fp-math" is
+           what makes LLVM 19's NVPTX backend pick div.approx/div.full and
+           sqrt.approx for float32 (the per-instruction flags do not). */
+        static const char *const attrs[][2] = {
+            {"denormal-fp-math-f32", "preserve-sign,preserve-sign"},
+            {"unsafe-fp-math", "true"},
+            {"no-signed-zeros-fp-math", "true"},
+            {"approx-func-fp-math", "true"},
+        };
+        for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
+            LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+                                    LLVMCreateStringAttribute(L->ctx, attrs[k][0],
+                                                              (unsigned)strlen(attrs[k][0]),
+                                                              attrs[k][1],
+                                                              (unsigned)strlen(attrs[k][1])));
     }
     if (L->dib)
         lineinfo_function(L, name);

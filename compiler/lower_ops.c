@@ -9,7 +9,8 @@
  * integers is exponentiation by squaring (a helper function in the module),
  * on floats libdevice's pow, and x ** k for a constant k in 0..4 becomes
  * multiplies.  Comparisons are ordered for floats except != (unordered, so
- * nan != nan as in Python).
+ * nan != nan as in Python).  Complex numbers are {re, im} structs with
+ * NumPy's formulas (Smith's division, as npy_cdiv; npy_cpow's cases).
  *
  * Never emitted, because LLVM 19's NVPTX backend cannot select them:
  * llvm.pow/exp/log/sin/cos and frem (expanded inexactly); libdevice's
@@ -28,7 +29,8 @@ GjNumClass gj_lower_class(const GjType *t) {
     case GJ_TK_INT: return GJ_NC_SINT;
     case GJ_TK_UINT: return GJ_NC_UINT;
     case GJ_TK_FLOAT: return GJ_NC_FLOAT;
-    case GJ_TK_NONE: case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
+    case GJ_TK_COMPLEX: return GJ_NC_COMPLEX;
+    case GJ_TK_NONE: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
     case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
     case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
@@ -56,6 +58,10 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         return LLVMIntTypeInContext(L->ctx, (unsigned)t->bits);
     case GJ_TK_FLOAT:
         return float_type(L, t->bits);
+    case GJ_TK_COMPLEX: {
+        LLVMTypeRef part = float_type(L, t->bits / 2), fields[2] = {part, part};
+        return LLVMStructTypeInContext(L->ctx, fields, 2, 0);
+    }
     case GJ_TK_ARRAY: {
         LLVMTypeRef dims = LLVMArrayType2(L->i64, (uint64_t)t->ndim);
         LLVMTypeRef fields[3] = {t->readonly ? L->ptr_const : L->ptr_global, dims, dims};
@@ -85,7 +91,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
     }
     case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
         return L->empty;
-    case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
+    case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
         return NULL;
     }
     return NULL;
@@ -99,6 +105,12 @@ LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t) {
         return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
     case GJ_NC_FLOAT:   /* unordered: bool(nan) is True */
         return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    case GJ_NC_COMPLEX: {
+        LLVMValueRef re = gj_lower_re(L, v), im = gj_lower_im(L, v);
+        LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(re));
+        return LLVMBuildOr(L->b, LLVMBuildFCmp(L->b, LLVMRealUNE, re, zero, ""),
+                           LLVMBuildFCmp(L->b, LLVMRealUNE, im, zero, ""), "");
+    }
     case GJ_NC_OTHER:
         break;
     }
@@ -130,6 +142,31 @@ static LLVMValueRef cast_fields(GjLower *L, LLVMValueRef v, const GjType *const 
     return out;
 }
 
+/* The float type of a complex type's parts (complex64 -> float32). */
+static const GjType *part_type(const GjType *t) {
+    return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
+}
+
+/* Casts that involve a complex type: parts one by one; a real becomes the
+   real part (imaginary 0); a complex becomes a real by dropping the
+   imaginary part, as NumPy's astype does. */
+static LLVMValueRef complex_cast(GjLower *L, LLVMValueRef v, const GjType *from,
+                                 const GjType *to) {
+    GjNumClass fc = gj_lower_class(from), tc = gj_lower_class(to);
+    if (tc == GJ_NC_BOOL)
+        return gj_lower_truth(L, v, from);
+    if (fc == GJ_NC_COMPLEX && tc != GJ_NC_COMPLEX)
+        return gj_lower_cast(L, gj_lower_re(L, v), part_type(from), to);
+    const GjType *pt = part_type(to);
+    if (fc != GJ_NC_COMPLEX) {
+        LLVMValueRef re = gj_lower_cast(L, v, from, pt);
+        return re ? gj_lower_complex(L, re, LLVMConstNull(LLVMTypeOf(re))) : NULL;
+    }
+    LLVMValueRef re = gj_lower_cast(L, gj_lower_re(L, v), part_type(from), pt);
+    LLVMValueRef im = gj_lower_cast(L, gj_lower_im(L, v), part_type(from), pt);
+    return re && im ? gj_lower_complex(L, re, im) : NULL;
+}
+
 LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
     from = gj_ty_concrete(from);
     to = gj_ty_concrete(to);
@@ -137,9 +174,13 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
         return v;
     GjNumClass fc = gj_lower_class(from), tc = gj_lower_class(to);
     LLVMTypeRef ty = gj_lower_type(L, to);
+    if ((fc == GJ_NC_COMPLEX || tc == GJ_NC_COMPLEX) && fc != GJ_NC_OTHER && tc != GJ_NC_OTHER)
+        return complex_cast(L, v, from, to);
     if (fc != GJ_NC_OTHER && tc != GJ_NC_OTHER && ty) {
         if (tc == GJ_NC_BOOL)
             return gj_lower_truth(L, v, from);
+        if (fc == GJ_NC_FLOAT && tc != GJ_NC_FLOAT && to->bits < 64)   /* as NumPy on x86: */
+            return LLVMBuildTrunc(L->b, LLVMBuildFPToSI(L->b, v, L->i64, ""), ty, "");  /* wrap */
         LLVMOpcode op = cast_ops[fc][tc];
         if (op == LLVMSExt || op == LLVMZExt || op == LLVMFPExt) {
             int fb = fc == GJ_NC_BOOL ? 1 : from->bits;
@@ -197,26 +238,38 @@ LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef
     return half && r ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
-/* libdevice's __nv_<base> (double) or __nv_<base>f (float) on args of one
-   float type; half goes through float, as libdevice has no half versions. */
+/* libdevice's __nv_<base> (double) or __nv_<base>f (float) on args whose
+   first is a float, giving that float type; half goes through float, as
+   libdevice has no half versions.  Other arguments keep their own LLVM
+   types (ldexp's i32, frexp's pointer). */
 static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *args,
                                    unsigned nargs) {
     LLVMTypeRef ty = LLVMTypeOf(args[0]);
     LLVMTypeKind kind = LLVMGetTypeKind(ty);
     LLVMTypeRef cty = kind == LLVMDoubleTypeKind ? ty : LLVMFloatTypeInContext(L->ctx);
     LLVMValueRef cargs[4];
-    for (unsigned i = 0; i < nargs && i < 4; i++)
-        cargs[i] = kind == LLVMHalfTypeKind ? LLVMBuildFPExt(L->b, args[i], cty, "") : args[i];
+    LLVMTypeRef ptys[4];
+    if (nargs > 4)
+        nargs = 4;
+    for (unsigned i = 0; i < nargs; i++) {
+        int half = LLVMGetTypeKind(LLVMTypeOf(args[i])) == LLVMHalfTypeKind;
+        cargs[i] = half ? LLVMBuildFPExt(L->b, args[i], cty, "") : args[i];
+        ptys[i] = LLVMTypeOf(cargs[i]);
+    }
 
     char name[64];
     snprintf(name, sizeof name, "__nv_%s%s", base, kind == LLVMDoubleTypeKind ? "" : "f");
-    LLVMTypeRef ptys[4] = {cty, cty, cty, cty};
     LLVMTypeRef fty = LLVMFunctionType(cty, ptys, nargs, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
     if (!fn)
         fn = LLVMAddFunction(L->mod, name, fty);
     LLVMValueRef r = LLVMBuildCall2(L->b, fty, fn, cargs, nargs, "");
     return kind == LLVMHalfTypeKind ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
+}
+
+LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args,
+                                unsigned nargs) {
+    return libdevice_call(L, base, args, nargs);
 }
 
 static LLVMValueRef sel(GjLower *L, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
@@ -410,6 +463,104 @@ static LLVMValueRef power(GjLower *L, GjNumClass cls, LLVMValueRef a, LLVMValueR
     return LLVMBuildCall2(L->b, LLVMFunctionType(ty, params, 2, 0), fn, args, 2, "");
 }
 
+/* ---- complex numbers ------------------------------------------------------------ */
+
+LLVMValueRef gj_lower_re(GjLower *L, LLVMValueRef z) {
+    return LLVMBuildExtractValue(L->b, z, 0, "");
+}
+
+LLVMValueRef gj_lower_im(GjLower *L, LLVMValueRef z) {
+    return LLVMBuildExtractValue(L->b, z, 1, "");
+}
+
+LLVMValueRef gj_lower_complex(GjLower *L, LLVMValueRef re, LLVMValueRef im) {
+    LLVMTypeRef fields[2] = {LLVMTypeOf(re), LLVMTypeOf(re)};
+    LLVMValueRef z = LLVMGetUndef(LLVMStructTypeInContext(L->ctx, fields, 2, 0));
+    z = LLVMBuildInsertValue(L->b, z, re, 0, "");
+    return LLVMBuildInsertValue(L->b, z, im, 1, "");
+}
+
+static LLVMValueRef fadd(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
+}
+static LLVMValueRef fsub(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
+}
+static LLVMValueRef fmul(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, ""));
+}
+static LLVMValueRef fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+}
+
+static LLVMValueRef complex_mul(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef ar = gj_lower_re(L, a), ai = gj_lower_im(L, a);
+    LLVMValueRef br = gj_lower_re(L, b), bi = gj_lower_im(L, b);
+    return gj_lower_complex(L, fsub(L, fmul(L, ar, br), fmul(L, ai, bi)),
+                            fadd(L, fmul(L, ar, bi), fmul(L, ai, br)));
+}
+
+/* NumPy's complex division (Smith's method, as its loops and scalars do):
+   scale by the larger part of the divisor; 0 / 0 gives nan, x / 0 inf. */
+static LLVMValueRef complex_div(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef ar = gj_lower_re(L, a), ai = gj_lower_im(L, a);
+    LLVMValueRef br = gj_lower_re(L, b), bi = gj_lower_im(L, b);
+    LLVMValueRef one = float_const(ar, 1.0), zero = float_const(ar, 0.0);
+    LLVMValueRef abs_br = gj_lower_call_intrinsic(L, "llvm.fabs", LLVMTypeOf(br), &br, 1);
+    LLVMValueRef abs_bi = gj_lower_call_intrinsic(L, "llvm.fabs", LLVMTypeOf(bi), &bi, 1);
+    /* |br| >= |bi| */
+    LLVMValueRef rat1 = fdiv(L, bi, br);
+    LLVMValueRef scl1 = fdiv(L, one, fadd(L, br, fmul(L, bi, rat1)));
+    LLVMValueRef re1 = fmul(L, fadd(L, ar, fmul(L, ai, rat1)), scl1);
+    LLVMValueRef im1 = fmul(L, fsub(L, ai, fmul(L, ar, rat1)), scl1);
+    LLVMValueRef both_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, abs_br, zero),
+                                          fcmp(L, LLVMRealOEQ, abs_bi, zero), "");
+    re1 = sel(L, both_zero, fdiv(L, ar, abs_br), re1);
+    im1 = sel(L, both_zero, fdiv(L, ai, abs_br), im1);
+    /* |br| < |bi| (or a nan) */
+    LLVMValueRef rat2 = fdiv(L, br, bi);
+    LLVMValueRef scl2 = fdiv(L, one, fadd(L, bi, fmul(L, br, rat2)));
+    LLVMValueRef re2 = fmul(L, fadd(L, fmul(L, ar, rat2), ai), scl2);
+    LLVMValueRef im2 = fmul(L, fsub(L, fmul(L, ai, rat2), ar), scl2);
+    LLVMValueRef first = fcmp(L, LLVMRealOGE, abs_br, abs_bi);
+    return gj_lower_complex(L, sel(L, first, re1, re2), sel(L, first, im1, im2));
+}
+
+/* z ** k for a constant k in 0..4 by multiplies (npy_cpow does the same
+   for small integer powers); other powers in lower_math.c. */
+static LLVMValueRef complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef bre = gj_lower_re(L, b), bim = gj_lower_im(L, b);
+    int e = LLVMIsAConstantFP(bim) && LLVMConstRealGetDouble(bim, &(LLVMBool){0}) == 0.0
+                ? small_exponent(bre) : -1;
+    if (e == 0)
+        return gj_lower_complex(L, float_const(bre, 1.0), float_const(bre, 0.0));
+    if (e > 0) {
+        LLVMValueRef r = a;
+        for (int k = 1; k < e; k++)
+            r = complex_mul(L, r, a);
+        return r;
+    }
+    return gj_lower_complex_pow(L, a, b);
+}
+
+LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
+    switch (op) {
+    case GJ_BIN_ADD:
+        return gj_lower_complex(L, fadd(L, gj_lower_re(L, a), gj_lower_re(L, b)),
+                                fadd(L, gj_lower_im(L, a), gj_lower_im(L, b)));
+    case GJ_BIN_SUB:
+        return gj_lower_complex(L, fsub(L, gj_lower_re(L, a), gj_lower_re(L, b)),
+                                fsub(L, gj_lower_im(L, a), gj_lower_im(L, b)));
+    case GJ_BIN_MUL: return complex_mul(L, a, b);
+    case GJ_BIN_TRUEDIV: return complex_div(L, a, b);
+    case GJ_BIN_POW: return complex_pow(L, a, b);
+    case GJ_BIN_FLOORDIV: case GJ_BIN_MOD: case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT:
+    case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR: case GJ_BIN_MATMUL: case GJ_NBINOPS:
+        break;
+    }
+    return NULL;
+}
+
 /* ---- shifts --------------------------------------------------------------------- */
 
 /* NumPy's shifts: a count of at least the width gives 0 (or -1 for a
@@ -449,6 +600,15 @@ static LLVMValueRef int_binop(GjLower *L, GjBinop op, GjNumClass cls, LLVMValueR
 }
 
 static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    if (LLVMGetTypeKind(ty) == LLVMHalfTypeKind &&
+        (op == GJ_BIN_FLOORDIV || op == GJ_BIN_MOD || op == GJ_BIN_POW)) {
+        /* NumPy computes these float16 operations in float32 and rounds once */
+        LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
+        LLVMValueRef r = float_binop(L, op, LLVMBuildFPExt(L->b, a, f32, ""),
+                                     LLVMBuildFPExt(L->b, b, f32, ""));
+        return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
+    }
     switch (op) {
     case GJ_BIN_ADD: return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
     case GJ_BIN_SUB: return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
@@ -488,6 +648,7 @@ LLVMValueRef gj_lower_binop(GjLower *L, GjBinop op, LLVMValueRef a, const GjType
         case GJ_NC_BOOL: r = bool_binop(L, op, a, b); break;
         case GJ_NC_SINT: case GJ_NC_UINT: r = int_binop(L, op, cls, a, b); break;
         case GJ_NC_FLOAT: r = float_binop(L, op, a, b); break;
+        case GJ_NC_COMPLEX: r = gj_lower_complex_binop(L, op, a, b); break;
         case GJ_NC_OTHER: break;
         }
     }
@@ -512,9 +673,12 @@ LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *
     case GJ_UN_NEG:
         if (cls == GJ_NC_FLOAT)
             return gj_lower_fast(L, LLVMBuildFNeg(L->b, a, ""));
+        if (cls == GJ_NC_COMPLEX)
+            return gj_lower_complex(L, gj_lower_fast(L, LLVMBuildFNeg(L->b, gj_lower_re(L, a), "")),
+                                    gj_lower_fast(L, LLVMBuildFNeg(L->b, gj_lower_im(L, a), "")));
         return cls == GJ_NC_BOOL ? a : LLVMBuildNeg(L->b, a, "");
     case GJ_UN_INVERT:
-        if (cls == GJ_NC_FLOAT)
+        if (cls == GJ_NC_FLOAT || cls == GJ_NC_COMPLEX)
             break;
         return LLVMBuildNot(L->b, a, "");   /* ~x == -x - 1; bool: logical not */
     case GJ_UN_NOT:
@@ -541,6 +705,13 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
     case GJ_NC_SINT: return icmp(L, cmp_signed[k], a, b);
     case GJ_NC_BOOL: case GJ_NC_UINT: return icmp(L, cmp_unsigned[k], a, b);
     case GJ_NC_FLOAT: return gj_lower_fast(L, fcmp(L, cmp_float[k], a, b));
+    case GJ_NC_COMPLEX: {   /* == and != only (typing refuses the rest) */
+        LLVMValueRef re = compare_in(L, k, gj_lower_re(L, a), gj_lower_re(L, b), GJ_NC_FLOAT);
+        LLVMValueRef im = compare_in(L, k, gj_lower_im(L, a), gj_lower_im(L, b), GJ_NC_FLOAT);
+        if (k == GJ_CMP_EQ)
+            return LLVMBuildAnd(L->b, re, im, "");
+        return k == GJ_CMP_NE ? LLVMBuildOr(L->b, re, im, "") : NULL;
+    }
     case GJ_NC_OTHER: break;
     }
     return NULL;
@@ -573,6 +744,10 @@ LLVMValueRef gj_lower_abs(GjLower *L, LLVMValueRef a, const GjType *t) {
     }
     case GJ_NC_FLOAT:
         return gj_lower_float_intrinsic(L, "llvm.fabs", a);
+    case GJ_NC_COMPLEX: {   /* npy_cabs: hypot(re, im) */
+        LLVMValueRef parts[2] = {gj_lower_re(L, a), gj_lower_im(L, a)};
+        return libdevice_call(L, "hypot", parts, 2);
+    }
     case GJ_NC_OTHER:
         break;
     }

@@ -6,6 +6,7 @@
  *
  * Values follow one representation everywhere: bool is i1 (i8 only in
  * memory and kernel parameters), integers iN, floats half/float/double,
+ * complex numbers a literal struct {re, im} of float or double,
  * arrays {ptr addrspace(1) data, [n x i64] shape, [n x i64] strides}
  * (addrspace(4), constant memory, for readonly arrays: frozen globals),
  * range iterators {cur, stop, step}, tuples literal structs, compile-time
@@ -27,6 +28,7 @@ typedef enum GjNumClass {
     GJ_NC_SINT,    /* signed iN */
     GJ_NC_UINT,    /* unsigned iN */
     GJ_NC_FLOAT,   /* half, float, double */
+    GJ_NC_COMPLEX, /* {float, float}, {double, double} */
     GJ_NC_OTHER,   /* not a number: arrays, tuples, compile-time objects */
 } GjNumClass;
 
@@ -82,5 +84,28 @@ LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef o
                                      LLVMValueRef *args, unsigned nargs);
 /* Applies the fast-math flags opt->fastmath asks for to a float instruction. */
 LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v);
+/* libdevice's __nv_<base> (double) / __nv_<base>f (float, and half through
+   float) on args whose first is a float; the one place that names libdevice. */
+LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args,
+                                unsigned nargs);
+
+/* Complex values: parts of z, and a complex of complex type t from parts. */
+LLVMValueRef gj_lower_re(GjLower *L, LLVMValueRef z);
+LLVMValueRef gj_lower_im(GjLower *L, LLVMValueRef z);
+LLVMValueRef gj_lower_complex(GjLower *L, LLVMValueRef re, LLVMValueRef im);
+/* Complex a <op> b for + - * / **, parts already in one float type. */
+LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b);
+
+/* ---- lower_math.c ---- */
+
+/* Complex a ** b for b not a small constant (npy_cpow's special cases, else
+   exp(b log a)). */
+LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b);
+
+/* Calls of math/numpy/cmath functions, round, divmod, pow, complex(),
+   NumPy scalar constructors and number methods; NULL (diag recorded) when
+   id is none of them or the call cannot be lowered. */
+LLVMValueRef gj_lower_math_call(GjLower *L, int id, LLVMValueRef *args, const GjType **types,
+                                int n, const GjType *rt);
 
 #endif

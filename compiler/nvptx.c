@@ -7,8 +7,9 @@
  *
  * Steps, in gj_nvptx_emit order: verify the module (a lowering bug becomes
  * an INTERNAL diagnostic, never an abort inside a pass); link libdevice if
- * the module calls any __nv_* function, then internalise every definition
- * but the kernel so O3 drops what is not called; run the new pass manager
+ * the module calls any __nv_* function - pruned first to the functions the
+ * kernel calls and what they call, then internalised, so O3 works on a
+ * few functions rather than libdevice's ~500; run the new pass manager
  * with the target machine (its callbacks add NVVMReflect, which folds
  * libdevice's __nvvm_reflect("__CUDA_FTZ") from the nvvm-reflect-ftz flag);
  * emit assembly.
@@ -166,11 +167,25 @@ static int try_cuda_root(NvptxProcess *p, const char *root) {
     return try_libdevice_dir(p, dir);
 }
 
-/* Reads libdevice.10.bc from the first CUDA toolkit found: CUDA_HOME,
-   CUDA_PATH, /usr/local/cuda, the newest /usr/local/cuda-X.Y, then the
-   Debian/Ubuntu package locations. */
+/* Reads libdevice.10.bc from GPUJIT_LIBDEVICE (a file, or a directory
+   holding libdevice.10.bc) when that is set - then nowhere else - or else
+   from the first CUDA toolkit found: CUDA_HOME, CUDA_PATH, /usr/local/cuda,
+   the newest /usr/local/cuda-X.Y, then the Debian/Ubuntu package locations. */
 static void load_libdevice(void) {
     NvptxProcess *p = &nvptx_process;
+    const char *explicit_path = getenv("GPUJIT_LIBDEVICE");
+    if (explicit_path && *explicit_path) {
+        LLVMMemoryBufferRef buf;
+        char *msg = NULL;
+        if (try_libdevice_dir(p, explicit_path))
+            return;
+        if (!LLVMCreateMemoryBufferWithContentsOfFile(explicit_path, &buf, &msg)) {
+            p->libdevice = buf;
+            snprintf(p->libdevice_path, sizeof p->libdevice_path, "%s", explicit_path);
+        }
+        LLVMDisposeMessage(msg);
+        return;
+    }
     if (try_cuda_root(p, getenv("CUDA_HOME")) || try_cuda_root(p, getenv("CUDA_PATH")) ||
         try_cuda_root(p, "/usr/local/cuda"))
         return;
@@ -199,16 +214,83 @@ static int calls_libdevice(LLVMModuleRef mod) {
     return 0;
 }
 
+/* Whether function fn of lib is marked needed; marks it and what its body
+   references (calls, function pointers), depth first. */
+static void mark_needed(LLVMValueRef fn, LLVMValueRef *needed, int *n, int cap) {
+    for (int i = 0; i < *n; i++)
+        if (needed[i] == fn)
+            return;
+    if (*n >= cap)
+        return;
+    needed[(*n)++] = fn;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+        for (LLVMValueRef ins = LLVMGetFirstInstruction(bb); ins;
+             ins = LLVMGetNextInstruction(ins)) {
+            int nops = LLVMGetNumOperands(ins);
+            for (int k = 0; k < nops; k++) {
+                LLVMValueRef op = LLVMGetOperand(ins, (unsigned)k);
+                if (op && LLVMIsAFunction(op) && !LLVMIsDeclaration(op))
+                    mark_needed(op, needed, n, cap);
+            }
+        }
+}
+
+/* Drops from lib every function that mod's __nv_* declarations do not
+   reach, so linking and optimising touch only those (libdevice's functions
+   call few others; its globals are small constant tables, left to O3). */
+static void prune_libdevice(LLVMModuleRef mod, LLVMModuleRef lib) {
+    enum { CAP = 1024 };
+    LLVMValueRef needed[CAP];
+    int n = 0;
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(fn, &len);
+        LLVMValueRef def = LLVMIsDeclaration(fn) && len > 5 && strncmp(name, "__nv_", 5) == 0
+                               ? LLVMGetNamedFunction(lib, name) : NULL;
+        if (def && !LLVMIsDeclaration(def))
+            mark_needed(def, needed, &n, CAP);
+    }
+    if (n >= CAP)
+        return;   /* keep everything rather than guess */
+    for (LLVMValueRef fn = LLVMGetFirstFunction(lib); fn; fn = LLVMGetNextFunction(fn)) {
+        int keep = 0;
+        for (int i = 0; i < n && !keep; i++)
+            keep = needed[i] == fn;
+        if (keep || LLVMIsDeclaration(fn))
+            continue;
+        LLVMBasicBlockRef bb;   /* turn the definition into a declaration */
+        while ((bb = LLVMGetFirstBasicBlock(fn)))
+            LLVMDeleteBasicBlock(bb);
+    }
+    LLVMValueRef next;
+    for (LLVMValueRef fn = LLVMGetFirstFunction(lib); fn; fn = next) {
+        next = LLVMGetNextFunction(fn);
+        if (LLVMIsDeclaration(fn) && !LLVMGetFirstUse(fn))
+            LLVMDeleteFunction(fn);
+    }
+}
+
 /* Links libdevice into mod and gives every definition except the kernel
    internal linkage, so O3's global optimisations drop unused ones. */
 static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, DiagCapture *cap) {
     GjLoc noloc = {0, -1, -1};
     NvptxProcess *p = &nvptx_process;
     pthread_once(&p->libdevice_once, load_libdevice);
-    if (!p->libdevice)
+    if (!p->libdevice) {
+        const char *explicit_path = getenv("GPUJIT_LIBDEVICE");
+        if (explicit_path && *explicit_path)
+            return gj_error(c, GJ_DIAG_LOWERING, noloc,
+                            "this kernel needs libdevice (math functions) but GPUJIT_LIBDEVICE="
+                            "'%s' is no libdevice.10.bc nor a directory holding one; install "
+                            "the CUDA toolkit and point it at nvvm/libdevice/libdevice.10.bc",
+                            explicit_path);
         return gj_error(c, GJ_DIAG_LOWERING, noloc,
                         "this kernel needs libdevice (math functions) but no CUDA toolkit was "
-                        "found; install the CUDA toolkit or set CUDA_HOME");
+                        "found: install the CUDA toolkit (its nvvm/libdevice/libdevice.10.bc; "
+                        "on Debian/Ubuntu the nvidia-cuda-toolkit package, or pip install "
+                        "nvidia-cuda-nvcc-cu12) and set CUDA_HOME to it, or set "
+                        "GPUJIT_LIBDEVICE to the libdevice.10.bc file");
+    }
 
     LLVMModuleRef lib;
     if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), p->libdevice, &lib))
@@ -218,6 +300,7 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, DiagCapture *cap) {
        kernel's so the linker has nothing to warn about. */
     LLVMSetTarget(lib, LLVMGetTarget(mod));
     LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
+    prune_libdevice(mod, lib);
     if (LLVMLinkModules2(mod, lib))   /* consumes lib */
         return gj_error(c, GJ_DIAG_INTERNAL, noloc, "linking libdevice failed: %s",
                         cap->first_error ? cap->first_error : "unknown error");

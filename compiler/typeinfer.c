@@ -86,6 +86,7 @@ static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
     case GJ_CONST_BOOL: return &gj_ty_bool;
     case GJ_CONST_INT: return dtype ? dtype : &gj_ty_weak_int;
     case GJ_CONST_FLOAT: return dtype ? dtype : &gj_ty_weak_float;
+    case GJ_CONST_COMPLEX: return dtype ? dtype : &gj_ty_weak_complex;
     case GJ_CONST_TUPLE: {
         const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, k->n > 0 ? k->n : 1);
         if (!elems)
@@ -105,8 +106,12 @@ static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
                 k->s ? k->s : "?");
 }
 
-/* The type of a namespace member: dim3 objects are values, the rest callables. */
+/* The type of a namespace member: dim3 objects are values, math.pi and its
+   kind are weak float literals (NEP 50: Python floats), the rest callables. */
 static const GjType *intrinsic_type(Infer *in, int id) {
+    double value;
+    if (gj_intrinsic_constant((GjIntrinsic)id, &value))
+        return &gj_ty_weak_float;
     if (id == GJ_INTR_THREADIDX || id == GJ_INTR_BLOCKIDX || id == GJ_INTR_BLOCKDIM ||
         id == GJ_INTR_GRIDDIM)
         return gj_ty_dim3(in->c, id);
@@ -126,7 +131,7 @@ static int lookup_intrinsic_global(const char *name) {
         ns[n] = '\0';
         return gj_intrinsic_lookup(strcmp(ns, "np") == 0 ? "numpy" : ns, dot + 1);
     }
-    static const char *const namespaces[] = {"gpujit", "math", "numpy"};
+    static const char *const namespaces[] = {"gpujit", "math", "numpy", "cmath"};
     for (size_t i = 0; i < sizeof namespaces / sizeof namespaces[0]; i++) {
         int id = gj_intrinsic_lookup(namespaces[i], name);
         if (id >= 0)
@@ -263,6 +268,15 @@ static const GjType *compare_type(Infer *in, GjCmp op, const GjType *a, const Gj
 
 /* ---- attributes and subscripts ---------------------------------------- */
 
+/* The type of x.real and x.imag: a complex's component float, else x's own. */
+static const GjType *real_part_type(const GjType *t) {
+    if (t->kind == GJ_TK_WEAK_COMPLEX)
+        return &gj_ty_weak_float;
+    if (t->kind == GJ_TK_COMPLEX)
+        return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
+    return t;
+}
+
 static const GjType *int64_tuple(Infer *in, int n) {
     const GjType *elems[3] = {&gj_ty_int64, &gj_ty_int64, &gj_ty_int64};
     if (n <= 3)
@@ -296,9 +310,15 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
             return fail(in, GJ_DIAG_TYPING, loc, "%s has no attribute '%s' (only x, y, z)",
                         gj_intrinsic_name((GjIntrinsic)obj->intrinsic), name);
         return &gj_ty_int32;   /* as numba types threadIdx.x */
-    case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
-    case GJ_TK_COMPLEX: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
-    case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
+    case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT: case GJ_TK_COMPLEX:
+    case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
+        /* x.real, x.imag, x.conjugate() of any number, as NumPy scalars have */
+        if (strcmp(name, "real") == 0 || strcmp(name, "imag") == 0)
+            return real_part_type(obj);
+        if (strcmp(name, "conjugate") == 0)
+            return gj_ty_callable(in->c, GJ_INTR_METHOD_CONJUGATE);
+        break;
+    case GJ_TK_NONE: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
     case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
         break;
     }
@@ -531,22 +551,151 @@ static const GjType *grid_type(Infer *in, const GjIns *ins, int id) {
 
 /* The real type holding |z| for a complex z, else t. */
 static const GjType *abs_type(const GjType *t) {
-    if (t->kind == GJ_TK_WEAK_COMPLEX)
-        return &gj_ty_weak_float;
-    if (t->kind == GJ_TK_COMPLEX)
-        return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
-    return t;
+    return real_part_type(t);
 }
 
-/* A float function of one real scalar (math.sqrt, numpy.sqrt, ...). */
-static const GjType *real_arg(Infer *in, const GjIns *ins, int id) {
-    if (!expect_nargs(in, ins, id, 1, 1))
+/* ---- math, numpy and cmath functions ----------------------------------- */
+
+/* The float type a math function of real argument t computes in.  math:
+   a float keeps its type ("float32 in gives float32 out", float16 too), a
+   literal stays a literal, other integers and bool give float64.  numpy: the
+   ufunc loop NumPy picks (int8 -> float16, int16 -> float32, int64 ->
+   float64). */
+static const GjType *float_result(GjMathNs ns, const GjType *t) {
+    if (ns == GJ_NS_NUMPY) {
+        t = gj_ty_concrete(t);
+        return gj_ty_is_float(t) ? t : gj_ty_promote(t, &gj_ty_float16);
+    }
+    if (gj_ty_is_float(t))
+        return t;
+    return t->kind == GJ_TK_WEAK_INT ? &gj_ty_weak_float : &gj_ty_float64;
+}
+
+/* The complex type of the same precision as t (float32 -> complex64). */
+static const GjType *complex_of(const GjType *t) {
+    if (is_complex(t))
+        return t;
+    if (gj_ty_is_weak(t))
+        return &gj_ty_weak_complex;
+    if (t->kind == GJ_TK_FLOAT && t->bits <= 32)
+        return &gj_ty_complex64;
+    return &gj_ty_complex128;
+}
+
+static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
+    GjMathNs ns;
+    GjMathFn fn = (GjMathFn)gj_intrinsic_math_fn((GjIntrinsic)id, &ns);
+    int n = gj_math_nargs(fn);
+    if (!expect_nargs(in, ins, id, n, n))
+        return NULL;
+    const GjType *t = NULL;
+    int any_complex = 0;
+    for (int k = 1; k <= n; k++) {
+        const GjType *a = arg_type(in, ins, k);
+        if (!gj_ty_is_scalar(a))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a number, not %s",
+                        fn_name(id), a->name);
+        any_complex |= is_complex(a);
+        if (gj_math_kind(fn) == GJ_MK_LDEXP && k == 2) {
+            if (!gj_ty_is_integer(a) && a->kind != GJ_TK_BOOL)
+                return fail(in, GJ_DIAG_TYPING, ins->loc,
+                            "%s() needs an integer exponent, not %s", fn_name(id), a->name);
+            continue;
+        }
+        t = t ? gj_ty_promote(t, a) : a;
+    }
+    if (any_complex && ns == GJ_NS_MATH)
+        return fail(in, GJ_DIAG_TYPING, ins->loc,
+                    "%s() needs a real number, not %s; use cmath for complex numbers",
+                    fn_name(id), t->name);
+    if (any_complex && !gj_math_has_complex(fn))
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "%s() of %s is not supported",
+                    fn_name(id), t->name);
+    if (ns == GJ_NS_CMATH || any_complex) {
+        if (gj_math_kind(fn) == GJ_MK_PRED)
+            return &gj_ty_bool;
+        return complex_of(ns == GJ_NS_NUMPY ? gj_ty_concrete(t) : t);
+    }
+    switch (gj_math_kind(fn)) {
+    case GJ_MK_FLOAT:
+        if (fn == GJ_MF_FMOD && ns == GJ_NS_NUMPY && is_int_or_bool(gj_ty_concrete(t)))
+            /* np.fmod of integers is C's %: the integer type (bool, bool: int8) */
+            return t->kind == GJ_TK_BOOL ? &gj_ty_int8 : gj_ty_concrete(t);
+        return float_result(ns, t);
+    case GJ_MK_ROUND:   /* math.floor -> int64; np.floor keeps the dtype (NumPy 2) */
+        if (ns == GJ_NS_MATH)
+            return &gj_ty_int64;
+        return gj_ty_concrete(t);
+    case GJ_MK_PRED:
+        return &gj_ty_bool;
+    case GJ_MK_POW:   /* math.pow is a float function; numpy.power is ** */
+        if (ns == GJ_NS_MATH)
+            return float_result(ns, t);
+        return binop_type(in, GJ_BIN_POW, arg_type(in, ins, 1), arg_type(in, ins, 2), ins->loc);
+    case GJ_MK_FREXP: {   /* math: (float, int); numpy: (float, int32) */
+        const GjType *elems[2] = {gj_ty_concrete(float_result(ns, t)),
+                                  ns == GJ_NS_MATH ? &gj_ty_int64 : &gj_ty_int32};
+        return gj_ty_tuple(in->c, elems, 2);
+    }
+    case GJ_MK_LDEXP:
+        return float_result(ns, t);
+    }
+    return fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown math function %d", (int)fn);
+}
+
+/* round(x) -> int64 (half to even); round(x, ndigits) keeps x's type, as
+   NumPy scalars' __round__ does. */
+static const GjType *round_type(Infer *in, const GjIns *ins, int id) {
+    if (!expect_nargs(in, ins, id, 1, 2))
         return NULL;
     const GjType *t = arg_type(in, ins, 1);
     if (!gj_ty_is_scalar(t) || is_complex(t))
-        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a real number, not %s",
-                    fn_name(id), t->name);
-    return t;
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "round() needs a real number, not %s",
+                    t->name);
+    if (ins->nargs == 2)
+        return &gj_ty_int64;
+    const GjType *nd = arg_type(in, ins, 2);
+    if (!gj_ty_is_integer(nd))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "round() needs an integer ndigits, not %s",
+                    nd->name);
+    if (t->kind == GJ_TK_BOOL)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "round() of bool with ndigits is not supported");
+    return gj_ty_concrete(t);
+}
+
+/* complex(re[, im]): Python's complex, complex128. */
+static const GjType *complex_ctor_type(Infer *in, const GjIns *ins, int id) {
+    if (!expect_nargs(in, ins, id, 1, 2))
+        return NULL;
+    for (int k = 1; k < ins->nargs; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (!gj_ty_is_scalar(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "complex() needs numbers, not %s", t->name);
+    }
+    return &gj_ty_complex128;
+}
+
+/* np.float32(x), np.int8(x), ...: x converted to that dtype. */
+static const GjType *np_type_call(Infer *in, const GjIns *ins, int id) {
+    const GjType *to = gj_ty_from_name(gj_intrinsic_np_type((GjIntrinsic)id));
+    if (!to || !expect_nargs(in, ins, id, 1, 1))
+        return to ? NULL : fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown NumPy type");
+    const GjType *t = arg_type(in, ins, 1);
+    if (!gj_ty_is_scalar(t))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a number, not %s", fn_name(id),
+                    t->name);
+    if (is_complex(t) && !is_complex(to))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s to %s", t->name, to->name);
+    return to;
+}
+
+/* The receiver of a method call: x in x.conjugate(), the object of the
+   GETATTR that defined the callee. */
+static const GjType *receiver_type(Infer *in, const GjIns *ins) {
+    const GjIns *def = in->defs[ins->args[0]];
+    if (!def || def->op != GJ_OP_GETATTR)
+        return NULL;
+    return arg_type(in, def, 0);
 }
 
 /* A call of a @gpujit.jit function: its specialisation's return type.  A
@@ -610,29 +759,65 @@ static const GjType *call_type(Infer *in, const GjIns *ins, const GjType *callee
             return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s with %s()",
                         arg_type(in, ins, 1)->name, fn_name(id));
         return id == GJ_INTR_INT ? &gj_ty_int64 : &gj_ty_float64;
+    case GJ_INTR_COMPLEX:
+        return complex_ctor_type(in, ins, id);
+    case GJ_INTR_ROUND:
+        return round_type(in, ins, id);
+    case GJ_INTR_POW:
+        if (!expect_nargs(in, ins, id, 2, 2))
+            return NULL;
+        return binop_type(in, GJ_BIN_POW, arg_type(in, ins, 1), arg_type(in, ins, 2), ins->loc);
+    case GJ_INTR_DIVMOD: {
+        if (!expect_nargs(in, ins, id, 2, 2) ||
+            !(t = binop_type(in, GJ_BIN_FLOORDIV, arg_type(in, ins, 1), arg_type(in, ins, 2),
+                             ins->loc)))
+            return NULL;
+        const GjType *elems[2] = {t, t};
+        return gj_ty_tuple(in->c, elems, 2);
+    }
     case GJ_INTR_GRID: case GJ_INTR_GRIDSIZE:
         return grid_type(in, ins, id);
     case GJ_INTR_SYNCTHREADS:
         return expect_nargs(in, ins, id, 0, 0) ? &gj_ty_none : NULL;
-    case GJ_INTR_MATH_SQRT: case GJ_INTR_MATH_FABS:
-        /* numba's choice: float32 stays float32; a literal stays a literal. */
-        if (!(t = real_arg(in, ins, id)))
-            return NULL;
-        if (gj_ty_is_float(t))
-            return t;
-        return t->kind == GJ_TK_WEAK_INT ? &gj_ty_weak_float : &gj_ty_float64;
-    case GJ_INTR_MATH_FLOOR: case GJ_INTR_MATH_CEIL: case GJ_INTR_MATH_TRUNC:
-        return real_arg(in, ins, id) ? &gj_ty_int64 : NULL;
-    case GJ_INTR_NP_SQRT:
-        /* A NumPy ufunc: the loop for the argument's dtype (int8 -> float16). */
-        if (!(t = real_arg(in, ins, id)))
-            return NULL;
-        t = gj_ty_concrete(t);
-        return gj_ty_is_float(t) ? t : gj_ty_promote(t, &gj_ty_float16);
     case GJ_INTR_NP_ABS: case GJ_INTR_NP_ABSOLUTE:
         if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
             return NULL;
         return abs_type(gj_ty_concrete(t));
+    case GJ_INTR_NP_REAL: case GJ_INTR_NP_IMAG:
+        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        return real_part_type(gj_ty_concrete(t));
+    case GJ_INTR_NP_CONJ: case GJ_INTR_NP_CONJUGATE:
+        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        return gj_ty_concrete(t);
+    case GJ_INTR_METHOD_CONJUGATE:
+        if (!expect_nargs(in, ins, id, 0, 0))
+            return NULL;
+        if (!(t = receiver_type(in, ins)))
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "conjugate must be called at once");
+        return t;
+    case GJ_INTR_CMATH_PHASE: case GJ_INTR_CMATH_POLAR: {
+        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        t = gj_ty_concrete(real_part_type(t));   /* a float32 phase for complex64 */
+        t = t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64;
+        if (id == GJ_INTR_CMATH_PHASE)
+            return t;
+        const GjType *elems[2] = {t, t};
+        return gj_ty_tuple(in->c, elems, 2);
+    }
+    case GJ_INTR_CMATH_RECT:
+        if (!expect_nargs(in, ins, id, 2, 2) || !(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        if (is_complex(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "cmath.rect() needs real numbers");
+        return gj_ty_concrete(complex_of(t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64));
+    GJ_INTR_MATH_CASES
+        return math_call_type(in, ins, id);
+    GJ_INTR_NPTYPE_CASES
+        return np_type_call(in, ins, id);
+    GJ_INTR_CONST_CASES
     case GJ_INTR_THREADIDX: case GJ_INTR_BLOCKIDX: case GJ_INTR_BLOCKDIM: case GJ_INTR_GRIDDIM:
     case GJ_INTR_DIM3_X: case GJ_INTR_DIM3_Y: case GJ_INTR_DIM3_Z: case GJ_NINTRINSICS:
         break;

@@ -126,7 +126,8 @@ static int numpy_scalar(GjCtx *c, PyObject *o, GjConst *k) {
     Py_XDECREF(dtype);
     if (!ok)
         return -1;
-    if (k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT || k->kind == GJ_CONST_FLOAT)
+    if (k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT || k->kind == GJ_CONST_FLOAT ||
+        k->kind == GJ_CONST_COMPLEX)
         k->s = dtype_name;
     else   /* complex, datetime, ...: keep the NumPy type's name */
         *k = (GjConst){.kind = GJ_CONST_OTHER, .s = type_name(c, o)};
@@ -158,6 +159,11 @@ static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
         k->kind = GJ_CONST_NONE;
         return 0;
     }
+    /* First: np.float64 and np.complex128 are also Python floats/complexes,
+       but as NumPy scalars they are strong types. */
+    int r = numpy_scalar(c, o, k);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     if (PyBool_Check(o)) {
         k->kind = GJ_CONST_BOOL;
         k->i = o == Py_True;
@@ -181,15 +187,18 @@ static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
         k->f = PyFloat_AsDouble(o);
         return 0;
     }
+    if (PyComplex_Check(o)) {
+        k->kind = GJ_CONST_COMPLEX;
+        k->f = PyComplex_RealAsDouble(o);
+        k->im = PyComplex_ImagAsDouble(o);
+        return 0;
+    }
     if (PyUnicode_Check(o)) {
         k->kind = GJ_CONST_STR;
         return (k->s = copy_str(c, o)) ? 0 : -1;
     }
     if (PyTuple_Check(o))
         return tuple_const(c, o, k);
-    int r = numpy_scalar(c, o, k);
-    if (r != 0)
-        return r < 0 ? -1 : 0;
     k->kind = GJ_CONST_OTHER;
     return (k->s = type_name(c, o)) ? 0 : -1;
 }
@@ -200,6 +209,7 @@ static int is_frozen_value(const GjConst *k) {
     case GJ_CONST_BOOL:
     case GJ_CONST_INT:
     case GJ_CONST_FLOAT:
+    case GJ_CONST_COMPLEX:
         return 1;
     case GJ_CONST_TUPLE:
         for (int32_t i = 0; i < k->n; i++) {
@@ -244,6 +254,29 @@ static const char *intrinsic_name(GjCtx *c, PyObject *o) {
     Py_XDECREF(v);
     PyErr_Clear();
     return name;
+}
+
+/* "math.sin", "cmath.exp", "numpy.float32" for a function or NumPy scalar
+   type imported by name (from math import sin), or NULL.  Whether gpujit
+   supports it is for the compiler to say. */
+static const char *module_member_name(GjCtx *c, PyObject *o) {
+    if (PyModule_Check(o))
+        return NULL;
+    PyObject *mod = PyObject_GetAttrString(o, "__module__");
+    PyObject *name = mod ? PyObject_GetAttrString(o, "__name__") : NULL;
+    const char *s = NULL;
+    if (mod && name && PyUnicode_Check(mod) && PyUnicode_Check(name)) {
+        for (size_t i = 1; i < sizeof known_modules / sizeof known_modules[0] && !s; i++) {
+            if (PyUnicode_CompareWithASCIIString(mod, known_modules[i]) == 0) {
+                const char *n = PyUnicode_AsUTF8AndSize(name, NULL);
+                s = n ? gj_arena_printf(&c->arena, "%s.%s", known_modules[i], n) : NULL;
+            }
+        }
+    }
+    Py_XDECREF(mod);
+    Py_XDECREF(name);
+    PyErr_Clear();
+    return s;
 }
 
 /* The name under which o is a builtin (range, abs, ...), found by identity
@@ -379,6 +412,10 @@ static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g, Seen
         r = array_global(c, o, g);
     if (r != 0)
         return r < 0 ? -1 : 0;
+    if ((g->name = module_member_name(c, o))) {
+        g->kind = GJ_GLOBAL_INTRINSIC;
+        return 0;
+    }
     if ((g->name = builtin_name(c, o, builtins))) {
         g->kind = GJ_GLOBAL_BUILTIN;
         return 0;

@@ -98,7 +98,7 @@ def ptxas():
 def poison(shape, dtype):
     """An output buffer filled with a value no kernel in the tests writes."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         return np.full(shape, np.nan, dtype)
     if dtype.kind == "b":
         return np.zeros(shape, dtype)
@@ -106,8 +106,12 @@ def poison(shape, dtype):
 
 
 def random_array(rng, n, dtype, low=-1000, high=1000):
-    """Random values of dtype: floats in [low, high), ints in [low, high), no zeros-only arrays."""
+    """Random values of dtype: floats in [low, high), ints in [low, high), no zeros-only arrays;
+    complex: both parts in [low, high)."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        parts = rng.random((2, n)) * (high - low) + low
+        return (parts[0] + 1j * parts[1]).astype(dtype)
     if dtype.kind == "f":
         return (rng.random(n) * (high - low) + low).astype(dtype)
     if dtype.kind == "b":

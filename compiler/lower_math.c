@@ -1,0 +1,497 @@
+/*
+ * lower_math.c - calls of math, numpy and cmath functions and of the numeric
+ * builtins (round, pow, divmod, complex), NumPy scalar constructors
+ * (np.float32(x)) and number methods (z.conjugate()), for lower.c.
+ *
+ * Input: the call's argument values and types and the result type that
+ * typeinfer.c chose (it decided every promotion; this file only converts
+ * the arguments to it).  Real functions go by their GJ_MATH_FUNCS row: an
+ * "llvm.*" implementation is an LLVM intrinsic the NVPTX backend selects
+ * (sqrt, fabs, floor, copysign...), any other name is a libdevice function
+ * called through gj_lower_libdevice(), the one place that names libdevice.
+ * Complex functions are written here from real ones with the textbook
+ * formulas (as CPython's cmath and C99's csqrt/cexp/clog do for finite
+ * arguments); their special cases for infinities are not all reproduced.
+ */
+#include "lower_ops.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "intrinsics.h"
+
+static LLVMValueRef fail(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static LLVMValueRef fail(GjLower *L, const char *fmt, ...) {
+    if (L->c->diag)
+        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gj_arena_vprintf(&L->c->arena, fmt, ap);
+    va_end(ap);
+    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "%s", msg ? msg : fmt);
+    return NULL;
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static LLVMValueRef fconst(LLVMValueRef like, double v) {
+    return LLVMConstReal(LLVMTypeOf(like), v);
+}
+
+static LLVMValueRef ld1(GjLower *L, const char *base, LLVMValueRef x) {
+    return gj_lower_libdevice(L, base, &x, 1);
+}
+
+static LLVMValueRef ld2(GjLower *L, const char *base, LLVMValueRef x, LLVMValueRef y) {
+    LLVMValueRef args[2] = {x, y};
+    return gj_lower_libdevice(L, base, args, 2);
+}
+
+static LLVMValueRef fmul_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, ""));
+}
+
+static LLVMValueRef fadd_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
+}
+
+static LLVMValueRef fdiv_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+}
+
+static LLVMValueRef fcmp(GjLower *L, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFCmp(L->b, p, a, b, "");
+}
+
+static LLVMValueRef sel(GjLower *L, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(L->b, c, a, b, "");
+}
+
+static LLVMValueRef fabs_of(GjLower *L, LLVMValueRef x) {
+    return gj_lower_float_intrinsic(L, "llvm.fabs", x);
+}
+
+/* The float type of a complex type's parts. */
+static const GjType *part_of(const GjType *t) {
+    return gj_ty_concrete(t)->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
+}
+
+static int is_complex_type(const GjType *t) {
+    return gj_lower_class(t) == GJ_NC_COMPLEX;
+}
+
+/* isnan / isinf / isfinite of a float value. */
+static LLVMValueRef float_pred(GjLower *L, GjMathFn fn, LLVMValueRef x) {
+    LLVMValueRef inf = fconst(x, INFINITY);
+    switch ((int)fn) {   /* the three predicates only */
+    case GJ_MF_ISNAN: return fcmp(L, LLVMRealUNO, x, x);
+    case GJ_MF_ISINF: return fcmp(L, LLVMRealOEQ, fabs_of(L, x), inf);
+    default: return fcmp(L, LLVMRealOLT, fabs_of(L, x), inf);   /* isfinite */
+    }
+}
+
+/* ---- complex functions ---------------------------------------------------- */
+
+/* sqrt(z) with the stable formula: t = sqrt((|x| + |z|) / 2), then the
+   half with the larger part; sqrt(+-0 + yj) keeps y's sign. */
+static LLVMValueRef z_sqrt(GjLower *L, LLVMValueRef z) {
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    LLVMValueRef zero = fconst(x, 0.0), half = fconst(x, 0.5), two = fconst(x, 2.0);
+    LLVMValueRef t = fadd_(L, fabs_of(L, x), ld2(L, "hypot", x, y));
+    t = gj_lower_float_intrinsic(L, "llvm.sqrt", fmul_(L, t, half));
+    LLVMValueRef y_over = fdiv_(L, y, fmul_(L, two, t));
+    LLVMValueRef ay_over = fdiv_(L, fabs_of(L, y), fmul_(L, two, t));
+    LLVMValueRef sign_args[2] = {t, y};
+    LLVMValueRef t_signed = gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(t), sign_args, 2);
+    LLVMValueRef pos = fcmp(L, LLVMRealOGE, x, zero);
+    LLVMValueRef re = sel(L, pos, t, ay_over), im = sel(L, pos, y_over, t_signed);
+    LLVMValueRef is_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, x, zero),
+                                        fcmp(L, LLVMRealOEQ, y, zero), "");
+    return gj_lower_complex(L, sel(L, is_zero, zero, re), sel(L, is_zero, y, im));
+}
+
+/* exp(x + yj) = e^x (cos y + j sin y); a real argument stays exact. */
+static LLVMValueRef z_exp(GjLower *L, LLVMValueRef z) {
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    LLVMValueRef e = ld1(L, "exp", x);
+    LLVMValueRef re = fmul_(L, e, ld1(L, "cos", y)), im = fmul_(L, e, ld1(L, "sin", y));
+    LLVMValueRef real = fcmp(L, LLVMRealOEQ, y, fconst(y, 0.0));
+    return gj_lower_complex(L, sel(L, real, e, re), sel(L, real, y, im));
+}
+
+/* log(z) = log|z| + j arg(z); log10 divides both by ln 10. */
+static LLVMValueRef z_log(GjLower *L, LLVMValueRef z, int base10) {
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    LLVMValueRef r = ld2(L, "hypot", x, y), phi = ld2(L, "atan2", y, x);
+    if (!base10)
+        return gj_lower_complex(L, ld1(L, "log", r), phi);
+    return gj_lower_complex(L, ld1(L, "log10", r), fdiv_(L, phi, fconst(phi, M_LN10)));
+}
+
+/* sin, cos, sinh, cosh of x + yj from the real functions of x and y. */
+static LLVMValueRef z_trig(GjLower *L, GjMathFn fn, LLVMValueRef z) {
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    switch ((int)fn) {   /* sin, cos, sinh, cosh only */
+    case GJ_MF_SIN:
+        return gj_lower_complex(L, fmul_(L, ld1(L, "sin", x), ld1(L, "cosh", y)),
+                                fmul_(L, ld1(L, "cos", x), ld1(L, "sinh", y)));
+    case GJ_MF_COS:
+        return gj_lower_complex(L, fmul_(L, ld1(L, "cos", x), ld1(L, "cosh", y)),
+                                LLVMBuildFNeg(L->b, fmul_(L, ld1(L, "sin", x), ld1(L, "sinh", y)), ""));
+    case GJ_MF_SINH:
+        return gj_lower_complex(L, fmul_(L, ld1(L, "sinh", x), ld1(L, "cos", y)),
+                                fmul_(L, ld1(L, "cosh", x), ld1(L, "sin", y)));
+    default:   /* cosh */
+        return gj_lower_complex(L, fmul_(L, ld1(L, "cosh", x), ld1(L, "cos", y)),
+                                fmul_(L, ld1(L, "sinh", x), ld1(L, "sin", y)));
+    }
+}
+
+/* tan(z) = (sin 2x + j sinh 2y) / (cos 2x + cosh 2y);
+   tanh(z) = (sinh 2x + j sin 2y) / (cosh 2x + cos 2y).  For a large part the
+   quotient is inf / inf: then tan -> +-j and tanh -> +-1, the limits. */
+static LLVMValueRef z_tan(GjLower *L, GjMathFn fn, LLVMValueRef z) {
+    int hyper = fn == GJ_MF_TANH;
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    LLVMValueRef a = hyper ? y : x, b = hyper ? x : y;   /* the trigonometric, hyperbolic parts */
+    LLVMValueRef two_a = fmul_(L, a, fconst(a, 2.0)), two_b = fmul_(L, b, fconst(b, 2.0));
+    LLVMValueRef d = fadd_(L, ld1(L, "cos", two_a), ld1(L, "cosh", two_b));
+    LLVMValueRef trig = fdiv_(L, ld1(L, "sin", two_a), d);
+    LLVMValueRef hyp = fdiv_(L, ld1(L, "sinh", two_b), d);
+    LLVMValueRef big = fcmp(L, LLVMRealOGT, fabs_of(L, b), fconst(b, 20.0));
+    LLVMValueRef one_args[2] = {fconst(b, 1.0), b};
+    LLVMValueRef sign = gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(b), one_args, 2);
+    hyp = sel(L, big, sign, hyp);   /* sinh/cosh of 2b: 1 to the float's precision */
+    return hyper ? gj_lower_complex(L, hyp, trig) : gj_lower_complex(L, trig, hyp);
+}
+
+static LLVMValueRef complex_fn(GjLower *L, GjMathFn fn, LLVMValueRef z) {
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    switch ((int)fn) {   /* the rows with a cmath name */
+    case GJ_MF_SQRT: return z_sqrt(L, z);
+    case GJ_MF_EXP: return z_exp(L, z);
+    case GJ_MF_LOG: return z_log(L, z, 0);
+    case GJ_MF_LOG10: return z_log(L, z, 1);
+    case GJ_MF_SIN: case GJ_MF_COS: case GJ_MF_SINH: case GJ_MF_COSH: return z_trig(L, fn, z);
+    case GJ_MF_TAN: case GJ_MF_TANH: return z_tan(L, fn, z);
+    case GJ_MF_ISNAN:
+        return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
+    case GJ_MF_ISINF:
+        return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
+    case GJ_MF_ISFINITE:
+        return LLVMBuildAnd(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
+    default:
+        break;
+    }
+    return fail(L, "this function of a complex number is not supported");
+}
+
+/* npy_cpow: b == 0 gives 1; a == 0 gives 0 for a positive real b, else
+   nan; otherwise exp(b log a). */
+LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef ar = gj_lower_re(L, a), ai = gj_lower_im(L, a);
+    LLVMValueRef br = gj_lower_re(L, b), bi = gj_lower_im(L, b);
+    LLVMValueRef zero = fconst(ar, 0.0), one = fconst(ar, 1.0), nan = fconst(ar, NAN);
+    LLVMValueRef lg = z_log(L, a, 0);
+    LLVMValueRef lr = gj_lower_re(L, lg), li = gj_lower_im(L, lg);
+    LLVMValueRef w = gj_lower_complex(
+        L, LLVMBuildFSub(L->b, fmul_(L, br, lr), fmul_(L, bi, li), ""),
+        fadd_(L, fmul_(L, br, li), fmul_(L, bi, lr)));
+    LLVMValueRef r = z_exp(L, w);
+    LLVMValueRef re = gj_lower_re(L, r), im = gj_lower_im(L, r);
+    LLVMValueRef a_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, ar, zero),
+                                       fcmp(L, LLVMRealOEQ, ai, zero), "");
+    LLVMValueRef b_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, br, zero),
+                                       fcmp(L, LLVMRealOEQ, bi, zero), "");
+    LLVMValueRef b_pos_real = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOGT, br, zero),
+                                           fcmp(L, LLVMRealOEQ, bi, zero), "");
+    LLVMValueRef zero_base = sel(L, b_pos_real, zero, nan);
+    re = sel(L, a_zero, zero_base, re);
+    im = sel(L, a_zero, zero_base, im);
+    return gj_lower_complex(L, sel(L, b_zero, one, re), sel(L, b_zero, zero, im));
+}
+
+/* ---- real functions ----------------------------------------------------------- */
+
+/* A real float function of the row's implementation on args of one float type. */
+static LLVMValueRef float_fn(GjLower *L, GjMathFn fn, LLVMValueRef *x, int n) {
+    const char *impl = gj_math_impl(fn);
+    switch ((int)fn) {   /* rows without an implementation function */
+    case GJ_MF_RADIANS: case GJ_MF_DEG2RAD:
+        return fmul_(L, x[0], fconst(x[0], M_PI / 180.0));
+    case GJ_MF_DEGREES: case GJ_MF_RAD2DEG:
+        return fmul_(L, x[0], fconst(x[0], 180.0 / M_PI));
+    default:
+        break;
+    }
+    if (!impl || !impl[0])
+        return fail(L, "no implementation of this math function");
+    if (strncmp(impl, "llvm.", 5) == 0) {
+        if (n == 1)
+            return gj_lower_float_intrinsic(L, impl, x[0]);
+        return gj_lower_call_intrinsic(L, impl, LLVMTypeOf(x[0]), x, (unsigned)n);
+    }
+    return gj_lower_libdevice(L, impl, x, (unsigned)n);
+}
+
+/* An alloca in the kernel's entry block, so SROA can promote it. */
+static LLVMValueRef entry_alloca(GjLower *L, LLVMTypeRef ty) {
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(L->fn);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(b, first);
+    else
+        LLVMPositionBuilderAtEnd(b, entry);
+    LLVMValueRef p = LLVMBuildAlloca(b, ty, "");
+    LLVMDisposeBuilder(b);
+    return p;
+}
+
+/* frexp(x) -> (m, e), x == m * 2**e with 0.5 <= |m| < 1; e is 0 for 0,
+   inf and nan, as CPython and NumPy give. */
+static LLVMValueRef frexp_call(GjLower *L, LLVMValueRef x, const GjType *xt, const GjType *rt) {
+    const GjType *ft = rt->elems[0];
+    if (!(x = gj_lower_cast(L, x, xt, ft)))
+        return NULL;
+    LLVMValueRef slot = entry_alloca(L, L->i32);
+    LLVMValueRef m = ld2(L, "frexp", x, slot);
+    LLVMValueRef e = LLVMBuildLoad2(L->b, L->i32, slot, "");
+    e = sel(L, float_pred(L, GJ_MF_ISFINITE, x), e, LLVMConstInt(L->i32, 0, 0));
+    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+    out = LLVMBuildInsertValue(L->b, out, m, 0, "");
+    return LLVMBuildInsertValue(L->b, out, gj_lower_cast(L, e, &gj_ty_int32, rt->elems[1]), 1, "");
+}
+
+/* ldexp(x, i): i clamped to +-2**20 (beyond it every result is 0 or inf). */
+static LLVMValueRef ldexp_call(GjLower *L, LLVMValueRef x, LLVMValueRef i, const GjType *it) {
+    LLVMValueRef k = gj_lower_cast(L, i, it, &gj_ty_int64);
+    if (!k)
+        return NULL;
+    LLVMValueRef lim = LLVMConstInt(L->i64, 1 << 20, 0), nlim = LLVMConstInt(L->i64, (unsigned long long)-(1LL << 20), 1);
+    k = sel(L, LLVMBuildICmp(L->b, LLVMIntSGT, k, lim, ""), lim, k);
+    k = sel(L, LLVMBuildICmp(L->b, LLVMIntSLT, k, nlim, ""), nlim, k);
+    return ld2(L, "ldexp", x, LLVMBuildTrunc(L->b, k, L->i32, ""));
+}
+
+/* np.fmod of integers: C's remainder (the dividend's sign); x % 0 is 0 and
+   INT_MIN % -1 is 0, as NumPy gives. */
+static LLVMValueRef int_fmod(GjLower *L, LLVMValueRef *args, const GjType **types,
+                             const GjType *rt) {
+    LLVMValueRef a = gj_lower_cast(L, args[0], types[0], rt);
+    LLVMValueRef b = gj_lower_cast(L, args[1], types[1], rt);
+    if (!a || !b)
+        return NULL;
+    LLVMTypeRef ty = LLVMTypeOf(a);
+    LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);
+    LLVMValueRef bad = LLVMBuildICmp(L->b, LLVMIntEQ, b, zero, "");
+    int is_signed = gj_lower_class(rt) == GJ_NC_SINT;
+    if (is_signed)
+        bad = LLVMBuildOr(L->b, bad, LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstAllOnes(ty), ""),
+                          "");
+    LLVMValueRef bs = sel(L, bad, one, b);
+    LLVMValueRef r = is_signed ? LLVMBuildSRem(L->b, a, bs, "") : LLVMBuildURem(L->b, a, bs, "");
+    return sel(L, bad, zero, r);
+}
+
+static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const GjType **types,
+                                 int n, const GjType *rt) {
+    GjMathNs ns;
+    GjMathFn fn = (GjMathFn)gj_intrinsic_math_fn((GjIntrinsic)id, &ns);
+    GjMathKind kind = gj_math_kind(fn);
+    LLVMValueRef x[2];
+    int any_complex = is_complex_type(rt);
+    for (int k = 0; k < n; k++)
+        any_complex |= is_complex_type(types[k]);
+    if (any_complex) {
+        const GjType *ct = is_complex_type(rt) ? gj_ty_concrete(rt)
+                         : gj_ty_concrete(types[0]);
+        LLVMValueRef z = gj_lower_cast(L, args[0], types[0], ct);
+        return z ? complex_fn(L, fn, z) : NULL;
+    }
+    switch (kind) {
+    case GJ_MK_FLOAT:
+        if (fn == GJ_MF_FMOD && (gj_lower_class(rt) == GJ_NC_SINT ||
+                                 gj_lower_class(rt) == GJ_NC_UINT))
+            return int_fmod(L, args, types, rt);
+        for (int k = 0; k < n; k++)
+            if (!(x[k] = gj_lower_cast(L, args[k], types[k], rt)))
+                return NULL;
+        return float_fn(L, fn, x, n);
+    case GJ_MK_ROUND: {
+        const GjType *at = gj_ty_concrete(types[0]);
+        if (gj_lower_class(at) != GJ_NC_FLOAT)
+            return gj_lower_cast(L, args[0], types[0], rt);
+        LLVMValueRef r = gj_lower_float_intrinsic(L, gj_math_impl(fn), args[0]);
+        return r ? gj_lower_cast(L, r, at, rt) : NULL;
+    }
+    case GJ_MK_PRED:
+        if (gj_lower_class(types[0]) != GJ_NC_FLOAT)   /* integers are finite numbers */
+            return LLVMConstInt(L->i1, fn == GJ_MF_ISFINITE, 0);
+        return float_pred(L, fn, args[0]);
+    case GJ_MK_POW:
+        if (ns != GJ_NS_MATH)
+            return gj_lower_binop(L, GJ_BIN_POW, args[0], types[0], args[1], types[1], rt);
+        for (int k = 0; k < 2; k++)
+            if (!(x[k] = gj_lower_cast(L, args[k], types[k], rt)))
+                return NULL;
+        return gj_lower_libdevice(L, "pow", x, 2);
+    case GJ_MK_FREXP:
+        return frexp_call(L, args[0], types[0], rt);
+    case GJ_MK_LDEXP:
+        if (!(x[0] = gj_lower_cast(L, args[0], types[0], rt)))
+            return NULL;
+        return ldexp_call(L, x[0], args[1], types[1]);
+    }
+    return fail(L, "unknown math function");
+}
+
+/* ---- builtins ------------------------------------------------------------------ */
+
+/* 10**k as a float like x, for 0 <= k: exact (integer powers) up to 10**18. */
+static LLVMValueRef pow10(GjLower *L, LLVMValueRef k, LLVMValueRef like) {
+    LLVMValueRef capped = sel(L, LLVMBuildICmp(L->b, LLVMIntSGT, k, LLVMConstInt(L->i64, 18, 0), ""),
+                              LLVMConstInt(L->i64, 18, 0), k);
+    LLVMValueRef p = gj_lower_binop(L, GJ_BIN_POW, LLVMConstInt(L->i64, 10, 0), &gj_ty_int64,
+                                    capped, &gj_ty_int64, &gj_ty_int64);
+    LLVMValueRef d = LLVMBuildSIToFP(L->b, p, LLVMDoubleTypeInContext(L->ctx), "");
+    LLVMValueRef rest = LLVMBuildSIToFP(L->b, LLVMBuildSub(L->b, k, capped, ""),
+                                        LLVMDoubleTypeInContext(L->ctx), "");
+    d = fmul_(L, d, ld2(L, "pow", fconst(d, 10.0), rest));
+    return LLVMTypeOf(like) != LLVMTypeOf(d) ? LLVMBuildFPTrunc(L->b, d, LLVMTypeOf(like), "") : d;
+}
+
+/* round(x, nd) as NumPy: y = x * 10**nd, rint, / 10**nd (nd < 0: divide
+   first); an integer x is rounded to a multiple of 10**-nd, half to even. */
+static LLVMValueRef round_digits(GjLower *L, LLVMValueRef x, const GjType *xt, LLVMValueRef nd,
+                                 const GjType *ndt, const GjType *rt) {
+    LLVMValueRef d = gj_lower_cast(L, nd, ndt, &gj_ty_int64);
+    if (!d || !(x = gj_lower_cast(L, x, xt, rt)))
+        return NULL;
+    LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, d, LLVMConstInt(L->i64, 0, 0), "");
+    LLVMValueRef absd = sel(L, neg, LLVMBuildNeg(L->b, d, ""), d);
+    if (gj_lower_class(rt) == GJ_NC_FLOAT) {   /* in x's type, each step rounded (float16 too) */
+        LLVMValueRef f = pow10(L, absd, x);
+        LLVMValueRef y = sel(L, neg, fdiv_(L, x, f), fmul_(L, x, f));
+        y = gj_lower_float_intrinsic(L, "llvm.rint", y);
+        return sel(L, neg, fmul_(L, y, f), fdiv_(L, y, f));
+    }
+    /* integers: nd >= 0 keeps x; else q = x // f, r = x - q f, round q half to even */
+    LLVMValueRef f64 = gj_lower_binop(L, GJ_BIN_POW, LLVMConstInt(L->i64, 10, 0), &gj_ty_int64,
+                                      absd, &gj_ty_int64, &gj_ty_int64);
+    LLVMValueRef x64 = gj_lower_cast(L, x, rt, &gj_ty_int64);
+    LLVMValueRef q = gj_lower_binop(L, GJ_BIN_FLOORDIV, x64, &gj_ty_int64, f64, &gj_ty_int64,
+                                    &gj_ty_int64);
+    LLVMValueRef r = LLVMBuildSub(L->b, x64, LLVMBuildMul(L->b, q, f64, ""), "");
+    LLVMValueRef r2 = LLVMBuildMul(L->b, r, LLVMConstInt(L->i64, 2, 0), "");
+    LLVMValueRef odd = LLVMBuildTrunc(L->b, q, L->i1, "");
+    LLVMValueRef up = LLVMBuildOr(L->b, LLVMBuildICmp(L->b, LLVMIntSGT, r2, f64, ""),
+                                  LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, r2, f64, ""),
+                                               odd, ""), "");
+    q = sel(L, up, LLVMBuildAdd(L->b, q, LLVMConstInt(L->i64, 1, 0), ""), q);
+    LLVMValueRef res = gj_lower_cast(L, LLVMBuildMul(L->b, q, f64, ""), &gj_ty_int64, rt);
+    return res ? sel(L, neg, res, x) : NULL;
+}
+
+/* round(x): half to even, as int64. */
+static LLVMValueRef round_call(GjLower *L, LLVMValueRef *args, const GjType **types, int n,
+                               const GjType *rt) {
+    if (n == 2)
+        return round_digits(L, args[0], types[0], args[1], types[1], rt);
+    if (gj_lower_class(types[0]) != GJ_NC_FLOAT)
+        return gj_lower_cast(L, args[0], types[0], rt);
+    LLVMValueRef r = gj_lower_float_intrinsic(L, "llvm.rint", args[0]);
+    return r ? gj_lower_cast(L, r, gj_ty_concrete(types[0]), rt) : NULL;
+}
+
+/* A tuple value of type rt from two values. */
+static LLVMValueRef pair(GjLower *L, const GjType *rt, LLVMValueRef a, LLVMValueRef b) {
+    if (!a || !b)
+        return NULL;
+    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+    out = LLVMBuildInsertValue(L->b, out, a, 0, "");
+    return LLVMBuildInsertValue(L->b, out, b, 1, "");
+}
+
+/* complex(a, b) == a + b * 1j for any numbers a and b. */
+static LLVMValueRef complex_ctor(GjLower *L, LLVMValueRef *args, const GjType **types, int n,
+                                 const GjType *rt) {
+    LLVMValueRef a = gj_lower_cast(L, args[0], types[0], rt);
+    if (!a || n == 1)
+        return a;
+    LLVMValueRef b = gj_lower_cast(L, args[1], types[1], rt);
+    if (!b)
+        return NULL;
+    return gj_lower_complex(L, LLVMBuildFSub(L->b, gj_lower_re(L, a), gj_lower_im(L, b), ""),
+                            LLVMBuildFAdd(L->b, gj_lower_im(L, a), gj_lower_re(L, b), ""));
+}
+
+/* x.conjugate(), np.conj(x): a real number is its own conjugate. */
+static LLVMValueRef conjugate(GjLower *L, LLVMValueRef x, const GjType *xt, const GjType *rt) {
+    if (!(x = gj_lower_cast(L, x, xt, rt)) || !is_complex_type(rt))
+        return x;
+    return gj_lower_complex(L, gj_lower_re(L, x), LLVMBuildFNeg(L->b, gj_lower_im(L, x), ""));
+}
+
+/* np.real(x) / np.imag(x) */
+static LLVMValueRef part(GjLower *L, int imag, LLVMValueRef x, const GjType *xt,
+                         const GjType *rt) {
+    if (!is_complex_type(xt))
+        return imag ? LLVMConstNull(gj_lower_type(L, rt)) : gj_lower_cast(L, x, xt, rt);
+    LLVMValueRef p = imag ? gj_lower_im(L, x) : gj_lower_re(L, x);
+    return gj_lower_cast(L, p, part_of(xt), rt);
+}
+
+/* cmath.phase / polar of a complex or real number, in rt's float type. */
+static LLVMValueRef polar_part(GjLower *L, int want_abs, LLVMValueRef x, const GjType *xt,
+                               const GjType *ft) {
+    const GjType *ct = gj_ty_concrete(ft)->bits == 32 ? &gj_ty_complex64 : &gj_ty_complex128;
+    LLVMValueRef z = gj_lower_cast(L, x, xt, ct);
+    if (!z)
+        return NULL;
+    LLVMValueRef re = gj_lower_re(L, z), im = gj_lower_im(L, z);
+    return want_abs ? ld2(L, "hypot", re, im) : ld2(L, "atan2", im, re);
+}
+
+LLVMValueRef gj_lower_math_call(GjLower *L, int id, LLVMValueRef *args, const GjType **types,
+                                int n, const GjType *rt) {
+    if (gj_intrinsic_math_fn((GjIntrinsic)id, NULL) >= 0)
+        return math_fn_call(L, id, args, types, n, rt);
+    if (gj_intrinsic_np_type((GjIntrinsic)id))
+        return gj_lower_cast(L, args[0], types[0], rt);
+    switch (id) {
+    case GJ_INTR_ROUND:
+        return round_call(L, args, types, n, rt);
+    case GJ_INTR_POW:
+        return gj_lower_binop(L, GJ_BIN_POW, args[0], types[0], args[1], types[1], rt);
+    case GJ_INTR_DIVMOD: {
+        const GjType *et = rt->elems[0];
+        return pair(L, rt, gj_lower_binop(L, GJ_BIN_FLOORDIV, args[0], types[0], args[1],
+                                          types[1], et),
+                    gj_lower_binop(L, GJ_BIN_MOD, args[0], types[0], args[1], types[1], et));
+    }
+    case GJ_INTR_COMPLEX:
+        return complex_ctor(L, args, types, n, rt);
+    case GJ_INTR_NP_REAL: case GJ_INTR_NP_IMAG:
+        return part(L, id == GJ_INTR_NP_IMAG, args[0], types[0], rt);
+    case GJ_INTR_NP_CONJ: case GJ_INTR_NP_CONJUGATE: case GJ_INTR_METHOD_CONJUGATE:
+        return conjugate(L, args[0], types[0], rt);
+    case GJ_INTR_CMATH_PHASE:
+        return polar_part(L, 0, args[0], types[0], rt);
+    case GJ_INTR_CMATH_POLAR:
+        return pair(L, rt, polar_part(L, 1, args[0], types[0], rt->elems[0]),
+                    polar_part(L, 0, args[0], types[0], rt->elems[0]));
+    case GJ_INTR_CMATH_RECT: {
+        const GjType *ft = part_of(rt);
+        LLVMValueRef r = gj_lower_cast(L, args[0], types[0], ft);
+        LLVMValueRef phi = gj_lower_cast(L, args[1], types[1], ft);
+        if (!r || !phi)
+            return NULL;
+        return gj_lower_complex(L, fmul_(L, r, ld1(L, "cos", phi)), fmul_(L, r, ld1(L, "sin", phi)));
+    }
+    default:
+        break;
+    }
+    return fail(L, "%s cannot be called in a kernel", gj_intrinsic_name((GjIntrinsic)id));
+}
