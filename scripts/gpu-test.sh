@@ -4,9 +4,9 @@
 # python3 (>= 3.11) with numpy and pytest there: no LLVM, no registry.
 #
 # Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
-# the extension's libraries), pytest.log and pytest.xml, vector_add.log and
-# saxpy.log.  Arguments go to pytest (paths relative to tests/).  Exits
-# non-zero if any step failed.
+# the extension's libraries), pytest.log and pytest.xml, one log per example
+# (vector_add, saxpy, heat, mandelbrot) and mandelbrot.png.  Arguments go to
+# pytest (paths relative to tests/).  Exits non-zero if any step failed.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,6 +52,8 @@ step pytest "$out/pytest.log" \
     "$py" "$out/pytest.xml" "$@"
 step vector_add "$out/vector_add.log" "$py" -P examples/vector_add.py
 step saxpy "$out/saxpy.log" "$py" -P examples/saxpy.py
+step heat "$out/heat.log" "$py" -P examples/heat.py
+step mandelbrot "$out/mandelbrot.log" "$py" -P examples/mandelbrot.py "$out/mandelbrot.png"
 
 if ((${#failed[@]})); then
     echo "gpu-test: FAILED: ${failed[*]}" >&2
