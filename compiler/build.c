@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "bytecode.h"
+#include "intrinsics.h"
 
 typedef struct Static Static;
 struct Static {
@@ -221,6 +222,31 @@ static int same_static(const Static *x, const Static *y) {
     return strcmp(x->attr, y->attr) == 0 && same_static(x->base, y->base);
 }
 
+/* Whether static s is a run-time value (math.pi, threadIdx.x) rather than a
+   module or a callable: values cross block edges in stack-slot variables
+   like any other (`math.inf if c else 0.0`); the others pass symbolically. */
+static int static_is_value(const Static *s) {
+    if (!s->attr || !s->base)
+        return 0;
+    const Static *base = s->base;
+    if (base->global && base->global->kind == GJ_GLOBAL_MODULE) {
+        double value;
+        int id = gj_intrinsic_lookup(base->global->name, s->attr);
+        return id >= 0 && gj_intrinsic_constant((GjIntrinsic)id, &value);
+    }
+    const char *dim3 = base->global ? (base->global->kind == GJ_GLOBAL_INTRINSIC
+                                       ? base->global->name : NULL)
+                                    : base->attr;
+    int id = dim3 ? gj_intrinsic_lookup("gpujit", dim3) : -1;
+    return (id == GJ_INTR_THREADIDX || id == GJ_INTR_BLOCKIDX || id == GJ_INTR_BLOCKDIM ||
+            id == GJ_INTR_GRIDDIM) && gj_intrinsic_lookup("dim3", s->attr) >= 0;
+}
+
+/* What crosses a block edge without a variable: NULL and non-value statics. */
+static int passed_symbolically(Val v) {
+    return v.kind == V_NULL || (v.kind == V_STATIC && !static_is_value(v.s));
+}
+
 /* Records (first predecessor) or checks (later ones) what block `to`
    receives: the bottom `depth` entries of the current stack. */
 static GjStatus enter_block(Builder *b, int32_t to, int32_t depth, GjLoc loc) {
@@ -233,8 +259,7 @@ static GjStatus enter_block(Builder *b, int32_t to, int32_t depth, GjLoc loc) {
             return oom(b, loc);
         for (int32_t k = 0; k < depth; k++) {
             Val v = b->stack[k];
-            s->entry[k] = v.kind == V_NULL || v.kind == V_STATIC ? v
-                        : (Val){.kind = V_SLOT, .n = k};
+            s->entry[k] = passed_symbolically(v) ? v : (Val){.kind = V_SLOT, .n = k};
         }
         b->worklist[b->nwork++] = to;
         return GJ_OK;
@@ -245,7 +270,7 @@ static GjStatus enter_block(Builder *b, int32_t to, int32_t depth, GjLoc loc) {
                         b->bc.ins[s->start].offset);
     for (int32_t k = 0; k < depth; k++) {
         Val have = s->entry[k], v = b->stack[k];
-        int dynamic = v.kind != V_NULL && v.kind != V_STATIC;
+        int dynamic = !passed_symbolically(v);
         int ok = have.kind == V_SLOT ? dynamic
                : have.kind == v.kind && (v.kind == V_NULL || same_static(have.s, v.s));
         if (!ok)
@@ -267,7 +292,7 @@ static GjStatus end_block(Builder *b, GjOp op, int32_t cond, int32_t nsucc, cons
         return oom(b, loc);
     for (int32_t k = 0; k < b->sp; k++) {
         Val v = b->stack[k];
-        int passed = v.kind == V_NULL || v.kind == V_STATIC;   /* symbolically */
+        int passed = passed_symbolically(v);
         if (!passed && (temps[k] = materialise(b, v, loc)) < 0)
             return GJ_ERR;
         if (passed)

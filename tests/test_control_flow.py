@@ -352,3 +352,23 @@ CONTROL_FLOW_KERNELS = [
     (short_circuit, "void(int32[::1], int64[::1])"),
 ]
 
+
+
+@gpujit.jit
+def values_across_joins(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        lim = math.inf if a[i] > 0 else -math.pi
+        tid = gpujit.threadIdx.x if a[i] > 0 else gpujit.blockDim.x
+        out[i] = min(lim, 1000.0) + tid
+
+
+import math  # noqa: E402  (read by the kernel above when it compiles)
+
+
+def test_module_constants_and_dim3_in_conditional_expressions(rng):
+    a = random_array(rng, N, "float64", -10, 10)
+    got = launch(values_across_joins, a, poison(N, "float64"))
+    i = np.arange(N)
+    want = np.where(a > 0, 1000.0 + i % 64, -math.pi + 64)
+    np.testing.assert_array_equal(got, want)

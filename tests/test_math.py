@@ -36,6 +36,22 @@ def _vec(f):
     return np.vectorize(safe, otypes=[np.float64])
 
 
+# Where CPython's math raises (poles, -inf), a kernel cannot: it returns C99's
+# value, as libdevice and libm do (C11 7.12.8.3-4, Annex F.10.5.3-4).
+def _c99_gamma(x):
+    if x == 0:
+        return math.copysign(math.inf, x)
+    if x == -math.inf or (x < 0 and x == math.floor(x)):
+        return math.nan
+    return math.gamma(x)
+
+
+def _c99_lgamma(x):
+    if math.isinf(x) or (x <= 0 and x == math.floor(x)):
+        return math.inf
+    return math.lgamma(x)
+
+
 FUNCS = {
     "sqrt": ("sqrt", "sqrt", 1, (0, 1e4), np.sqrt, (0, 0)),
     "cbrt": ("cbrt", "cbrt", 1, (-1e4, 1e4), np.cbrt, (1, 1)),
@@ -60,8 +76,8 @@ FUNCS = {
     "atanh": ("atanh", "arctanh", 1, (-0.99, 0.99), np.arctanh, (3, 2)),
     "erf": ("erf", None, 1, (-5, 5), _vec(math.erf), (2, 2)),
     "erfc": ("erfc", None, 1, (-5, 9), _vec(math.erfc), (4, 5)),
-    "gamma": ("gamma", None, 1, (0.1, 30), _vec(math.gamma), (5, 10)),
-    "lgamma": ("lgamma", None, 1, (0.1, 1e3), _vec(math.lgamma), (6, 4)),
+    "gamma": ("gamma", None, 1, (0.1, 30), _vec(_c99_gamma), (5, 10)),
+    "lgamma": ("lgamma", None, 1, (0.1, 1e3), _vec(_c99_lgamma), (6, 4)),
     "fabs": ("fabs", "fabs", 1, (-1e4, 1e4), np.fabs, (0, 0)),
     "radians": ("radians", "radians", 1, (-720, 720), np.radians, (1, 1)),
     "degrees": ("degrees", "degrees", 1, (-10, 10), np.degrees, (1, 1)),
@@ -273,9 +289,9 @@ def test_rounding_and_integers(rng, dtype):
     a[:8] = [0.5, 1.5, 2.5, -0.5, -2.5, 2.675, 3.0, -0.0]
     outs = [poison(N, "int64") for _ in range(4)] + [poison(N, dtype) for _ in range(2)]
     gpujit.jit(k)[(N + 127) // 128, 128](a, *outs)
-    np.testing.assert_array_equal(outs[0], [math.floor(x) for x in a])
-    np.testing.assert_array_equal(outs[1], [math.ceil(x) for x in a])
-    np.testing.assert_array_equal(outs[2], [math.trunc(x) for x in a])
+    np.testing.assert_array_equal(outs[0], [math.floor(float(x)) for x in a])
+    np.testing.assert_array_equal(outs[1], [math.ceil(float(x)) for x in a])
+    np.testing.assert_array_equal(outs[2], [math.trunc(float(x)) for x in a])
     np.testing.assert_array_equal(outs[3], [round(x) for x in a])          # half to even
     np.testing.assert_array_equal(outs[4], [round(x, 2) for x in a])       # NumPy scalars' round
     np.testing.assert_array_equal(outs[5], [round(x, -1) + np.floor(x) + np.rint(x) for x in a])
@@ -351,8 +367,11 @@ def test_complex_functions(rng, name, ns, dtype):
     out = poison(N, dtype)
     gpujit.jit(env["kernel"])[(N + 127) // 128, 128](a, out)
     want = np.array([getattr(cmath, name)(complex(z)) for z in a], dtype)
-    # textbook formulas from libdevice parts: a few ulps of the larger part
+    # textbook formulas from libdevice parts: a few ulps of the larger part;
+    # tan/tanh near their poles amplify float32 rounding of the argument parts
     rtol = 1e-5 if dtype == "complex64" else 1e-13
+    if dtype == "complex64" and name in ("tan", "tanh"):
+        rtol = 1e-4
     scale = np.maximum(np.abs(want), 1e-30)
     err = np.abs(out.astype(np.complex128) - want.astype(np.complex128)) / scale
     assert (err <= rtol).all(), (a[err > rtol][:5], out[err > rtol][:5], want[err > rtol][:5])
