@@ -24,6 +24,8 @@
 
 #include <string.h>
 
+#include "types.h"
+
 /* Modules whose attributes the compiler resolves itself (intrinsics.h). */
 static const char *const known_modules[] = {"gpujit", "math", "numpy", "cmath"};
 
@@ -90,6 +92,10 @@ static const char *type_name(GjCtx *c, PyObject *o) {
 /* ---- constants -------------------------------------------------------- */
 
 static int to_const(GjCtx *c, PyObject *o, GjConst *k);
+static int to_const_at(GjCtx *c, PyObject *o, GjConst *k, int depth);
+
+/* Tuples nested deeper than this are not frozen (and C recursion stays bounded). */
+enum { MAX_TUPLE_DEPTH = 32 };
 
 /* Whether o is a numpy.ndarray (numpy is only looked up if imported). */
 static int is_ndarray(PyObject *o) {
@@ -118,12 +124,24 @@ static int numpy_scalar(GjCtx *c, PyObject *o, GjConst *k) {
     PyErr_Clear();
     if (!is_numpy)
         return 0;
-    PyObject *value = PyObject_CallMethod(o, "item", NULL);
     PyObject *dtype = PyObject_GetAttrString(o, "dtype");
     const char *dtype_name = dtype ? str_attr(c, dtype, "name") : NULL;
-    int ok = value && dtype_name && !PyTuple_Check(value) && to_const(c, value, k) == 0;
-    Py_XDECREF(value);
     Py_XDECREF(dtype);
+    if (!dtype_name)
+        return -1;
+    if (!gj_ty_from_name(dtype_name)) {   /* longdouble, datetime64, str_, ...: no gpujit type */
+        *k = (GjConst){.kind = GJ_CONST_OTHER, .s = type_name(c, o)};
+        return k->s ? 1 : -1;
+    }
+    PyObject *value = PyObject_CallMethod(o, "item", NULL);
+    int ok = value && !PyTuple_Check(value) && to_const(c, value, k) == 0;
+    if (ok && k->kind == GJ_CONST_OTHER && strcmp(dtype_name, "uint64") == 0) {
+        /* above int64's range: keep the bits, typed uint64 */
+        unsigned long long u = PyLong_AsUnsignedLongLong(value);
+        ok = !(u == (unsigned long long)-1 && PyErr_Occurred());
+        *k = (GjConst){.kind = GJ_CONST_INT, .i = (int64_t)u};
+    }
+    Py_XDECREF(value);
     if (!ok)
         return -1;
     if (k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT || k->kind == GJ_CONST_FLOAT ||
@@ -134,10 +152,14 @@ static int numpy_scalar(GjCtx *c, PyObject *o, GjConst *k) {
     return 1;
 }
 
-static int tuple_const(GjCtx *c, PyObject *o, GjConst *k) {
+static int tuple_const(GjCtx *c, PyObject *o, GjConst *k, int depth) {
     Py_ssize_t n = PyTuple_Size(o);
     if (n < 0)
         return -1;
+    if (depth >= MAX_TUPLE_DEPTH) {
+        *k = (GjConst){.kind = GJ_CONST_OTHER, .s = "tuple (nested too deeply)"};
+        return 0;
+    }
     k->kind = GJ_CONST_TUPLE;
     k->n = (int32_t)n;
     k->items = GJ_NEW_N(&c->arena, GjConst, n > 0 ? n : 1);
@@ -145,7 +167,7 @@ static int tuple_const(GjCtx *c, PyObject *o, GjConst *k) {
         return no_memory();
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PyTuple_GetItem(o, i);
-        if (!item || to_const(c, item, &k->items[i]) < 0)
+        if (!item || to_const_at(c, item, &k->items[i], depth + 1) < 0)
             return -1;
     }
     return 0;
@@ -154,6 +176,11 @@ static int tuple_const(GjCtx *c, PyObject *o, GjConst *k) {
 /* Any Python object -> GjConst; what has no constant form is OTHER with
    its type name.  -1 only on a Python error. */
 static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
+    return to_const_at(c, o, k, 0);
+}
+
+/* to_const for an object `depth` tuples deep. */
+static int to_const_at(GjCtx *c, PyObject *o, GjConst *k, int depth) {
     *k = (GjConst){0};
     if (o == Py_None) {
         k->kind = GJ_CONST_NONE;
@@ -198,7 +225,7 @@ static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
         return (k->s = copy_str(c, o)) ? 0 : -1;
     }
     if (PyTuple_Check(o))
-        return tuple_const(c, o, k);
+        return tuple_const(c, o, k, depth);
     k->kind = GJ_CONST_OTHER;
     return (k->s = type_name(c, o)) ? 0 : -1;
 }

@@ -248,3 +248,31 @@ def test_plain_python_function_global_is_unsupported():
 
     with pytest.raises(gpujit.UnsupportedError, match="helper.*gpujit.jit"):
         gpujit.compile_ptx(kernel, "void(int64[:])")
+
+
+def _store_global_kernel(env_value):
+    env = {"G": env_value}
+    exec("def k(x):\n    x[0] = G\n", env)
+    return env["k"]
+
+
+@pytest.mark.parametrize("value", [np.longdouble(1.5), np.clongdouble(1 + 2j),
+                                   np.datetime64("2026-01-01")],
+                         ids=["longdouble", "clongdouble", "datetime64"])
+def test_numpy_scalar_global_without_gpujit_type(value):
+    with pytest.raises(gpujit.UnsupportedError, match=type(value).__name__):
+        gpujit.compile_ptx(_store_global_kernel(value), "void(float64[:])")
+
+
+def test_deeply_nested_tuple_global_is_refused():
+    g = ()
+    for _ in range(100000):
+        g = (g,)
+    with pytest.raises(gpujit.UnsupportedError, match="tuple"):
+        gpujit.compile_ptx(_store_global_kernel(g), "void(float64[:])")
+
+
+def test_uint64_global_above_int64_range():
+    ptx, _ = gpujit.compile_ptx(_store_global_kernel(np.uint64(2**63 + 5)), "void(uint64[:])")
+    # the constant keeps its 64 bits: 2**63 + 5 as a signed 64-bit immediate
+    assert str(-(2**63) + 5) in ptx or hex(2**63 + 5)[2:].upper() in ptx.upper()
