@@ -834,6 +834,10 @@ static const GjType *store_var(Infer *in, const GjIns *ins, const GjType *t) {
     if (!u && v->type->kind == GJ_TK_ARRAY && t->kind == GJ_TK_ARRAY &&
         v->type->dtype == t->dtype && v->type->ndim == t->ndim)
         u = gj_ty_array(in->c, t->dtype, t->ndim, GJ_LAYOUT_A);   /* views of two layouts */
+    if (!u && v->kind == GJ_VAR_STACK)   /* a value that joins two paths: x if c else y */
+        return fail(in, GJ_DIAG_TYPING, ins->loc,
+                    "the paths of this expression give %s and %s, which cannot be combined",
+                    v->type->name, t->name);
     if (!u)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot assign %s to '%s', which holds %s",
                     t->name, v->name, v->type->name);
@@ -990,9 +994,13 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
     GjArena *a = &in->c->arena;
     switch (ins->op) {
     case GJ_OP_STORE_VAR:
-        return gj_arena_printf(a, "assignment to '%s'", in->f->vars[ins->var].name);
+        return in->f->vars[ins->var].kind == GJ_VAR_STACK
+                   ? "a value that joins two paths (a conditional expression, and/or)"
+                   : gj_arena_printf(a, "assignment to '%s'", in->f->vars[ins->var].name);
     case GJ_OP_LOAD_VAR:
-        return gj_arena_printf(a, "variable '%s'", in->f->vars[ins->var].name);
+        return in->f->vars[ins->var].kind == GJ_VAR_STACK
+                   ? "a value that joins two paths (a conditional expression, and/or)"
+                   : gj_arena_printf(a, "variable '%s'", in->f->vars[ins->var].name);
     case GJ_OP_BINOP:
         return gj_arena_printf(a, "operator %s", gj_ir_binop_symbol((GjBinop)ins->sub));
     case GJ_OP_UNOP:

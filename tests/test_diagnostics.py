@@ -186,3 +186,13 @@ def test_possibly_unbound_local_is_typing_error():
 def test_assigned_on_every_path_compiles():
     ptx, _ = gpujit.compile_ptx(assigned_on_every_path, SIG2)
     assert ".entry" in ptx
+
+
+def array_or_number(x, out):
+    out[0] = x if out[1] > 0 else 1.0
+
+
+def test_conditional_expression_of_incompatible_types():
+    msg = compile_error(array_or_number, exc=gpujit.TypingError)
+    assert "$s" not in msg, "internal variable names must not reach the user"
+    assert "array(float32" in msg and "cannot be combined" in msg
