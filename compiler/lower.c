@@ -3,9 +3,11 @@
  *
  * Input: a GjFunc after type inference (every reachable temp and variable
  * typed; weak literal types are materialised here with gj_ty_concrete).
- * Output: a module for nvptx64-nvidia-cuda holding the kernel, with the PTX
- * kernel calling convention and parameters per compile.h's ABI, plus the
- * plan's `written` flag for each array parameter.
+ * Output: a module for the options' target holding the kernel, with
+ * parameters per compile.h's ABI, plus the plan's `written` flag for each
+ * array parameter.  What differs between targets (triple, calling
+ * convention, special registers, barrier, math names) is asked of the
+ * GjTarget (target.h); nothing here tests which target it is.
  *
  * Shape of the generated code: an entry block with one alloca per variable
  * (mem2reg/SROA make them SSA) that stores the parameters, then one LLVM
@@ -24,8 +26,6 @@
 
 #include "intrinsics.h"
 #include "lower_ops.h"
-
-#define NVPTX_DATA_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 static void report(GjLower *L, const char *fmt, va_list ap) {
     char *msg = gj_arena_vprintf(&L->c->arena, fmt, ap);
@@ -198,11 +198,9 @@ static GjStatus store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LL
 
 /* ---- thread indexing ------------------------------------------------------- */
 
-/* llvm.nvvm.read.ptx.sreg.<reg>.<axis>: i32. */
+/* Special register <reg> ("tid", "ctaid", "ntid", "nctaid") along <axis>: i32. */
 static LLVMValueRef special_reg(GjLower *L, const char *reg, char axis) {
-    char name[48];
-    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
-    return gj_lower_call_intrinsic(L, name, NULL, NULL, 0);
+    return L->target->special_reg(L, reg, axis);
 }
 
 static LLVMValueRef special_reg64(GjLower *L, const char *reg, char axis) {
@@ -254,15 +252,10 @@ static LLVMValueRef grid_call(GjLower *L, int is_size, LLVMValueRef ndim_value, 
     return out;
 }
 
-/* The block barrier: llvm.nvvm.barrier0() until LLVM 20, renamed
-   llvm.nvvm.barrier.cta.sync.aligned.all(i32 0) in LLVM 21. */
+/* The block barrier; on the CPU target its threads then run as fibers. */
 static LLVMValueRef syncthreads(GjLower *L) {
-    static const char old_name[] = "llvm.nvvm.barrier0";
-    static const char new_name[] = "llvm.nvvm.barrier.cta.sync.aligned.all";
-    if (LLVMLookupIntrinsicID(old_name, sizeof old_name - 1))
-        return gj_lower_call_intrinsic(L, old_name, NULL, NULL, 0);
-    LLVMValueRef barrier_id = LLVMConstInt(L->i32, 0, 0);
-    return gj_lower_call_intrinsic(L, new_name, NULL, &barrier_id, 1);
+    L->needs_fibers = 1;
+    return L->target->barrier(L);
 }
 
 /* ---- calls ------------------------------------------------------------------- */
@@ -709,9 +702,8 @@ static GjStatus begin_kernel(GjLower *L, const char *kernel_name) {
     unsigned nparams;
     if (kernel_params(L, params, &nparams, 256) != GJ_OK)
         return GJ_ERR;
-    L->fn = LLVMAddFunction(L->mod, kernel_name,
-                            LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params, nparams, 0));
-    LLVMSetFunctionCallConv(L->fn, LLVMPTXKernelCallConv);
+    if (L->target->declare_kernel(L, kernel_name, params, nparams) != GJ_OK)
+        return GJ_ERR;
     if (L->opt->fastmath) {   /* flush float32 denormals: .ftz instructions */
         static const char key[] = "denormal-fp-math-f32", val[] = "preserve-sign,preserve-sign";
         LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
@@ -811,12 +803,12 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan) {
     /* require: typed IR (gj_infer_func) */
     *mod = NULL;
-    GjLower L = {.c = c, .f = f, .opt = opt, .ctx = llctx};
+    GjLower L = {.c = c, .f = f, .opt = opt, .target = gj_target_of(opt->target), .ctx = llctx};
     L.i1 = LLVMInt1TypeInContext(llctx);
     L.i8 = LLVMInt8TypeInContext(llctx);
     L.i32 = LLVMInt32TypeInContext(llctx);
     L.i64 = LLVMInt64TypeInContext(llctx);
-    L.ptr_global = LLVMPointerTypeInContext(llctx, 1);
+    L.ptr_global = LLVMPointerTypeInContext(llctx, L.target->global_as);
     L.empty = LLVMStructTypeInContext(llctx, NULL, 0, 0);
     L.bbs = GJ_NEW_N(&c->arena, LLVMBasicBlockRef, f->nblocks + 1);
     L.vars = GJ_NEW_N(&c->arena, LLVMValueRef, f->nvars + 1);
@@ -826,15 +818,19 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
         return gj_error(c, GJ_DIAG_INTERNAL, L.loc, "out of memory in lowering");
 
     L.mod = LLVMModuleCreateWithNameInContext(kernel_name, llctx);
-    LLVMSetTarget(L.mod, "nvptx64-nvidia-cuda");
-    LLVMSetDataLayout(L.mod, NVPTX_DATA_LAYOUT);
+    L.target->init_module(&L);
     L.b = LLVMCreateBuilderInContext(llctx);
 
     GjStatus st = begin_kernel(&L, kernel_name);
     if (st == GJ_OK)
         st = lower_blocks(&L);
     if (st == GJ_OK)
+        st = L.target->finish_kernel(&L, kernel_name);
+    if (st == GJ_OK) {
         mark_written(&L, plan);
+        if (plan)
+            plan->needs_fibers = L.needs_fibers;
+    }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);
         LLVMDisposeDIBuilder(L.dib);

@@ -185,8 +185,9 @@ LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef
     return half && r ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
-/* libdevice's __nv_<base> (double) or __nv_<base>f (float) on args of one
-   float type; half goes through float, as libdevice has no half versions. */
+/* The math library's <base> (libdevice's __nv_<base>[f] on NVPTX, libm's
+   <base>[f] on the host: target.h) on args of one float type; half goes
+   through float, as libdevice has no half versions. */
 static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *args,
                                    unsigned nargs) {
     LLVMTypeRef ty = LLVMTypeOf(args[0]);
@@ -197,7 +198,7 @@ static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *a
         cargs[i] = kind == LLVMHalfTypeKind ? LLVMBuildFPExt(L->b, args[i], cty, "") : args[i];
 
     char name[64];
-    snprintf(name, sizeof name, "__nv_%s%s", base, kind == LLVMDoubleTypeKind ? "" : "f");
+    L->target->math_name(name, sizeof name, base, kind == LLVMDoubleTypeKind);
     LLVMTypeRef ptys[4] = {cty, cty, cty, cty};
     LLVMTypeRef fty = LLVMFunctionType(cty, ptys, nargs, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);

@@ -6,7 +6,7 @@
  *
  * Values follow one representation everywhere: bool is i1 (i8 only in
  * memory and kernel parameters), integers iN, floats half/float/double,
- * arrays {ptr addrspace(1) data, [n x i64] shape, [n x i64] strides},
+ * arrays {ptr addrspace(target's global) data, [n x i64] shape, [n x i64] strides},
  * range iterators {cur, stop, step}, tuples literal structs, compile-time
  * objects (modules, callables, dim3, None) an empty struct.
  */
@@ -18,6 +18,7 @@
 
 #include "ir.h"
 #include "compile.h"
+#include "target.h"
 
 /* The numeric class that decides which LLVM instruction an operation uses;
    one entry covers every width (int8..int64 are all GJ_NC_SINT). */
@@ -33,6 +34,7 @@ typedef struct GjLower {
     GjCtx *c;
     GjFunc *f;
     const GjCompileOptions *opt;
+    const GjTarget *target;       /* everything machine-specific (target.h) */
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
@@ -44,6 +46,8 @@ typedef struct GjLower {
     LLVMTypeRef i1, i8, i32, i64, ptr_global, empty;
     LLVMDIBuilderRef dib;         /* lineinfo only, else NULL */
     LLVMMetadataRef subprogram;
+    LLVMValueRef thread;          /* CPU target: the kernel's GjCpuThread * parameter */
+    int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
 } GjLower;
 
 /* ---- lower_ops.c ---- */
