@@ -131,6 +131,23 @@ static GjStatus verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
     return GJ_ERR;
 }
 
+/* A module must not reach the host code generator with NVPTX-only calls
+   (an NVVM intrinsic aborts instruction selection; libdevice is not there):
+   lowering code that bypasses target.h is reported, not run. */
+static GjStatus check_host_calls(GjCtx *c, LLVMModuleRef mod) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(fn, &len);
+        if (!LLVMIsDeclaration(fn) || !name)
+            continue;
+        if (strncmp(name, "llvm.nvvm.", 10) == 0 || strncmp(name, "__nv_", 5) == 0)
+            return gj_error(c, GJ_DIAG_UNSUPPORTED, (GjLoc){0, -1, -1},
+                            "%s is not implemented on the CPU target yet (run on a GPU: "
+                            "GPUJIT_TARGET=cuda)", name);
+    }
+    return GJ_OK;
+}
+
 /* Internal linkage for every definition but `keep`, so the objects of
    different kernels never define the same symbol. */
 static void internalize(LLVMModuleRef mod, LLVMValueRef keep) {
@@ -200,7 +217,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     if (!j->jit)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
                         j->error);
-    if (verify(c, mod, "after lowering") != GJ_OK)
+    if (verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
         return GJ_ERR;
     LLVMValueRef wrapper = LLVMGetNamedFunction(mod, kernel_name);
     if (!wrapper)
