@@ -46,6 +46,7 @@ void gj_result_free(GjCompileResult *r) {
     free(r->llvm_ir);
     free(r->type_dump);
     free(r->return_type);
+    gj_cpujit_release(r->cpu_code);
     memset(r, 0, sizeof *r);
 }
 
@@ -126,9 +127,13 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     LLVMModuleRef mod = NULL;
     GjCompileOptions o = *opt;
     o.want_llvm_ir = opt->want_llvm_ir || (c->dump & GJ_DUMP_LLVM);
+    if (o.target == GJ_TARGET_CPU)
+        o.lineinfo = 0;   /* .loc directives are for PTX consumers */
 
     GjStatus st = gj_lower_kernel(c, f, &o, r->kernel_name, llctx, &mod, r);
-    if (st == GJ_OK)
+    if (st == GJ_OK && o.target == GJ_TARGET_CPU)
+        st = gj_cpujit_emit(c, mod, &o, r->kernel_name, &r->cpu_fn, &r->cpu_code, &r->llvm_ir);
+    else if (st == GJ_OK)
         st = gj_nvptx_emit(c, mod, &o, &r->ptx, &r->llvm_ir);
     if (mod)
         LLVMDisposeModule(mod);
@@ -136,7 +141,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
 
     if (st == GJ_OK && (c->dump & GJ_DUMP_LLVM) && r->llvm_ir)
         fprintf(stderr, "---- llvm: %s ----\n%s\n", r->kernel_name, r->llvm_ir);
-    if (st == GJ_OK && (c->dump & GJ_DUMP_PTX))
+    if (st == GJ_OK && (c->dump & GJ_DUMP_PTX) && r->ptx)
         fprintf(stderr, "---- ptx: %s ----\n%s\n", r->kernel_name, r->ptx);
     if (!opt->want_llvm_ir) {
         free(r->llvm_ir);
@@ -182,7 +187,7 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
         goto fail;
     }
-    if (lower_and_emit(c, f, opt, &r) != GJ_OK)              /* typed IR -> LLVM -> PTX */
+    if (lower_and_emit(c, f, opt, &r) != GJ_OK)              /* typed IR -> LLVM -> PTX/host */
         goto fail;
     *out = r;
     return GJ_OK;

@@ -6,8 +6,10 @@
  *
  *     build (bytecode -> IR)  ->  infer (types)  ->  lower (LLVM IR)
  *         ->  optimise (O3)  ->  emit PTX (NVPTX)
+ *                               or  JIT-compile for the host CPU (cpujit.c)
  *
- * and returns what outlives the compilation: PTX text and the launch plan
+ * and returns what outlives the compilation: PTX text (or, for the CPU
+ * target, the address of the JIT-compiled kernel) and the launch plan
  * (parameter layout and which arrays the kernel may write).  The result is
  * malloc-owned and released with gj_result_free(); everything else lives in
  * the GjCtx arena.
@@ -28,7 +30,14 @@
 #include "codeview.h"
 #include "types.h"
 
+/* What a kernel is compiled for (grep tag: GJ_TARGET_KINDS). */
+typedef enum GjTargetKind {
+    GJ_TARGET_NVPTX = 0,      /* PTX for a CUDA GPU */
+    GJ_TARGET_CPU,            /* host code, JIT-compiled; runs through runtime/cpuexec.h */
+} GjTargetKind;
+
 typedef struct GjCompileOptions {
+    GjTargetKind target;
     int cc_major, cc_minor;   /* compute capability to target, e.g. 9, 0 */
     int ptx_version;          /* 0 = LLVM's default for the target; else e.g. 78 = PTX 7.8 */
     int opt_level;            /* 0..3 */
@@ -57,14 +66,18 @@ typedef struct GjCompileResult {
     GjParamPlan *params;
     int nkernel_params;       /* entries in kernelParams */
     char *return_type;        /* the return type's name ("none" for kernels) */
+    /* GJ_TARGET_CPU only (ptx is then NULL): */
+    void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t) */
+    void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */
+    int needs_fibers;         /* the kernel calls a barrier (or warp operation) */
 } GjCompileResult;
 
 void gj_compile_options_default(GjCompileOptions *o);   /* sm_90, O3 */
 
-/* Compiles code (with code->argtypes set) to PTX.  On failure returns GJ_ERR
-   with c->diag set; *out is then untouched.  A device function
-   (opt->device) returns the type code->rettype names, or the one its returns
-   unify to when that is NULL. */
+/* Compiles code (with code->argtypes set) to PTX, or for opt->target.  On
+   failure returns GJ_ERR with c->diag set; *out is then untouched.  A device
+   function (opt->device) returns the type code->rettype names, or the one its
+   returns unify to when that is NULL. */
 GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
                     GjCompileResult *out);
 void gj_result_free(GjCompileResult *r);

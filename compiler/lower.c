@@ -3,12 +3,14 @@
  *
  * Input: a GjFunc after type inference (every reachable temp and variable
  * typed; weak literal types are materialised here with gj_ty_concrete).
- * Output: a module for nvptx64-nvidia-cuda holding the kernel, with the PTX
- * kernel calling convention and parameters per compile.h's ABI, plus the
- * plan's `written` flag for each array parameter.  Each device function a
- * kernel calls (a GjSpec) becomes an internal LLVM function of the same
- * module, lowered when its first call is; frozen NumPy arrays become
- * internal constants in constant memory (address space 4).
+ * Output: a module for the options' target holding the kernel, with
+ * parameters per compile.h's ABI, plus the plan's `written` flag for each
+ * array parameter.  Each device function a kernel calls (a GjSpec) becomes
+ * an internal LLVM function of the same module, lowered when its first call
+ * is; frozen NumPy arrays become internal constants in the target's
+ * constant memory.  What differs between targets (triple, calling
+ * convention, special registers, barrier, math names, address spaces) is
+ * asked of the GjTarget (target.h); nothing here tests which target it is.
  *
  * Shape of the generated code: an entry block with one alloca per variable
  * (mem2reg/SROA make them SSA) that stores the parameters, then one LLVM
@@ -28,8 +30,6 @@
 
 #include "intrinsics.h"
 #include "lower_ops.h"
-
-#define NVPTX_DATA_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 static void report(GjLower *L, const char *fmt, va_list ap) {
     char *msg = gj_arena_vprintf(&L->c->arena, fmt, ap);
@@ -313,7 +313,8 @@ static uint64_t const_bytes(GjLower *L) {
     uint64_t n = 0;
     for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
         LLVMTypeRef ty = LLVMGlobalGetValueType(g);
-        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == 4 && LLVMGetTypeKind(ty) ==
+        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->const_as &&
+            LLVMGetTypeKind(ty) ==
             LLVMArrayTypeKind)
             n += LLVMGetArrayLength2(ty);
     }
@@ -341,7 +342,7 @@ static LLVMValueRef const_array(GjLower *L, const GjConstArray *a, const GjType 
         static const char zero = 0;
         LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
                                                       a->nbytes ? a->nbytes : 1, 1);
-        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, 4);
+        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, L->target->const_as);
         LLVMSetInitializer(g, init);
         LLVMSetGlobalConstant(g, 1);
         LLVMSetLinkage(g, LLVMInternalLinkage);
@@ -363,11 +364,9 @@ static LLVMValueRef const_array(GjLower *L, const GjConstArray *a, const GjType 
 
 /* ---- thread indexing ------------------------------------------------------- */
 
-/* llvm.nvvm.read.ptx.sreg.<reg>.<axis>: i32. */
+/* Special register <reg> ("tid", "ctaid", "ntid", "nctaid") along <axis>: i32. */
 static LLVMValueRef special_reg(GjLower *L, const char *reg, char axis) {
-    char name[48];
-    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
-    return gj_lower_call_intrinsic(L, name, NULL, NULL, 0);
+    return L->target->special_reg(L, reg, axis);
 }
 
 static LLVMValueRef special_reg64(GjLower *L, const char *reg, char axis) {
@@ -419,15 +418,10 @@ static LLVMValueRef grid_call(GjLower *L, int is_size, LLVMValueRef ndim_value, 
     return out;
 }
 
-/* The block barrier: llvm.nvvm.barrier0() until LLVM 20, renamed
-   llvm.nvvm.barrier.cta.sync.aligned.all(i32 0) in LLVM 21. */
+/* The block barrier; on the CPU target its threads then run as fibers. */
 static LLVMValueRef syncthreads(GjLower *L) {
-    static const char old_name[] = "llvm.nvvm.barrier0";
-    static const char new_name[] = "llvm.nvvm.barrier.cta.sync.aligned.all";
-    if (LLVMLookupIntrinsicID(old_name, sizeof old_name - 1))
-        return gj_lower_call_intrinsic(L, old_name, NULL, NULL, 0);
-    LLVMValueRef barrier_id = LLVMConstInt(L->i32, 0, 0);
-    return gj_lower_call_intrinsic(L, new_name, NULL, &barrier_id, 1);
+    L->needs_fibers = 1;
+    return L->target->barrier(L);
 }
 
 /* ---- calls ------------------------------------------------------------------- */
@@ -520,7 +514,7 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
 static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
     int32_t n = in->nargs - 1;
     const GjType **types = GJ_NEW_N(&L->c->arena, const GjType *, n + 1);
-    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 1);
+    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 2);   /* + thread */
     const GjType *ft = L->f->temp_types[in->args[0]];
     GjSpec *spec;
     if (!types || !args)
@@ -535,6 +529,8 @@ static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
     for (int32_t k = 0; k < n; k++)
         if (!(args[k] = gj_lower_cast(L, L->temps[in->args[k + 1]], types[k], spec->argtypes[k])))
             return NULL;
+    if (L->target->thread_param)
+        args[n++] = L->thread;
     LLVMValueRef r = LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)n, "");
     if (spec->f->ret_type->kind == GJ_TK_NONE)
         return LLVMGetUndef(L->empty);
@@ -1039,17 +1035,24 @@ static void add_fn_attribute(GjLower *L, const char *name) {
    flattened parameters; a device function (.func) is internal to the
    module, or visible when it is what compile_ptx(device=True) compiles. */
 static GjStatus declare_function(GjLower *L, const char *name) {
-    LLVMTypeRef params[256], ret = LLVMVoidTypeInContext(L->ctx);
+    LLVMTypeRef params[257], ret = LLVMVoidTypeInContext(L->ctx);
     unsigned nparams;
     GjStatus st = L->f->is_device ? device_signature(L, params, &nparams, 256, &ret)
                                   : kernel_params(L, params, &nparams, 256);
     if (st != GJ_OK)
         return GJ_ERR;
-    L->fn = LLVMAddFunction(L->mod, name, LLVMFunctionType(ret, params, nparams, 0));
-    if (!L->f->is_device)
-        LLVMSetFunctionCallConv(L->fn, LLVMPTXKernelCallConv);
-    else if (L->spec)
-        LLVMSetLinkage(L->fn, LLVMInternalLinkage);
+    if (!L->f->is_device) {
+        if (L->target->declare_kernel(L, name, params, nparams) != GJ_OK)
+            return GJ_ERR;
+    } else {
+        if (L->target->thread_param)
+            params[nparams++] = LLVMPointerTypeInContext(L->ctx, 0);
+        L->fn = LLVMAddFunction(L->mod, name, LLVMFunctionType(ret, params, nparams, 0));
+        if (L->target->thread_param)
+            L->thread = LLVMGetParam(L->fn, nparams - 1);
+        if (L->spec)
+            LLVMSetLinkage(L->fn, LLVMInternalLinkage);
+    }
     if (L->spec && L->spec->callee->inline_always)
         add_fn_attribute(L, "alwaysinline");
     return GJ_OK;
@@ -1260,6 +1263,7 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
     if (st == GJ_OK && (spec->written = GJ_NEW_N(&caller->c->arena, char, spec->nargs + 1)))
         mark_written(&L, spec->written);
+    caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
     caller->c->code = saved;
     if (st != GJ_OK) {
         if (!caller->c->diag)
@@ -1276,26 +1280,28 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan) {
     /* require: typed IR (gj_infer_func) */
     *mod = NULL;
-    GjLower L = {.c = c, .f = f, .opt = opt, .ctx = llctx};
+    GjLower L = {.c = c, .f = f, .opt = opt, .target = gj_target_of(opt->target), .ctx = llctx};
     L.i1 = LLVMInt1TypeInContext(llctx);
     L.i8 = LLVMInt8TypeInContext(llctx);
     L.i32 = LLVMInt32TypeInContext(llctx);
     L.i64 = LLVMInt64TypeInContext(llctx);
-    L.ptr_global = LLVMPointerTypeInContext(llctx, 1);
-    L.ptr_const = LLVMPointerTypeInContext(llctx, 4);
+    L.ptr_global = LLVMPointerTypeInContext(llctx, L.target->global_as);
+    L.ptr_const = LLVMPointerTypeInContext(llctx, L.target->const_as);
     L.empty = LLVMStructTypeInContext(llctx, NULL, 0, 0);
     L.mod = LLVMModuleCreateWithNameInContext(kernel_name, llctx);
-    LLVMSetTarget(L.mod, "nvptx64-nvidia-cuda");
-    LLVMSetDataLayout(L.mod, NVPTX_DATA_LAYOUT);
+    L.target->init_module(&L);
     if (opt->lineinfo)
         lineinfo_module(&L);
 
     GjStatus st = lower_function(&L, kernel_name);
+    if (st == GJ_OK)
+        st = L.target->finish_kernel(&L, kernel_name);
     char *written = GJ_NEW_N(&c->arena, char, f->code->argcount + 1);
     if (st == GJ_OK && written && plan && plan->params) {
         mark_written(&L, written);
         for (int i = 0; i < f->code->argcount && i < plan->nparams; i++)
             plan->params[i].written = written[i];
+        plan->needs_fibers = L.needs_fibers;
     }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);

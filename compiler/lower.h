@@ -1,6 +1,7 @@
 /*
  * lower.h - the last two stages of the pipeline: typed IR -> LLVM module
- * (lower.c) and LLVM module -> PTX (nvptx.c).  compile.c calls them in that
+ * (lower.c, for the target of target.h) and LLVM module -> PTX (nvptx.c)
+ * or -> host machine code in the JIT (cpujit.c).  compile.c calls them in that
  * order; both record a LOWERING (or INTERNAL) diagnostic in the context on
  * failure and return GJ_ERR.
  */
@@ -23,5 +24,12 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
    opt->want_llvm_ir, else NULL. */
 GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt, char **ptx,
                        char **llvm_ir);
+
+/* CPU target: optimises (O3) for the host, JIT-compiles and looks up the
+   kernel's wrapper (target_cpu.c): *fn is a GjCpuKernelFn, *code the JIT
+   resources holding it (gj_cpujit_release).  *llvm_ir as above. */
+GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
+                        const char *kernel_name, void **fn, void **code, char **llvm_ir);
+void gj_cpujit_release(void *code);
 
 #endif

@@ -238,10 +238,11 @@ LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef
     return half && r ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
-/* libdevice's __nv_<base> (double) or __nv_<base>f (float) on args whose
-   first is a float, giving that float type; half goes through float, as
-   libdevice has no half versions.  Other arguments keep their own LLVM
-   types (ldexp's i32, frexp's pointer). */
+/* The math library's <base> (libdevice's __nv_<base>[f] on NVPTX, libm's
+   <base>[f] on the host: target.h) on args whose first is a float, giving
+   that float type; half goes through float, as libdevice has no half
+   versions.  Other arguments keep their own LLVM types (ldexp's i32,
+   frexp's pointer). */
 static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *args,
                                    unsigned nargs) {
     LLVMTypeRef ty = LLVMTypeOf(args[0]);
@@ -258,7 +259,7 @@ static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *a
     }
 
     char name[64];
-    snprintf(name, sizeof name, "__nv_%s%s", base, kind == LLVMDoubleTypeKind ? "" : "f");
+    L->target->math_name(name, sizeof name, base, kind == LLVMDoubleTypeKind);
     LLVMTypeRef fty = LLVMFunctionType(cty, ptys, nargs, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
     if (!fn)

@@ -7,8 +7,8 @@
  * Values follow one representation everywhere: bool is i1 (i8 only in
  * memory and kernel parameters), integers iN, floats half/float/double,
  * complex numbers a literal struct {re, im} of float or double,
- * arrays {ptr addrspace(1) data, [n x i64] shape, [n x i64] strides}
- * (addrspace(4), constant memory, for readonly arrays: frozen globals),
+ * arrays {ptr addrspace(target's global) data, [n x i64] shape, [n x i64] strides}
+ * (the target's constant address space for readonly arrays: frozen globals),
  * range iterators {cur, stop, step}, tuples literal structs, compile-time
  * objects (modules, callables, dim3, None) an empty struct.
  */
@@ -20,6 +20,7 @@
 
 #include "ir.h"
 #include "compile.h"
+#include "target.h"
 
 /* The numeric class that decides which LLVM instruction an operation uses;
    one entry covers every width (int8..int64 are all GJ_NC_SINT). */
@@ -36,6 +37,7 @@ typedef struct GjLower {
     GjCtx *c;
     GjFunc *f;
     const GjCompileOptions *opt;
+    const GjTarget *target;       /* everything machine-specific (target.h) */
     LLVMContextRef ctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
@@ -50,6 +52,8 @@ typedef struct GjLower {
     LLVMMetadataRef subprogram;
     GjSpec *spec;                 /* the device function being lowered; NULL for the
                                      compile's own function (kernel, or device=True) */
+    LLVMValueRef thread;          /* CPU target: the kernel's GjCpuThread * parameter */
+    int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
 } GjLower;
 
 /* ---- lower_ops.c ---- */

@@ -19,6 +19,13 @@ The API follows ``numba.cuda``, so ``import gpujit as cuda`` ports most kernels:
 Importing gpujit loads neither CUDA nor NumPy's C internals: the CUDA driver
 is loaded on first use (``is_available()``, a launch, a device array), so a
 machine without a GPU can still import gpujit and call ``compile_ptx``.
+
+Kernels run on an *execution target*: ``"cuda"`` (an NVIDIA GPU) or
+``"cpu"`` (the host CPU, through LLVM's JIT: blocks on a pool of worker
+threads, the threads of a block as fibers).  ``GPUJIT_TARGET=cpu|cuda``
+chooses it; without the variable gpujit uses the GPU when a driver and a
+device are present and otherwise the CPU, with a one-time warning.
+``set_target()`` and ``current_target()`` change and report it.
 """
 import functools as _functools
 
@@ -36,10 +43,12 @@ from ._gpujit import (
     TypingError,
     UnsupportedError,
     compile_ptx,
+    current_target,
     device_array,
     device_array_like,
     event,
     is_available,
+    set_target,
     stream,
     synchronize,
     to_device,
@@ -50,7 +59,7 @@ __version__ = "0.1.0"
 __all__ = [
     "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "syncthreads",
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
-    "compile_ptx", "select_device", "get_current_device", "stream", "event",
+    "compile_ptx", "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
     "GpujitError", "TypingError", "UnsupportedError", "LoweringError", "InternalError",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",

@@ -10,7 +10,8 @@
  *         __cuda_array_interface__: dict    # version 3, zero-copy export
  *
  * A DeviceArray owns its allocation (freed in tp_dealloc, on its device) or
- * is a view kept alive by `base`.  There is no __array__: moving data to the
+ * is a view kept alive by `base`.  On the CPU target its memory is host
+ * memory (device GJ_MEM_HOST); runtime/memory.h hides the difference.  There is no __array__: moving data to the
  * host is always an explicit copy_to_host(), as in numba.
  *
  * Host arrays are read through the buffer protocol (Py_buffer is in the
@@ -168,14 +169,15 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
             span += (shape[i] - 1) * strides[i];
         }
     }
-    if (gj_py_ensure(st) < 0)
+    int device;
+    if (gj_py_ensure(st) < 0 || gj_py_device(st, &device) < 0)
         return NULL;
     GjDeviceArray *d = PyObject_New(GjDeviceArray, st->DeviceArrayType);
     if (!d)
         return NULL;
     d->ptr = 0;
     d->nbytes = (size_t)span;
-    d->device = gj_cu_current_device();
+    d->device = device;
     d->ndim = ndim;
     d->dtype_id = id;
     d->itemsize = itemsize;
@@ -191,7 +193,7 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
     d->base = NULL;
     d->weakreflist = NULL;
     GjCuError err;
-    if (gj_cu_alloc((size_t)span, &d->ptr, &err) != GJ_CU_OK) {
+    if (gj_mem_alloc(device, (size_t)span, &d->ptr, &err) != GJ_CU_OK) {
         Py_DECREF(d);
         return (GjDeviceArray *)gj_py_raise_cuda(st, &err);
     }
@@ -208,9 +210,11 @@ static void devicearray_dealloc(PyObject *self)
         /* Free on the owning device; errors (a lost context) are moot here. */
         GjCuError err;
         int prev = gj_cu_current_device();
-        if (gj_cu_ensure(d->device, &err) == GJ_CU_OK)
-            gj_cu_free(d->ptr, &err);
-        if (prev != d->device)
+        if (d->device == GJ_MEM_HOST)
+            gj_mem_free(d->device, d->ptr, &err);
+        else if (gj_cu_ensure(d->device, &err) == GJ_CU_OK)
+            gj_mem_free(d->device, d->ptr, &err);
+        if (d->device != GJ_MEM_HOST && prev != d->device)
             gj_cu_ensure(prev, &err);
     }
     Py_XDECREF(d->dtype);
@@ -290,6 +294,11 @@ static PyObject *da_cai(PyObject *self, void *c)
 {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
+    if (d->device == GJ_MEM_HOST) {
+        PyErr_SetString(PyExc_AttributeError, "a DeviceArray of the CPU target lives in host "
+                        "memory and has no __cuda_array_interface__");
+        return NULL;
+    }
     PyObject *shape = ssize_tuple(d->ndim, d->shape);
     PyObject *strides = d->layout == 'C' ? Py_NewRef(Py_None) : ssize_tuple(d->ndim, d->strides);
     PyObject *typestr = PyObject_GetAttrString(d->dtype, "str");
@@ -339,12 +348,12 @@ static int do_copy(GjPyState *st, int device, CopyDir dir, void *host, uint64_t 
     GjCuStatus rc;
     int release = bytes >= GIL_RELEASE_BYTES;
     PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
-    rc = gj_cu_ensure(device, &err);
+    rc = device == GJ_MEM_HOST ? GJ_CU_OK : gj_cu_ensure(device, &err);
     if (rc == GJ_CU_OK) {
         switch (dir) {
-        case COPY_HTOD: rc = gj_cu_htod(dst, host, bytes, stream, &err); break;
-        case COPY_DTOH: rc = gj_cu_dtoh(host, src, bytes, stream, &err); break;
-        case COPY_DTOD: rc = gj_cu_dtod(dst, src, bytes, stream, &err); break;
+        case COPY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
+        case COPY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
+        case COPY_DTOD: rc = gj_mem_dtod(device, dst, src, bytes, stream, &err); break;
         }
     }
     if (release)
@@ -557,6 +566,11 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
             PyErr_SetString(PyExc_ValueError,
                             "copy_to_device(): source device array differs in dtype, size "
                             "or layout");
+            return NULL;
+        }
+        if ((s->device == GJ_MEM_HOST) != (d->device == GJ_MEM_HOST)) {
+            PyErr_SetString(PyExc_ValueError, "copy_to_device(): one device array belongs to "
+                            "the CPU target and the other to a GPU; copy through the host");
             return NULL;
         }
         if (do_copy(st, d->device, COPY_DTOD, NULL, d->ptr, s->ptr,

@@ -16,7 +16,11 @@
  * dispatch.h; the entry last used is checked before hashing, so a loop
  * launching one kernel with one signature does a single memcmp.  A miss
  * builds the code view (pymodule/codeview.c) while holding the GIL, then
- * runs gj_compile() and the module load without it.
+ * runs gj_compile() and the module load without it.  An entry's key[0] is
+ * the device it was compiled for: a CUDA ordinal (PTX, loaded as a
+ * CUmodule) or GJ_MEM_HOST (the CPU target: host code in LLVM's JIT).
+ * inspect_asm always shows PTX, compiling it for a CPU entry's signature
+ * when needed (it needs no GPU).
  */
 #include "dispatch.h"
 
@@ -111,7 +115,8 @@ static int driver_max_ptx(int v)
     return 78;
 }
 
-/* Compile options for device `ordinal` (the defaults, sm_90, without a GPU). */
+/* Compile options for device `ordinal` (the defaults, sm_90, without a GPU;
+   the host CPU for GJ_MEM_HOST). */
 static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o)
 {
     gj_compile_options_default(o);
@@ -119,6 +124,10 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
     o->lineinfo = d ? d->lineinfo : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
     o->want_llvm_ir = 1;
+    if (ordinal == GJ_MEM_HOST) {
+        o->target = GJ_TARGET_CPU;
+        return;
+    }
     GjCuDeviceInfo info;
     GjCuError err;
     if (!gj_cu_available() || gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
@@ -232,6 +241,11 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
 {
     if (e->func)
         return 0;
+    if ((int)e->key[0] == GJ_MEM_HOST) {   /* JIT-compiled: already in memory */
+        e->func = e->res.cpu_fn;
+        e->max_threads = 1024;
+        return 0;
+    }
     GjCuError err;
     GjCuStatus rc;
     Py_BEGIN_ALLOW_THREADS
@@ -261,8 +275,9 @@ static int dtype_id_of_type(const GjType *t)
     return -1;
 }
 
-/* Key words for a signature string; returns nkey or -1 with an exception. */
-static int key_from_signature(GjPyState *st, const char *sig, uint32_t *key, int max)
+/* Key words for a signature string compiled for `device`; returns nkey or -1
+   with an exception. */
+static int key_from_signature(GjPyState *st, const char *sig, int device, uint32_t *key, int max)
 {
     GjCtx ctx;
     gj_ctx_init(&ctx);
@@ -277,7 +292,7 @@ static int key_from_signature(GjPyState *st, const char *sig, uint32_t *key, int
                      max - 1);
         goto done;
     }
-    key[0] = (uint32_t)gj_cu_current_device();
+    key[0] = (uint32_t)device;
     for (int i = 0; i < nargs; i++) {
         const GjType *t = args[i];
         int arr = t->kind == GJ_TK_ARRAY;
@@ -295,8 +310,8 @@ done:
     return n;
 }
 
-/* The entry for a signature string (compiling it, PTX only, if needed). */
-static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig)
+/* The entry for a signature string on `device` (compiling it if needed). */
+static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
 {
     if (PyTuple_Check(sig)) {   /* a key of .signatures */
         for (size_t i = 0; i < d->nbuckets; i++)
@@ -310,7 +325,7 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
     if (!s)
         return NULL;
     uint32_t key[GJ_MAX_ARGS + 1];
-    int n = key_from_signature(st, s, key, GJ_MAX_ARGS + 1);
+    int n = key_from_signature(st, s, device, key, GJ_MAX_ARGS + 1);
     if (n < 0)
         return NULL;
     GjEntry *e = gj_py_entry_find(d, key, n);
@@ -456,13 +471,48 @@ static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
     return l;
 }
 
-/* The entries of a signature argument: one (a str or tuple given) or all. */
+/* Compiles the PTX twin (same signature, a CUDA device) of every CPU-target
+   entry that lacks one, so that inspect_asm shows PTX on either target. */
+static int compile_ptx_twins(GjPyState *st, GjDispatcher *d)
+{
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i]; e; e = e->next)
+            n += (int)e->key[0] == GJ_MEM_HOST;
+    if (n == 0)
+        return 0;
+    GjEntry **cpu = PyMem_Calloc(n, sizeof *cpu);
+    if (!cpu) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i]; e; e = e->next)
+            if ((int)e->key[0] == GJ_MEM_HOST)
+                cpu[k++] = e;
+    int rc = 0;
+    uint32_t key[GJ_MAX_ARGS + 1];
+    for (size_t i = 0; rc == 0 && i < n; i++) {   /* entries are never freed here */
+        memcpy(key, cpu[i]->key, (size_t)cpu[i]->nkey * sizeof *key);
+        key[0] = (uint32_t)gj_cu_current_device();
+        if (!gj_py_entry_find(d, key, cpu[i]->nkey)
+            && !gj_py_entry_compile(st, d, key, cpu[i]->nkey))
+            rc = -1;
+    }
+    PyMem_Free(cpu);
+    return rc;
+}
+
+/* The entries of a signature argument: one (a str or tuple given) or all.
+   A signature string selects the PTX (CUDA) specialisation. */
 static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    if (field_offset == offsetof(GjCompileResult, ptx) && compile_ptx_twins(st, d) < 0)
+        return NULL;
     if (sig && sig != Py_None) {
-        GjEntry *e = entry_for_signature(st, d, sig);
+        GjEntry *e = entry_for_signature(st, d, sig, gj_cu_current_device());
         if (!e)
             return NULL;
         const char *text = *(char **)((char *)&e->res + field_offset);
@@ -472,7 +522,9 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
     for (size_t i = 0; out && i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i]; e; e = e->next) {
             const char *text = *(char **)((char *)&e->res + field_offset);
-            PyObject *v = PyUnicode_FromString(text ? text : "");
+            if (!text)
+                continue;   /* a CPU entry's PTX: its twin gives it */
+            PyObject *v = PyUnicode_FromString(text);
             if (!v || PyDict_SetItem(out, e->sig, v) < 0) {
                 Py_XDECREF(v);
                 Py_CLEAR(out);
@@ -554,10 +606,14 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
                         "'void(float32[:], int64)'");
         return NULL;
     }
-    GjEntry *e = entry_for_signature(st, (GjDispatcher *)self, sig);
+    int device;
+    if (gj_py_device(st, &device) < 0)
+        return NULL;
+    GjEntry *e = entry_for_signature(st, (GjDispatcher *)self, sig, device);
     if (!e)
         return NULL;
-    if (gj_cu_available() && gj_py_entry_load(st, e, ((GjDispatcher *)self)->lineinfo) < 0)
+    if ((device == GJ_MEM_HOST || gj_cu_available())
+        && gj_py_entry_load(st, e, ((GjDispatcher *)self)->lineinfo) < 0)
         return NULL;
     return Py_NewRef(e->sig);
 }

@@ -20,8 +20,10 @@
 
 #include <stdint.h>
 
+#include "compile.h"
 #include "driver.h"
 #include "gj.h"
+#include "memory.h"
 #include "codeview.h"
 #include "types.h"
 
@@ -38,6 +40,9 @@ typedef struct GjPyState {
        in C; the Python layer may) */
     PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;
     PyObject *str_cai;   /* interned "__cuda_array_interface__" */
+    /* execution target: GJ_TARGET_NVPTX ("cuda") or GJ_TARGET_CPU ("cpu");
+       -1 until first needed (GPUJIT_TARGET, else a GPU if usable) */
+    int target;
 } GjPyState;
 
 /* ---- element types -------------------------------------------------------- */
@@ -113,8 +118,16 @@ PyObject *gj_py_type_name(PyObject *obj);
 /* Converts a stream argument (0, None, a Stream, or a raw CUstream int) to a
    handle; -1 with TypeError. */
 int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);
-/* Makes the current device's context current on this thread; -1 raised. */
+/* Makes the current device's context current on this thread (nothing to do
+   on the CPU target); -1 raised. */
 int gj_py_ensure(GjPyState *st);
+/* The execution target (GjTargetKind), chosen on first call: GPUJIT_TARGET
+   ("cpu" or "cuda"), else CUDA when a driver and a device are usable, else
+   the CPU with a one-time RuntimeWarning.  -1 raised. */
+int gj_py_target(GjPyState *st);
+/* Where the current target's memory and kernels live: the current CUDA
+   device's ordinal, or GJ_MEM_HOST on the CPU target.  -1 raised. */
+int gj_py_device(GjPyState *st, int *device);
 
 /* Raise the Python exception for a driver error / a compiler diagnostic.
    Both return NULL so callers can `return gj_py_raise_cuda(...)`. */

@@ -17,11 +17,20 @@
  * the temporaries.  Device arguments pass zero-copy and the launch stays
  * asynchronous.  The configuration is checked against the device's limits
  * before anything is launched.
+ *
+ * On the CPU target (device GJ_MEM_HOST) the same parameters go to the grid
+ * executor (runtime/cpuexec.h), which returns when the grid is done; host
+ * arrays are passed in place (host memory is the "device" memory there), so
+ * nothing is copied, and the limits checked are a CUDA device's, so a bad
+ * configuration fails the same way on both targets.
  */
 #include "dispatch.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cpuexec.h"
 
 enum {
     STACK_ARGS = 16,
@@ -35,7 +44,8 @@ typedef struct Launcher {
     unsigned shared;           /* dynamic shared memory, bytes */
     void *stream;
     PyObject *stream_obj;      /* keeps a gpujit Stream alive */
-    int checked_device;        /* device the configuration was validated on, or -1 */
+    int checked_device;        /* device the configuration was validated on (GJ_MEM_HOST:
+                                  the CPU target), or INT_MIN */
 } Launcher;
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -60,6 +70,8 @@ typedef struct Arg {
     PyObject *contig;                   /* ARG_HOST: contiguous copy of a strided obj */
     Py_buffer view;                     /* ARG_HOST: of obj, or of contig */
     int has_view;
+    int allocated;                      /* ARG_HOST: ptr is a temporary on `device` */
+    int device;
 } Arg;
 
 static int unsupported_arg(PyObject *func, int i, PyObject *obj)
@@ -187,7 +199,7 @@ static int parse_cai(PyObject *cai, Arg *a)
 }
 
 /* Classifies argument i and computes its key word. */
-static int parse_arg(GjPyState *st, GjDispatcher *d, int i, PyObject *obj, Arg *a,
+static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj, Arg *a,
                      uint32_t *word)
 {
     int rc;
@@ -221,9 +233,15 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int i, PyObject *obj, Arg *
         memcpy(a->scalar, v, sizeof v);
     } else if (Py_IS_TYPE(obj, st->DeviceArrayType)) {
         GjDeviceArray *da = (GjDeviceArray *)obj;
-        if (da->device != gj_cu_current_device()) {
-            PyErr_Format(PyExc_ValueError, "kernel argument %d lives on device %d but the "
-                         "current device is %d", i + 1, da->device, gj_cu_current_device());
+        if (da->device != device) {
+            if (da->device == GJ_MEM_HOST || device == GJ_MEM_HOST)
+                PyErr_Format(PyExc_ValueError, "kernel argument %d is a device array of the "
+                             "%s target but the current target is %s", i + 1,
+                             da->device == GJ_MEM_HOST ? "cpu" : "cuda",
+                             device == GJ_MEM_HOST ? "cpu" : "cuda");
+            else
+                PyErr_Format(PyExc_ValueError, "kernel argument %d lives on device %d but the "
+                             "current device is %d", i + 1, da->device, device);
             return -1;
         }
         a->kind = ARG_DEVICE;
@@ -247,6 +265,13 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int i, PyObject *obj, Arg *
             PyErr_Clear();
             return unsupported_arg(d->func, i, obj);
         }
+        if (device == GJ_MEM_HOST) {
+            Py_DECREF(cai);
+            PyErr_Format(PyExc_TypeError, "kernel argument %d is GPU memory "
+                         "(__cuda_array_interface__), which the CPU target cannot use; pass "
+                         "a NumPy array", i + 1);
+            return -1;
+        }
         rc = parse_cai(cai, a);
         Py_DECREF(cai);
         if (rc < 0)
@@ -262,8 +287,8 @@ static void release_args(Arg *args, int n)
     GjCuError err;
     for (int i = 0; i < n; i++) {
         Arg *a = &args[i];
-        if (a->kind == ARG_HOST && a->ptr)
-            gj_cu_free(a->ptr, &err);   /* after a fault this fails; nothing to do */
+        if (a->kind == ARG_HOST && a->allocated)
+            gj_mem_free(a->device, a->ptr, &err);   /* after a fault this fails; nothing to do */
         if (a->has_view)
             PyBuffer_Release(&a->view);
         Py_XDECREF(a->contig);
@@ -309,12 +334,25 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
     return 0;
 }
 
+/* The CPU target's limits: a CUDA device's, so errors mean the same. */
+static const GjCuDeviceInfo cpu_limits = {
+    .ordinal = GJ_MEM_HOST,
+    .name = "CPU",
+    .max_threads_per_block = 1024,
+    .max_block_dim = {1024, 1024, 64},
+    .max_grid_dim = {2147483647, 65535, 65535},
+    .max_shared_per_block = 48 * 1024,
+    .warp_size = 32,
+};
+
 /* ValueError unless the configuration fits device `ordinal`'s limits. */
 static int check_config(GjPyState *st, const Launcher *l, int ordinal)
 {
     GjCuDeviceInfo info;
     GjCuError err;
-    if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK) {
+    if (ordinal == GJ_MEM_HOST)
+        info = cpu_limits;
+    else if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -347,39 +385,26 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
 
 /* ---- launching ---------------------------------------------------------------------- */
 
-/* Copies host arguments in, launches, copies written ones back; with host
-   arguments the call synchronizes before returning. */
-static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
-                  uint64_t *slots)
+/* ValueError if the kernel writes a read-only argument. */
+static int check_writable(const GjEntry *e, const Arg *args, int n)
 {
-    GjCuError err;
-    int has_host = 0;
     for (int i = 0; i < n; i++) {
-        Arg *a = &args[i];
+        const Arg *a = &args[i];
         if (a->kind == ARG_SCALAR || !e->res.params[i].written || !a->readonly)
             continue;
         PyErr_Format(PyExc_ValueError, "kernel argument %d ('%s') is read-only, but the "
                      "kernel writes to it", i + 1, e->res.params[i].name);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        Arg *a = &args[i];
-        if (a->kind != ARG_HOST)
-            continue;
-        has_host = 1;
-        if (gj_cu_alloc(a->nbytes, &a->ptr, &err) != GJ_CU_OK)
-            goto cuda_error;
-        PyThreadState *ts = a->nbytes >= GIL_RELEASE_BYTES ? PyEval_SaveThread() : NULL;
-        GjCuStatus s = gj_cu_htod(a->ptr, a->view.buf, a->nbytes, l->stream, &err);
-        if (ts)
-            PyEval_RestoreThread(ts);
-        if (s != GJ_CU_OK)
-            goto cuda_error;
-    }
-    /* kernelParams per compile.h: scalar value; array data, shape[ndim], strides[ndim] */
+    return 0;
+}
+
+/* kernelParams per compile.h: scalar value; array data, shape[ndim], strides[ndim] */
+static void pack_params(const Arg *args, int n, void **params, uint64_t *slots)
+{
     int p = 0, s = 0;
     for (int i = 0; i < n; i++) {
-        Arg *a = &args[i];
+        const Arg *a = &args[i];
         if (a->kind == ARG_SCALAR) {
             memcpy(&slots[s], a->scalar, sizeof a->scalar);
             params[p++] = &slots[s];
@@ -397,6 +422,82 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
             params[p++] = &slots[s++];
         }
     }
+}
+
+/* Written strided host arguments go back from their contiguous copies. */
+static int copy_back_strided(GjPyState *st, const GjEntry *e, const Arg *args, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const Arg *a = &args[i];
+        if (a->kind != ARG_HOST || !a->contig || !e->res.params[i].written)
+            continue;
+        PyObject *r = PyObject_CallFunction(st->np_copyto, "OO", a->obj, a->contig);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+/* The CPU target: host arrays in place, the grid on the executor's workers. */
+static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
+                      uint64_t *slots)
+{
+    if (check_writable(e, args, n) < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (args[i].kind == ARG_HOST)
+            args[i].ptr = (uint64_t)(uintptr_t)args[i].view.buf;
+    pack_params(args, n, params, slots);
+    GjCpuLaunch cl = {
+        .fn = (GjCpuKernelFn)e->func,
+        .params = params,
+        .grid = {l->grid[0], l->grid[1], l->grid[2]},
+        .block = {l->block[0], l->block[1], l->block[2]},
+        .shared_bytes = l->shared,
+        .needs_fibers = e->res.needs_fibers,
+    };
+    char msg[256] = "";
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cpu_launch(&cl, msg, sizeof msg);
+    Py_END_ALLOW_THREADS
+    if (rc != 0) {
+        PyErr_Format(st->GpujitError, "the CPU target could not run the grid: %s",
+                     msg[0] ? msg : "unknown error");
+        return -1;
+    }
+    return copy_back_strided(st, e, args, n);
+}
+
+/* Copies host arguments in, launches, copies written ones back; with host
+   arguments the call synchronizes before returning. */
+static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
+                  uint64_t *slots, int device)
+{
+    if (device == GJ_MEM_HOST)
+        return launch_cpu(st, l, e, args, n, params, slots);
+    GjCuError err;
+    int has_host = 0;
+    if (check_writable(e, args, n) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        Arg *a = &args[i];
+        if (a->kind != ARG_HOST)
+            continue;
+        has_host = 1;
+        if (gj_mem_alloc(device, a->nbytes, &a->ptr, &err) != GJ_CU_OK)
+            goto cuda_error;
+        a->allocated = 1;
+        a->device = device;
+        PyThreadState *ts = a->nbytes >= GIL_RELEASE_BYTES ? PyEval_SaveThread() : NULL;
+        GjCuStatus s = gj_mem_htod(device, a->ptr, a->view.buf, a->nbytes, l->stream, &err);
+        if (ts)
+            PyEval_RestoreThread(ts);
+        if (s != GJ_CU_OK)
+            goto cuda_error;
+    }
+    pack_params(args, n, params, slots);
     if (gj_cu_launch(e->func, l->grid, l->block, l->shared, l->stream, params, &err)
         != GJ_CU_OK)
         goto cuda_error;
@@ -408,7 +509,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
             continue;
         void *dst = a->view.buf;
         PyThreadState *ts = PyEval_SaveThread();
-        GjCuStatus cs = gj_cu_dtoh(dst, a->ptr, a->nbytes, l->stream, &err);
+        GjCuStatus cs = gj_mem_dtoh(device, dst, a->ptr, a->nbytes, l->stream, &err);
         PyEval_RestoreThread(ts);
         if (cs != GJ_CU_OK)
             goto cuda_error;
@@ -418,16 +519,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
     PyEval_RestoreThread(ts);
     if (ss != GJ_CU_OK)
         goto cuda_error;
-    for (int i = 0; i < n; i++) {
-        Arg *a = &args[i];
-        if (a->kind != ARG_HOST || !a->contig || !e->res.params[i].written)
-            continue;
-        PyObject *r = PyObject_CallFunction(st->np_copyto, "OO", a->obj, a->contig);
-        if (!r)
-            return -1;
-        Py_DECREF(r);
-    }
-    return 0;
+    return copy_back_strided(st, e, args, n);
 cuda_error:
     gj_py_raise_cuda(st, &err);
     return -1;
@@ -491,13 +583,15 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     } else {
         memset(stack_args, 0, (size_t)n * sizeof *args);
     }
-    int device = gj_cu_current_device();
-    key[0] = (uint32_t)device;
+    int device;
+    if (gj_py_device(st, &device) < 0)
+        goto done;
+    key[0] = (uint32_t)device;   /* the CPU target's GJ_MEM_HOST keys its own entries */
     while (parsed < n) {
         Arg *a = &args[parsed];
         PyObject *obj = PyTuple_GetItem(pyargs, parsed);
         parsed++;   /* release_args() cleans up a partly parsed argument too */
-        if (parse_arg(st, d, parsed - 1, obj, a, &key[parsed]) < 0)
+        if (parse_arg(st, d, device, parsed - 1, obj, a, &key[parsed]) < 0)
             goto done;
     }
     if (gj_py_ensure(st) < 0)
@@ -525,7 +619,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         result = Py_NewRef(Py_None);   /* an empty grid launches nothing */
         goto done;
     }
-    if (launch(st, l, e, args, (int)n, params, slots) == 0)
+    if (launch(st, l, e, args, (int)n, params, slots, device) == 0)
         result = Py_NewRef(Py_None);
 done:
     if (args)
@@ -613,7 +707,7 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
     if (!l)
         return NULL;
     l->disp = (GjDispatcher *)Py_NewRef((PyObject *)d);
-    l->checked_device = -1;
+    l->checked_device = INT_MIN;
     if (parse_dim3(PyTuple_GetItem(config, 0), l->grid, "griddim") < 0
         || parse_dim3(PyTuple_GetItem(config, 1), l->block, "blockdim") < 0)
         goto fail;
@@ -640,10 +734,10 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
         }
         l->shared = (unsigned)shared;
     }
-    /* Validate against the device now when one is in use; else at the call. */
-    if (gj_cu_available()) {
-        int dev = gj_cu_current_device();
-        if (check_config(st, l, dev) < 0)
+    /* Validate against the target's device now when one is in use; else at the call. */
+    if (st->target == GJ_TARGET_CPU || gj_cu_available()) {
+        int dev;
+        if (gj_py_device(st, &dev) < 0 || check_config(st, l, dev) < 0)
             goto fail;
         l->checked_device = dev;
     }

@@ -13,12 +13,20 @@
  * come from PyType_FromModuleAndSpec, so every method finds the state
  * through its type.  Limited API (abi3, 3.11) only.  Importing the module
  * touches neither CUDA nor numpy: both load on first use.
+ *
+ * The execution target ("cuda" or "cpu", module state) is chosen on first
+ * need: GPUJIT_TARGET, else the GPU when a driver and a device are usable,
+ * else the CPU with a one-time RuntimeWarning; set_target() changes it.  On
+ * the CPU target streams are accepted and ignored (launches are
+ * synchronous), events record a host timestamp, synchronize() returns at
+ * once.
  */
 #include "gjpy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "compile.h"
 
@@ -67,8 +75,69 @@ PyObject *gj_py_type_name(PyObject *obj)
     return PyType_GetName(Py_TYPE(obj));
 }
 
+/* ---- execution target ------------------------------------------------------ */
+
+static const char *target_name(int target)
+{
+    return target == GJ_TARGET_CPU ? "cpu" : "cuda";
+}
+
+static int target_from_name(const char *name, const char *what)
+{
+    if (strcmp(name, "cpu") == 0)
+        return GJ_TARGET_CPU;
+    if (strcmp(name, "cuda") == 0)
+        return GJ_TARGET_NVPTX;
+    PyErr_Format(PyExc_ValueError, "%s must be 'cpu' or 'cuda', not '%s'", what, name);
+    return -1;
+}
+
+/* Resolves the initial target; warns about the CPU fallback when `warn`. */
+static int choose_target(GjPyState *st, int warn)
+{
+    if (st->target >= 0)
+        return st->target;
+    const char *env = getenv("GPUJIT_TARGET");
+    if (env && *env) {
+        int t = target_from_name(env, "GPUJIT_TARGET");
+        if (t >= 0)
+            st->target = t;
+        return t;
+    }
+    int gpu;
+    Py_BEGIN_ALLOW_THREADS
+    gpu = gj_cu_available();
+    Py_END_ALLOW_THREADS
+    st->target = gpu ? GJ_TARGET_NVPTX : GJ_TARGET_CPU;
+    if (!gpu && warn
+        && PyErr_WarnEx(PyExc_RuntimeWarning,
+                        "gpujit: no CUDA GPU found: running kernels on the CPU target "
+                        "(set GPUJIT_TARGET=cpu to silence this warning)", 1) < 0)
+        return -1;
+    return st->target;
+}
+
+int gj_py_target(GjPyState *st)
+{
+    return st->target >= 0 ? st->target : choose_target(st, 1);
+}
+
+int gj_py_device(GjPyState *st, int *device)
+{
+    int t = gj_py_target(st);
+    if (t < 0)
+        return -1;
+    *device = t == GJ_TARGET_CPU ? GJ_MEM_HOST : gj_cu_current_device();
+    return 0;
+}
+
 int gj_py_ensure(GjPyState *st)
 {
+    int t = gj_py_target(st);
+    if (t < 0)
+        return -1;
+    if (t == GJ_TARGET_CPU)
+        return 0;
     GjCuError err;
     if (gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK) {
         gj_py_raise_cuda(st, &err);
@@ -231,7 +300,7 @@ static void stream_dealloc(PyObject *self)
 {
     GjStream *s = (GjStream *)self;
     PyTypeObject *tp = Py_TYPE(self);
-    if (s->handle) {
+    if (s->handle && s->device >= 0) {
         GjCuError err;
         int prev = gj_cu_current_device();
         if (gj_cu_ensure(s->device, &err) == GJ_CU_OK)
@@ -250,6 +319,8 @@ static PyObject *stream_synchronize(PyObject *self, PyObject *unused)
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     GjCuError err;
     GjCuStatus rc;
+    if (s->device == GJ_MEM_HOST)
+        Py_RETURN_NONE;   /* CPU launches are synchronous */
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure(s->device, &err);
     if (rc == GJ_CU_OK)
@@ -311,14 +382,22 @@ static PyType_Spec stream_spec = {
 typedef struct GjEvent {
     PyObject_HEAD
     void *handle;
-    int device;
+    int device;           /* GJ_MEM_HOST: a CPU-target event */
+    double host_ms;       /* CPU target: CLOCK_MONOTONIC at record(), ms; < 0 unrecorded */
 } GjEvent;
+
+static double monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 static void event_dealloc(PyObject *self)
 {
     GjEvent *e = (GjEvent *)self;
     PyTypeObject *tp = Py_TYPE(self);
-    if (e->handle) {
+    if (e->handle && e->device >= 0) {
         GjCuError err;
         int prev = gj_cu_current_device();
         if (gj_cu_ensure(e->device, &err) == GJ_CU_OK)
@@ -341,6 +420,10 @@ static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw)
     void *stream;
     if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
         return NULL;
+    if (e->device == GJ_MEM_HOST) {
+        e->host_ms = monotonic_ms();   /* every earlier launch has finished */
+        Py_RETURN_NONE;
+    }
     GjCuError err;
     if (gj_cu_ensure(e->device, &err) != GJ_CU_OK
         || gj_cu_event_record(e->handle, stream, &err) != GJ_CU_OK)
@@ -355,6 +438,8 @@ static PyObject *event_synchronize(PyObject *self, PyObject *unused)
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     GjCuError err;
     GjCuStatus rc;
+    if (e->device == GJ_MEM_HOST)
+        Py_RETURN_NONE;
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure(e->device, &err);
     if (rc == GJ_CU_OK)
@@ -371,6 +456,20 @@ static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
     if (!Py_IS_TYPE(end, st->EventType)) {
         PyErr_SetString(PyExc_TypeError, "elapsed_time() needs another gpujit event");
         return NULL;
+    }
+    GjEvent *a = (GjEvent *)self, *b = (GjEvent *)end;
+    if (a->device == GJ_MEM_HOST || b->device == GJ_MEM_HOST) {
+        if (a->device != b->device) {
+            PyErr_SetString(PyExc_ValueError, "elapsed_time() between a CPU-target event "
+                            "and a CUDA event");
+            return NULL;
+        }
+        if (a->host_ms < 0 || b->host_ms < 0) {
+            PyErr_SetString(PyExc_ValueError, "elapsed_time() of an event that was never "
+                            "recorded");
+            return NULL;
+        }
+        return PyFloat_FromDouble(b->host_ms - a->host_ms);
     }
     GjCuError err;
     float ms;
@@ -426,6 +525,11 @@ static PyObject *mod_synchronize(PyObject *module, PyObject *unused)
     GjPyState *st = PyModule_GetState(module);
     GjCuError err;
     GjCuStatus rc;
+    int t = gj_py_target(st);
+    if (t < 0)
+        return NULL;
+    if (t == GJ_TARGET_CPU)
+        Py_RETURN_NONE;   /* CPU launches are synchronous */
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure(gj_cu_current_device(), &err);
     if (rc == GJ_CU_OK)
@@ -440,6 +544,17 @@ static PyObject *mod_stream(PyObject *module, PyObject *unused)
 {
     (void)unused;
     GjPyState *st = PyModule_GetState(module);
+    int t = gj_py_target(st);
+    if (t < 0)
+        return NULL;
+    if (t == GJ_TARGET_CPU) {   /* accepted and ignored: CPU launches are synchronous */
+        GjStream *s = PyObject_New(GjStream, st->StreamType);
+        if (s) {
+            s->handle = NULL;
+            s->device = GJ_MEM_HOST;
+        }
+        return (PyObject *)s;
+    }
     if (gj_py_ensure(st) < 0)
         return NULL;
     GjCuError err;
@@ -463,6 +578,18 @@ static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:event", kwlist, &timing))
         return NULL;
     GjPyState *st = PyModule_GetState(module);
+    int t = gj_py_target(st);
+    if (t < 0)
+        return NULL;
+    if (t == GJ_TARGET_CPU) {
+        GjEvent *e = PyObject_New(GjEvent, st->EventType);
+        if (e) {
+            e->handle = NULL;
+            e->device = GJ_MEM_HOST;
+            e->host_ms = -1;
+        }
+        return (PyObject *)e;
+    }
     if (gj_py_ensure(st) < 0)
         return NULL;
     GjCuError err;
@@ -476,6 +603,7 @@ static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw)
     }
     e->handle = handle;
     e->device = gj_cu_current_device();
+    e->host_ms = -1;
     return (PyObject *)e;
 }
 
@@ -686,12 +814,48 @@ static PyObject *mod_device_array_like(PyObject *module, PyObject *args, PyObjec
     return r;
 }
 
+static PyObject *mod_current_target(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    int t = gj_py_target(PyModule_GetState(module));
+    return t < 0 ? NULL : PyUnicode_FromString(target_name(t));
+}
+
+static PyObject *mod_set_target(PyObject *module, PyObject *arg)
+{
+    GjPyState *st = PyModule_GetState(module);
+    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;
+    if (!name) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "set_target() takes 'cpu' or 'cuda'");
+        return NULL;
+    }
+    int t = target_from_name(name, "target");
+    if (t < 0)
+        return NULL;
+    /* The previous target, resolved (without the fallback warning: the
+       caller chooses explicitly), so that restoring it is exact. */
+    int prev = choose_target(st, 0);
+    if (prev < 0) {
+        PyErr_Clear();   /* an invalid GPUJIT_TARGET is replaced by an explicit choice */
+        prev = t;
+    }
+    st->target = t;
+    return PyUnicode_FromString(target_name(prev));
+}
+
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
 
 static PyMethodDef module_methods[] = {
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
      "Never raises; loads the driver on first call."},
+    {"current_target", mod_current_target, METH_NOARGS,
+     "current_target()\n--\n\nThe execution target, 'cuda' or 'cpu' (chosen on first use: "
+     "GPUJIT_TARGET, else the GPU if one is usable, else the CPU with a warning)."},
+    {"set_target", mod_set_target, METH_O,
+     "set_target(name)\n--\n\nMakes 'cpu' or 'cuda' the execution target of later "
+     "launches and allocations; returns the previous target's name."},
     {"synchronize", mod_synchronize, METH_NOARGS,
      "synchronize()\n--\n\nWaits for all work on the current device."},
     {"stream", mod_stream, METH_NOARGS, "stream()\n--\n\nA new CUDA stream."},
@@ -781,6 +945,7 @@ static int module_exec(PyObject *m)
 {
     GjPyState *st = PyModule_GetState(m);
     memset(st, 0, sizeof *st);
+    st->target = -1;
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     if (!st->str_cai || add_exceptions(m, st) < 0
         || add_type(m, &st->StreamType, &stream_spec, "Stream") < 0

@@ -1,0 +1,279 @@
+/*
+ * cpujit.c - LLVM module -> machine code for the host CPU, through LLVM's
+ * ORC JIT (LLJIT, C API).
+ *
+ * Input: the module lower.c built for the CPU target (target_cpu.c): an
+ * internal kernel body and its wrapper `kernel_name` with the executor's
+ * ABI (runtime/cpuexec.h), calls of libm and of gj_cpu_barrier.  Output: the
+ * wrapper's address and the JIT resources holding it.
+ *
+ * Steps, in gj_cpujit_emit order: verify; give the wrapper a process-unique
+ * name (every kernel lives in LLJIT's one main JITDylib) and internalise
+ * every other definition; O3 with a target machine for the host CPU (its
+ * name and features, so the code uses the host's vector units); emit an
+ * object file ourselves and add it to the JIT under a resource tracker of
+ * its own, which gj_cpujit_release removes.  The JIT resolves
+ * gj_cpu_barrier to its address (defined once, as an absolute symbol: a
+ * statically linked gpujit hides it from dlsym) and everything else (libm,
+ * memset, libgcc helpers) by searching the process.
+ *
+ * Process-wide state is one struct (CpuJit) set up under pthread_once;
+ * LLJIT is thread-safe, so compilations on several threads share it.
+ */
+#include "lower.h"
+
+#include <inttypes.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include "cpuexec.h"
+
+typedef struct CpuJit {
+    pthread_once_t once;
+    LLVMOrcLLJITRef jit;           /* NULL if it could not be created */
+    LLVMOrcJITDylibRef main;
+    LLVMTargetRef target;
+    char *triple, *cpu, *features; /* the host's (LLVMDisposeMessage) */
+    char error[512];               /* why jit is NULL */
+    atomic_uint_fast64_t next_id;  /* suffix of process-unique kernel names */
+} CpuJit;
+
+static CpuJit cpu_jit = {.once = PTHREAD_ONCE_INIT};
+
+/* Swallows errors ORC reports outside a call (a failed materialisation also
+   fails the lookup that asked for it, which is where we report it). */
+static void ignore_error(void *ctx, LLVMErrorRef err) {
+    (void)ctx;
+    LLVMConsumeError(err);
+}
+
+static void set_error(CpuJit *j, const char *what, LLVMErrorRef err) {
+    char *msg = err ? LLVMGetErrorMessage(err) : NULL;
+    snprintf(j->error, sizeof j->error, "%s: %s", what, msg ? msg : "unknown error");
+    if (msg)
+        LLVMDisposeErrorMessage(msg);
+}
+
+static void init_jit(void) {
+    CpuJit *j = &cpu_jit;
+    char *msg = NULL;
+    if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter()) {
+        snprintf(j->error, sizeof j->error, "LLVM has no code generator for this host");
+        return;
+    }
+    j->triple = LLVMGetDefaultTargetTriple();
+    j->cpu = LLVMGetHostCPUName();
+    j->features = LLVMGetHostCPUFeatures();
+    if (LLVMGetTargetFromTriple(j->triple, &j->target, &msg)) {
+        snprintf(j->error, sizeof j->error, "no LLVM target for %s: %s", j->triple,
+                 msg ? msg : "");
+        LLVMDisposeMessage(msg);
+        j->target = NULL;
+        return;
+    }
+    LLVMErrorRef err = LLVMOrcCreateLLJIT(&j->jit, LLVMOrcCreateLLJITBuilder());
+    if (err) {
+        set_error(j, "creating the JIT", err);
+        j->jit = NULL;
+        return;
+    }
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(j->jit),
+                                            ignore_error, NULL);
+    j->main = LLVMOrcLLJITGetMainJITDylib(j->jit);
+    /* LLVM lowers a few operations (double -> half conversion, 128-bit
+       division) to calls into the compiler's runtime library.  gpujit carries
+       no compiler-rt, so GCC's libgcc_s (which has them, GCC 12+) is made
+       visible to the process-wide symbol search below; the handle stays open
+       for the life of the process, like the JIT. */
+    (void)dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_GLOBAL);
+    LLVMOrcDefinitionGeneratorRef gen;
+    err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);
+    if (!err) {
+        LLVMOrcJITDylibAddGenerator(j->main, gen);
+        /* Runtime callbacks of kernel code (cpuexec.h, "called from kernel code"). */
+        LLVMOrcCSymbolMapPair syms[] = {
+            {LLVMOrcLLJITMangleAndIntern(j->jit, "gj_cpu_barrier"),
+             {(LLVMOrcExecutorAddress)(uintptr_t)&gj_cpu_barrier,
+              {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}},
+        };
+        err = LLVMOrcJITDylibDefine(j->main,
+                                    LLVMOrcAbsoluteSymbols(syms, sizeof syms / sizeof syms[0]));
+    }
+    if (err) {
+        set_error(j, "setting up the JIT's symbols", err);
+        LLVMConsumeError(LLVMOrcDisposeLLJIT(j->jit));
+        j->jit = NULL;
+    }
+}
+
+static GjStatus jit_error(GjCtx *c, const char *what, LLVMErrorRef err) {
+    char *msg = LLVMGetErrorMessage(err);
+    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU JIT: %s: %s", what, msg);
+    LLVMDisposeErrorMessage(msg);
+    return GJ_ERR;
+}
+
+static GjStatus verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
+    char *msg = NULL;
+    if (!LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
+        LLVMDisposeMessage(msg);
+        return GJ_OK;
+    }
+    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "invalid LLVM IR %s: %s", when,
+             msg ? msg : "");
+    LLVMDisposeMessage(msg);
+    return GJ_ERR;
+}
+
+/* A module must not reach the host code generator with NVPTX-only calls
+   (an NVVM intrinsic aborts instruction selection; libdevice is not there):
+   lowering code that bypasses target.h is reported, not run. */
+static GjStatus check_host_calls(GjCtx *c, LLVMModuleRef mod) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        size_t len;
+        const char *name = LLVMGetValueName2(fn, &len);
+        if (!LLVMIsDeclaration(fn) || !name)
+            continue;
+        if (strncmp(name, "llvm.nvvm.", 10) == 0 || strncmp(name, "__nv_", 5) == 0)
+            return gj_error(c, GJ_DIAG_UNSUPPORTED, (GjLoc){0, -1, -1},
+                            "%s is not implemented on the CPU target yet (run on a GPU: "
+                            "GPUJIT_TARGET=cuda)", name);
+    }
+    return GJ_OK;
+}
+
+/* Internal linkage for every definition but `keep`, so the objects of
+   different kernels never define the same symbol. */
+static void internalize(LLVMModuleRef mod, LLVMValueRef keep) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+        if (fn != keep && !LLVMIsDeclaration(fn))
+            LLVMSetLinkage(fn, LLVMInternalLinkage);
+}
+
+static char *copy_message(char *msg) {
+    char *out = msg ? strdup(msg) : NULL;
+    LLVMDisposeMessage(msg);
+    return out;
+}
+
+static GjStatus optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
+    char pipeline[32];
+    int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
+    snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
+    LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
+    LLVMDisposePassBuilderOptions(pbo);
+    return err ? jit_error(c, "LLVM pass pipeline failed", err) : GJ_OK;
+}
+
+static LLVMCodeGenOptLevel codegen_level(int opt_level) {
+    return opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level >= 3 ? LLVMCodeGenLevelAggressive
+                                                                    : LLVMCodeGenLevelDefault;
+}
+
+/* Object code for mod, added to the JIT under a new resource tracker;
+   *addr gets `name`'s address. */
+static GjStatus load_object(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm,
+                            const char *name, uint64_t *addr, LLVMOrcResourceTrackerRef *rt) {
+    CpuJit *j = &cpu_jit;
+    char *msg = NULL;
+    LLVMMemoryBufferRef obj = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, &obj)) {
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU code generation failed: %s",
+                 msg ? msg : "unknown error");
+        LLVMDisposeMessage(msg);
+        return GJ_ERR;
+    }
+    *rt = LLVMOrcJITDylibCreateResourceTracker(j->main);
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(j->jit, *rt, obj);   /* takes obj */
+    LLVMOrcExecutorAddress a = 0;
+    if (!err)
+        err = LLVMOrcLLJITLookup(j->jit, &a, name);
+    if (err) {
+        jit_error(c, "loading the kernel", err);
+        LLVMConsumeError(LLVMOrcResourceTrackerRemove(*rt));
+        LLVMOrcReleaseResourceTracker(*rt);
+        *rt = NULL;
+        return GJ_ERR;
+    }
+    *addr = a;
+    return GJ_OK;
+}
+
+GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
+                        const char *kernel_name, void **fn, void **code, char **llvm_ir) {
+    CpuJit *j = &cpu_jit;
+    *fn = NULL;
+    *code = NULL;
+    if (llvm_ir)
+        *llvm_ir = NULL;
+    pthread_once(&j->once, init_jit);
+    if (!j->jit)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
+                        j->error);
+    if (verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
+        return GJ_ERR;
+    LLVMValueRef wrapper = LLVMGetNamedFunction(mod, kernel_name);
+    if (!wrapper)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "no kernel %s in the module",
+                        kernel_name);
+    char *name = gj_arena_printf(&c->arena, "%s.%" PRIuFAST64, kernel_name,
+                                 atomic_fetch_add(&j->next_id, 1));
+    if (!name)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    LLVMSetValueName2(wrapper, name, strlen(name));
+    internalize(mod, wrapper);
+
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(j->target, j->triple, j->cpu, j->features,
+                                                      codegen_level(opt->opt_level),
+                                                      LLVMRelocPIC, LLVMCodeModelDefault);
+    if (!tm)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
+                        "no target machine for the host CPU");
+    LLVMTargetDataRef layout = LLVMCreateTargetDataLayout(tm);
+    LLVMSetModuleDataLayout(mod, layout);
+    LLVMDisposeTargetData(layout);
+    LLVMSetTarget(mod, j->triple);
+
+    GjStatus st = optimise(c, mod, tm, opt->opt_level);
+    if (st == GJ_OK)
+        st = verify(c, mod, "after optimisation");
+    if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
+        *llvm_ir = copy_message(LLVMPrintModuleToString(mod));
+    uint64_t addr = 0;
+    LLVMOrcResourceTrackerRef rt = NULL;
+    if (st == GJ_OK)
+        st = load_object(c, mod, tm, name, &addr, &rt);
+    LLVMDisposeTargetMachine(tm);
+    if (st != GJ_OK) {
+        if (llvm_ir) {
+            free(*llvm_ir);
+            *llvm_ir = NULL;
+        }
+        return GJ_ERR;
+    }
+    *fn = (void *)(uintptr_t)addr;
+    *code = rt;
+    return GJ_OK;
+}
+
+void gj_cpujit_release(void *code) {
+    if (!code)
+        return;
+    LLVMOrcResourceTrackerRef rt = code;
+    LLVMConsumeError(LLVMOrcResourceTrackerRemove(rt));
+    LLVMOrcReleaseResourceTracker(rt);
+}

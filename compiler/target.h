@@ -1,0 +1,60 @@
+/*
+ * target.h - the seam between lowering (lower.c, lower_ops.c) and the
+ * machine the kernel runs on.  Everything in the generated code that
+ * differs between a GPU and the host CPU goes through one GjTarget:
+ *
+ *   - the module's triple and data layout, and the address space of array
+ *     data (NVPTX global = 1, host = 0);
+ *   - the kernel's calling convention and signature (a PTX .entry, or an
+ *     internal body plus a wrapper with runtime/cpuexec.h's ABI);
+ *   - the special registers (thread/block index and extents per axis);
+ *   - the block barrier;
+ *   - the names of math library functions (libdevice's __nv_sinf, libm's
+ *     sinf).
+ *
+ * lower.c never asks which target it lowers for; it calls these hooks.
+ * target_nvptx.c and target_cpu.c implement them.
+ */
+#ifndef GJ_TARGET_H
+#define GJ_TARGET_H
+
+#include <stddef.h>
+
+#include <llvm-c/Core.h>
+
+#include "compile.h"
+
+typedef struct GjLower GjLower;
+
+typedef struct GjTarget {
+    const char *name;            /* "nvptx", "cpu" */
+    unsigned global_as;          /* address space of array data */
+    unsigned const_as;           /* address space of frozen arrays (constant memory) */
+    /* 1 if kernels and device functions take the thread's context as a last,
+       extra parameter (L->thread: the host's GjCpuThread *); 0 if special
+       registers and barriers need none. */
+    int thread_param;
+    /* Sets the new module's triple and data layout. */
+    void (*init_module)(GjLower *L);
+    /* Adds the kernel (with params[0..n) per compile.h's ABI) to L->mod and
+       sets L->fn; the target may append parameters of its own. */
+    GjStatus (*declare_kernel)(GjLower *L, const char *name, LLVMTypeRef *params, unsigned n);
+    /* After the body is lowered: entry wrappers and the like. */
+    GjStatus (*finish_kernel)(GjLower *L, const char *name);
+    /* Special register `reg` ("tid", "ctaid", "ntid", "nctaid": PTX's names)
+       along axis 'x'..'z', as i32. */
+    LLVMValueRef (*special_reg)(GjLower *L, const char *reg, char axis);
+    /* __syncthreads(); returns the call (non-NULL) or NULL with a diag. */
+    LLVMValueRef (*barrier)(GjLower *L);
+    /* The math library's name for function `base` ("sin", "pow", "fmod")
+       on float (is_double 0) or double arguments, into buf. */
+    void (*math_name)(char *buf, size_t len, const char *base, int is_double);
+} GjTarget;
+
+extern const GjTarget gj_target_nvptx;
+extern const GjTarget gj_target_cpu;
+
+/* The target for compile options' target selector. */
+const GjTarget *gj_target_of(GjTargetKind kind);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * target_cpu.c - the host-CPU target (target.h): what lowering emits for a
+ * kernel that runs on the host through runtime/cpuexec.h.
+ *
+ * The module has the host's triple (cpujit.c sets the data layout of its
+ * target machine); array data is plain memory (address space 0).  The
+ * kernel body is an internal function with compile.h's parameters plus a
+ * trailing GjCpuThread *; a wrapper with the executor's ABI,
+ *
+ *     void <kernel>(void **params, GjCpuThread *t)
+ *
+ * loads each parameter from params[k] (the kernelParams array a CUDA launch
+ * would get) and calls the body, which O3 then inlines.  Special registers
+ * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier is a
+ * call of gj_cpu_barrier(t) (cpujit.c resolves it), and math functions are
+ * libm's (sinf, pow).
+ */
+#include "target.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <llvm-c/TargetMachine.h>
+
+#include "cpuexec.h"
+#include "lower_ops.h"
+
+static void cpu_init_module(GjLower *L) {
+    char *triple = LLVMGetDefaultTargetTriple();
+    LLVMSetTarget(L->mod, triple);
+    LLVMDisposeMessage(triple);
+}
+
+static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *params,
+                                   unsigned n) {
+    LLVMTypeRef all[257];
+    if (n >= sizeof all / sizeof all[0])
+        return gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "too many kernel parameters");
+    memcpy(all, params, n * sizeof *params);
+    all[n] = LLVMPointerTypeInContext(L->ctx, 0);   /* GjCpuThread * */
+    char *body = gj_arena_printf(&L->c->arena, "%s.body", name);
+    if (!body)
+        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    L->fn = LLVMAddFunction(L->mod, body,
+                            LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), all, n + 1, 0));
+    LLVMSetLinkage(L->fn, LLVMInternalLinkage);
+    L->thread = LLVMGetParam(L->fn, n);
+    LLVMSetValueName2(L->thread, "thread", 6);
+    return GJ_OK;
+}
+
+/* void name(void **params, GjCpuThread *t): body(*(T0 *)params[0], ..., t). */
+static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
+    LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
+    unsigned n = LLVMCountParamTypes(body_ty);
+    LLVMTypeRef ptys[257];
+    LLVMValueRef args[257];
+    if (n > sizeof ptys / sizeof ptys[0])
+        return gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "too many kernel parameters");
+    LLVMGetParamTypes(body_ty, ptys);
+
+    LLVMTypeRef wparams[2] = {ptr, ptr};
+    LLVMValueRef w = LLVMAddFunction(L->mod, name,
+                                     LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), wparams,
+                                                      2, 0));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->ctx, w, "entry"));
+    LLVMValueRef params = LLVMGetParam(w, 0);
+    for (unsigned k = 0; k + 1 < n; k++) {
+        LLVMValueRef idx = LLVMConstInt(L->i64, k, 0);
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, ptr, params, &idx, 1, "");
+        LLVMValueRef p = LLVMBuildLoad2(b, ptr, slot, "");
+        args[k] = LLVMBuildLoad2(b, ptys[k], p, "");
+    }
+    args[n - 1] = LLVMGetParam(w, 1);
+    LLVMBuildCall2(b, body_ty, L->fn, args, n, "");
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    return GJ_OK;
+}
+
+/* PTX register name -> GjCpuThread field (GJ_CPU_THREAD_ABI). */
+static int thread_field(const char *reg) {
+    if (strcmp(reg, "tid") == 0)
+        return GJ_CPU_THREAD_TID;
+    if (strcmp(reg, "ctaid") == 0)
+        return GJ_CPU_THREAD_BID;
+    if (strcmp(reg, "ntid") == 0)
+        return GJ_CPU_THREAD_BDIM;
+    if (strcmp(reg, "nctaid") == 0)
+        return GJ_CPU_THREAD_GDIM;
+    return -1;
+}
+
+/* GjCpuThread as an LLVM struct (cpuexec.h; GJ_CPU_THREAD_ABI). */
+static LLVMTypeRef thread_type(GjLower *L) {
+    LLVMTypeRef dim = LLVMArrayType2(L->i32, 3);
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
+    LLVMTypeRef fields[8] = {dim, dim, dim, dim, ptr, ptr, L->i32, L->i32};
+    return LLVMStructTypeInContext(L->ctx, fields, 8, 0);
+}
+
+static LLVMValueRef cpu_special_reg(GjLower *L, const char *reg, char axis) {
+    int field = thread_field(reg);
+    if (field < 0 || axis < 'x' || axis > 'z') {
+        gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "no special register %s.%c on the CPU", reg,
+                 axis);
+        return NULL;
+    }
+    LLVMValueRef idx[3] = {LLVMConstInt(L->i32, 0, 0), LLVMConstInt(L->i32, (unsigned)field, 0),
+                           LLVMConstInt(L->i32, (unsigned)(axis - 'x'), 0)};
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, thread_type(L), L->thread, idx, 3, "");
+    LLVMValueRef v = LLVMBuildLoad2(L->b, L->i32, p, reg);
+    LLVMSetAlignment(v, 4);
+    return v;
+}
+
+/* gj_cpu_barrier(t) (runtime/cpuexec.h). */
+static LLVMValueRef cpu_barrier(GjLower *L) {
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), &ptr, 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, "gj_cpu_barrier");
+    if (!fn)
+        fn = LLVMAddFunction(L->mod, "gj_cpu_barrier", fty);
+    LLVMValueRef thread = L->thread;
+    return LLVMBuildCall2(L->b, fty, fn, &thread, 1, "");
+}
+
+/* libm: <base> (double), <base>f (float). */
+static void cpu_math_name(char *buf, size_t len, const char *base, int is_double) {
+    snprintf(buf, len, "%s%s", base, is_double ? "" : "f");
+}
+
+const GjTarget gj_target_cpu = {
+    .name = "cpu",
+    .global_as = 0,
+    .const_as = 0,
+    .thread_param = 1,
+    .init_module = cpu_init_module,
+    .declare_kernel = cpu_declare_kernel,
+    .finish_kernel = cpu_finish_kernel,
+    .special_reg = cpu_special_reg,
+    .barrier = cpu_barrier,
+    .math_name = cpu_math_name,
+};

@@ -1,0 +1,82 @@
+/*
+ * target_nvptx.c - the NVPTX target (target.h): what lowering emits that
+ * only a CUDA GPU understands.
+ *
+ * The module is nvptx64-nvidia-cuda with NVPTX's data layout; array data
+ * lives in the global address space (1).  The kernel is marked with the PTX
+ * kernel calling convention (71), never with nvvm.annotations alone (newer
+ * LLVM ignores the metadata on modules built through the C API).  Special
+ * registers are llvm.nvvm.read.ptx.sreg.* intrinsics, the barrier is
+ * llvm.nvvm.barrier0 (renamed in LLVM 21, so it is looked up), and math
+ * functions are libdevice's __nv_* (nvptx.c links them).
+ */
+#include "target.h"
+
+#include <stdio.h>
+
+#include "lower_ops.h"
+
+#define NVPTX_DATA_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+
+static void nvptx_init_module(GjLower *L) {
+    LLVMSetTarget(L->mod, "nvptx64-nvidia-cuda");
+    LLVMSetDataLayout(L->mod, NVPTX_DATA_LAYOUT);
+}
+
+static GjStatus nvptx_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *params,
+                                     unsigned n) {
+    L->fn = LLVMAddFunction(L->mod, name,
+                            LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params, n, 0));
+    LLVMSetFunctionCallConv(L->fn, LLVMPTXKernelCallConv);
+    return GJ_OK;
+}
+
+static GjStatus nvptx_finish_kernel(GjLower *L, const char *name) {
+    (void)L;
+    (void)name;
+    return GJ_OK;
+}
+
+/* llvm.nvvm.read.ptx.sreg.<reg>.<axis>: i32. */
+static LLVMValueRef nvptx_special_reg(GjLower *L, const char *reg, char axis) {
+    char name[48];
+    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
+    return gj_lower_call_intrinsic(L, name, NULL, NULL, 0);
+}
+
+/* The block barrier: llvm.nvvm.barrier0() until LLVM 20, renamed
+   llvm.nvvm.barrier.cta.sync.aligned.all(i32 0) in LLVM 21. */
+static LLVMValueRef nvptx_barrier(GjLower *L) {
+    static const char old_name[] = "llvm.nvvm.barrier0";
+    static const char new_name[] = "llvm.nvvm.barrier.cta.sync.aligned.all";
+    if (LLVMLookupIntrinsicID(old_name, sizeof old_name - 1))
+        return gj_lower_call_intrinsic(L, old_name, NULL, NULL, 0);
+    LLVMValueRef barrier_id = LLVMConstInt(L->i32, 0, 0);
+    return gj_lower_call_intrinsic(L, new_name, NULL, &barrier_id, 1);
+}
+
+/* libdevice: __nv_<base> (double), __nv_<base>f (float). */
+static void nvptx_math_name(char *buf, size_t len, const char *base, int is_double) {
+    snprintf(buf, len, "__nv_%s%s", base, is_double ? "" : "f");
+}
+
+const GjTarget gj_target_nvptx = {
+    .name = "nvptx",
+    .global_as = 1,
+    .const_as = 4,
+    .thread_param = 0,
+    .init_module = nvptx_init_module,
+    .declare_kernel = nvptx_declare_kernel,
+    .finish_kernel = nvptx_finish_kernel,
+    .special_reg = nvptx_special_reg,
+    .barrier = nvptx_barrier,
+    .math_name = nvptx_math_name,
+};
+
+const GjTarget *gj_target_of(GjTargetKind kind) {
+    switch (kind) {
+    case GJ_TARGET_CPU: return &gj_target_cpu;
+    case GJ_TARGET_NVPTX: return &gj_target_nvptx;
+    }
+    return &gj_target_nvptx;
+}
