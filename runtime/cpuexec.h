@@ -67,4 +67,9 @@ int gj_cpu_workers(void);
 /* __syncthreads(): every thread of the block reaches it before any passes. */
 void gj_cpu_barrier(GjCpuThread *t);
 
+/* __syncwarp() with the full mask: every thread of the warp that has not
+   returned reaches it before any passes.  Warp shuffles and votes can be
+   built on it (write a slot, sync, read the partner's slot, sync). */
+void gj_cpu_syncwarp(GjCpuThread *t);
+
 #endif

@@ -1,0 +1,880 @@
+/*
+ * cpuexec.c - runs a kernel's grid on the host CPU (cpuexec.h).
+ *
+ * Pool: one process-wide struct `P`, set up once (pthread_once): the worker
+ * count (GPUJIT_CPU_THREADS, else the cores this process may run on) and one
+ * Worker per thread, slot 0 being whichever host thread launches.  Helper
+ * threads start on the first launch that has work for them and sleep on a
+ * condition variable between launches.  Launches are serialised by
+ * P.launch_lock; within one, every worker takes block indices from an atomic
+ * counter until none is left, then the launcher waits for the helpers.
+ *
+ * Block: a kernel without barriers or warp operations runs its threads as a
+ * plain loop on the worker's own stack.  Otherwise each CUDA thread is a
+ * fiber with its own stack (GPUJIT_CPU_STACK_KIB, default 64; allocated once
+ * per worker with a guard page below each, reused), run round-robin by the
+ * worker's scheduler.  A fiber that must wait parks on a Group (its block for
+ * gj_cpu_barrier, its warp for gj_cpu_syncwarp) and switches away; the last
+ * live member to arrive releases the group and carries on.  Fibers that
+ * return count as arrived, so an early exit never deadlocks.
+ *
+ * The context switch is a few lines of assembly on x86-64 and aarch64
+ * (callee-saved registers and the stack pointer; the floating-point control
+ * registers are shared, kernels never change them), ucontext elsewhere and
+ * where x86 shadow stacks are enforced.  Nothing here exits or aborts.
+ */
+#include "cpuexec.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define MAX_THREADS_PER_BLOCK 1024u
+#define MAX_WORKERS 1024u
+#define WARP 32u
+#define NGROUPS (1u + MAX_THREADS_PER_BLOCK / WARP)   /* the block, then its warps */
+#define GUARD_BUDGET 16384u   /* guard pages in all, to stay far below vm.max_map_count */
+#define ERRLEN 200
+
+/* ---- context switch ------------------------------------------------------ */
+
+/* -DGJ_CPUEXEC_UCONTEXT builds the fallback everywhere (tests use it). */
+#if (defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__) \
+    && !defined(GJ_CPUEXEC_UCONTEXT)
+#define HAVE_ASM_SWITCH 1
+/* Saves the callee-saved registers on the current stack, stores the stack
+   pointer in *save, loads `load` as the stack pointer and restores the
+   registers saved there.  gj_cpu_fiber_start is where a new fiber's first
+   switch returns to: it calls entry(arg), both taken from the saved frame. */
+__attribute__((visibility("hidden"))) void gj_cpu_fiber_switch(void **save, void *load);
+__attribute__((visibility("hidden"))) void gj_cpu_fiber_start(void);
+#else
+#define HAVE_ASM_SWITCH 0
+#endif
+
+#if HAVE_ASM_SWITCH && defined(__x86_64__)
+/* Frame, from the saved sp up: r15 r14 r13 r12 rbx rbp return-address. */
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl gj_cpu_fiber_switch\n"
+    ".hidden gj_cpu_fiber_switch\n"
+    ".type gj_cpu_fiber_switch,@function\n"
+    "gj_cpu_fiber_switch:\n"
+    "    pushq %rbp\n"
+    "    pushq %rbx\n"
+    "    pushq %r12\n"
+    "    pushq %r13\n"
+    "    pushq %r14\n"
+    "    pushq %r15\n"
+    "    movq %rsp, (%rdi)\n"
+    "    movq %rsi, %rsp\n"
+    "    popq %r15\n"
+    "    popq %r14\n"
+    "    popq %r13\n"
+    "    popq %r12\n"
+    "    popq %rbx\n"
+    "    popq %rbp\n"
+    "    ret\n"
+    ".size gj_cpu_fiber_switch, .-gj_cpu_fiber_switch\n"
+    ".p2align 4\n"
+    ".globl gj_cpu_fiber_start\n"
+    ".hidden gj_cpu_fiber_start\n"
+    ".type gj_cpu_fiber_start,@function\n"
+    "gj_cpu_fiber_start:\n"
+    "    movq %rbx, %rdi\n"
+    "    callq *%r12\n"
+    "    ud2\n"
+    ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
+#define FRAME_WORDS 7
+#define FRAME_ENTRY 3      /* r12 */
+#define FRAME_ARG 4        /* rbx */
+#define FRAME_RETURN 6
+#define FRAME_PAD 2        /* words above the frame: sp is 16-aligned after the ret */
+#elif HAVE_ASM_SWITCH && defined(__aarch64__)
+/* Frame, from the saved sp up: x19..x28, x29, x30 (return address), d8..d15. */
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".globl gj_cpu_fiber_switch\n"
+    ".hidden gj_cpu_fiber_switch\n"
+    ".type gj_cpu_fiber_switch,%function\n"
+    "gj_cpu_fiber_switch:\n"
+    "    sub sp, sp, #160\n"
+    "    stp x19, x20, [sp, #0]\n"
+    "    stp x21, x22, [sp, #16]\n"
+    "    stp x23, x24, [sp, #32]\n"
+    "    stp x25, x26, [sp, #48]\n"
+    "    stp x27, x28, [sp, #64]\n"
+    "    stp x29, x30, [sp, #80]\n"
+    "    stp d8, d9, [sp, #96]\n"
+    "    stp d10, d11, [sp, #112]\n"
+    "    stp d12, d13, [sp, #128]\n"
+    "    stp d14, d15, [sp, #144]\n"
+    "    mov x2, sp\n"
+    "    str x2, [x0]\n"
+    "    mov sp, x1\n"
+    "    ldp x19, x20, [sp, #0]\n"
+    "    ldp x21, x22, [sp, #16]\n"
+    "    ldp x23, x24, [sp, #32]\n"
+    "    ldp x25, x26, [sp, #48]\n"
+    "    ldp x27, x28, [sp, #64]\n"
+    "    ldp x29, x30, [sp, #80]\n"
+    "    ldp d8, d9, [sp, #96]\n"
+    "    ldp d10, d11, [sp, #112]\n"
+    "    ldp d12, d13, [sp, #128]\n"
+    "    ldp d14, d15, [sp, #144]\n"
+    "    add sp, sp, #160\n"
+    "    ret\n"
+    ".size gj_cpu_fiber_switch, .-gj_cpu_fiber_switch\n"
+    ".p2align 4\n"
+    ".globl gj_cpu_fiber_start\n"
+    ".hidden gj_cpu_fiber_start\n"
+    ".type gj_cpu_fiber_start,%function\n"
+    "gj_cpu_fiber_start:\n"
+    "    mov x0, x19\n"
+    "    blr x20\n"
+    "    brk #0\n"
+    ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
+#define FRAME_WORDS 20
+#define FRAME_ENTRY 1      /* x20 */
+#define FRAME_ARG 0        /* x19 */
+#define FRAME_RETURN 11    /* x30 */
+#define FRAME_PAD 0
+#endif
+
+/* AddressSanitizer must be told about stack switches, or it reports the
+   fibers' frames as overflows of the thread's stack. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GJ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GJ_ASAN 1
+#endif
+#endif
+#ifdef GJ_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                     size_t *size_old);
+#endif
+
+/* A suspended execution context: the saved stack pointer (assembly switch)
+   or a ucontext (fallback). */
+typedef struct Ctx {
+    void *sp;
+    ucontext_t *uc;
+} Ctx;
+
+/* ---- blocks, fibers and groups ------------------------------------------- */
+
+/* Fibers [first, first + count) wait here until the `live` ones (those not
+   yet returned) have all arrived.  The block is group 0, warp w group 1 + w;
+   a warp-level rendezvous (shuffles, votes) is a park on the warp's group. */
+typedef struct Group {
+    unsigned first, count;
+    unsigned live;          /* members that have not returned */
+    unsigned arrived;       /* members parked here now, plus the one arriving */
+} Group;
+
+typedef struct Fiber {
+    Ctx ctx;
+    unsigned char *stack;   /* lowest usable byte; the guard page is below */
+    Group *waiting;         /* the group it is parked on; NULL when runnable */
+    int done;               /* the kernel function returned */
+} Fiber;
+
+struct GjCpuBlock {
+    GjCpuKernelFn fn;
+    void **params;
+    unsigned nthreads;
+    int fibered;            /* 0: the threads run as a plain loop */
+    atomic_int *misuse;     /* the launch's flag: a barrier without fibers */
+    /* fiber mode only */
+    Fiber *fibers;          /* [nthreads] */
+    GjCpuThread *threads;   /* [nthreads] */
+    unsigned live;          /* fibers that have not returned */
+    unsigned current;       /* the running fiber */
+    int from_sched;         /* it was switched to by the scheduler, not a fiber */
+    int use_asm;
+    size_t stack_bytes;     /* usable bytes of each fiber's stack */
+    Ctx sched;              /* the worker's scheduler loop */
+    ucontext_t sched_uc;
+#ifdef GJ_ASAN
+    const void *sched_bottom;
+    size_t sched_size;
+#endif
+    Group groups[NGROUPS];
+};
+
+/* One launch, on the launcher's stack while it runs. */
+typedef struct Job {
+    const GjCpuLaunch *launch;
+    uint64_t nblocks;
+    unsigned nthreads;      /* per block */
+    int fibered;
+    _Atomic uint64_t next;  /* next block index to hand out */
+    _Atomic uint64_t done;  /* blocks run */
+    atomic_int misuse;
+} Job;
+
+typedef struct Worker {
+    pthread_t thread;
+    unsigned index;
+    uint64_t seen;          /* last generation looked at */
+    GjCpuBlock block;
+    unsigned capacity;      /* fibers allocated */
+    unsigned char *stacks;  /* one mapping: per fiber a guard page then its stack */
+    size_t stacks_bytes;
+    Fiber *fibers;
+    GjCpuThread *threads;
+    ucontext_t *ucs;        /* fallback switch only */
+    unsigned char *shared;
+    size_t shared_cap;
+    char err[ERRLEN];       /* why this worker ran no block of the job */
+} Worker;
+
+typedef struct Pool {
+    pthread_once_t once;
+    pthread_mutex_t launch_lock;  /* one launch at a time (error-checking) */
+    pthread_mutex_t lock;         /* guards generation, job, helpers, busy */
+    pthread_cond_t wake;          /* helpers: a new generation */
+    pthread_cond_t idle;          /* launcher: busy reached 0 */
+    uint64_t generation;
+    Job *job;
+    unsigned helpers;             /* workers 1..helpers take part in this job */
+    unsigned busy;                /* helpers still running it */
+    unsigned nstarted;            /* helpers running, workers 1..nstarted (launch_lock) */
+    unsigned nworkers;            /* including the launcher */
+    size_t page, stack_bytes;
+    int use_asm;
+    int init_failed;
+    pthread_key_t helper_key;     /* set on helper threads */
+    Worker *workers;              /* [nworkers] */
+} Pool;
+
+static Pool P = {
+    .once = PTHREAD_ONCE_INIT,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .idle = PTHREAD_COND_INITIALIZER,
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- switching ------------------------------------------------------------ */
+
+static void raw_switch(GjCpuBlock *b, Ctx *from, Ctx *to)
+{
+#if HAVE_ASM_SWITCH
+    if (b->use_asm) {
+        gj_cpu_fiber_switch(&from->sp, to->sp);
+        return;
+    }
+#endif
+    (void)b;
+    swapcontext(from->uc, to->uc);
+}
+
+/* ASan: a fiber that was switched to learns the scheduler's stack when the
+   switch came from there. */
+#ifdef GJ_ASAN
+static void switched_in(GjCpuBlock *b, void *fake)
+{
+    if (b->from_sched)
+        __sanitizer_finish_switch_fiber(fake, &b->sched_bottom, &b->sched_size);
+    else
+        __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+}
+#endif
+
+/* Scheduler -> fiber i; returns when the sweep that starts there ends. */
+static void resume(GjCpuBlock *b, unsigned i)
+{
+    b->current = i;
+    b->from_sched = 1;
+#ifdef GJ_ASAN
+    void *fake = NULL;
+    __sanitizer_start_switch_fiber(&fake, b->fibers[i].stack, b->stack_bytes);
+    raw_switch(b, &b->sched, &b->fibers[i].ctx);
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#else
+    raw_switch(b, &b->sched, &b->fibers[i].ctx);
+#endif
+}
+
+/* Fiber i parks or has returned: the sweep goes on straight to the next
+   runnable fiber after it (one switch instead of two through the
+   scheduler), or back to the scheduler at the end.  Returns when fiber i
+   is switched to again (never, once it has returned). */
+static void switch_away(GjCpuBlock *b, unsigned i)
+{
+    unsigned j = i + 1;
+    while (j < b->nthreads && (b->fibers[j].done || b->fibers[j].waiting))
+        j++;
+    Ctx *to = j < b->nthreads ? &b->fibers[j].ctx : &b->sched;
+#ifdef GJ_ASAN
+    void *fake = NULL;
+    int dies = b->fibers[i].done;
+    if (j < b->nthreads)
+        __sanitizer_start_switch_fiber(dies ? NULL : &fake, b->fibers[j].stack, b->stack_bytes);
+    else
+        __sanitizer_start_switch_fiber(dies ? NULL : &fake, b->sched_bottom, b->sched_size);
+#endif
+    b->current = j;
+    b->from_sched = 0;
+    raw_switch(b, &b->fibers[i].ctx, to);
+#ifdef GJ_ASAN
+    switched_in(b, fake);
+#endif
+}
+
+static void release(GjCpuBlock *b, Group *g)
+{
+    g->arrived = 0;
+    for (unsigned j = g->first; j < g->first + g->count; j++)
+        if (b->fibers[j].waiting == g)
+            b->fibers[j].waiting = NULL;
+}
+
+/* Parks fiber i on g until every live member has arrived; the last one to
+   arrive releases the others and carries on without switching. */
+static void rendezvous(GjCpuBlock *b, Group *g, unsigned i)
+{
+    if (++g->arrived >= g->live) {
+        release(b, g);
+        return;
+    }
+    b->fibers[i].waiting = g;
+    switch_away(b, i);
+}
+
+/* A returned fiber no longer counts: a group it leaves complete is released. */
+static void leave(GjCpuBlock *b, Group *g)
+{
+    g->live--;
+    if (g->arrived > 0 && g->arrived >= g->live)
+        release(b, g);
+}
+
+static void fiber_main(void *arg)
+{
+    GjCpuBlock *b = arg;
+    unsigned i = b->current;
+#ifdef GJ_ASAN
+    switched_in(b, NULL);
+#endif
+    b->fn(b->params, &b->threads[i]);
+    b->fibers[i].done = 1;
+    b->live--;
+    leave(b, &b->groups[0]);
+    leave(b, &b->groups[1 + i / WARP]);
+    switch_away(b, i);
+}
+
+/* makecontext passes ints: the block pointer travels in two halves. */
+static void fiber_main_uc(int hi, int lo)
+{
+    uint64_t p = ((uint64_t)(unsigned)hi << 32) | (uint64_t)(unsigned)lo;
+    fiber_main((void *)(uintptr_t)p);
+}
+
+static void fiber_init(GjCpuBlock *b, unsigned i)
+{
+    Fiber *f = &b->fibers[i];
+    f->waiting = NULL;
+    f->done = 0;
+#if HAVE_ASM_SWITCH
+    if (b->use_asm) {
+        /* Staggered tops: page-aligned ones would put every fiber's frame in
+           the same cache sets. */
+        uintptr_t top = (uintptr_t)f->stack + b->stack_bytes - (i % 64) * 64;
+        void **frame = (void **)top - FRAME_PAD - FRAME_WORDS;
+        memset(frame, 0, FRAME_WORDS * sizeof *frame);
+        void (*entry)(void *) = fiber_main;
+        void (*start)(void) = gj_cpu_fiber_start;
+        memcpy(&frame[FRAME_ENTRY], &entry, sizeof entry);
+        frame[FRAME_ARG] = b;
+        memcpy(&frame[FRAME_RETURN], &start, sizeof start);
+        f->ctx.sp = frame;
+        return;
+    }
+#endif
+    ucontext_t *uc = f->ctx.uc;
+    uc->uc_stack.ss_sp = f->stack;
+    uc->uc_stack.ss_size = b->stack_bytes;
+    uc->uc_link = NULL;
+    uint64_t p = (uint64_t)(uintptr_t)b;
+    makecontext(uc, (void (*)(void))fiber_main_uc, 2, (int)(unsigned)(p >> 32),
+                (int)(unsigned)(p & 0xffffffffu));
+}
+
+/* Runs fibers round-robin until all have returned.  When none can run but
+   some still wait, they wait on different groups (a warp-level sync in one
+   thread, a block barrier in another): CUDA leaves that undefined; here
+   every group is released rather than hanging. */
+static void schedule(GjCpuBlock *b)
+{
+    while (b->live > 0) {
+        unsigned i = 0;
+        while (i < b->nthreads && (b->fibers[i].done || b->fibers[i].waiting))
+            i++;
+        if (i < b->nthreads) {
+            resume(b, i);
+            continue;
+        }
+        for (unsigned g = 0; g < 1 + (b->nthreads + WARP - 1) / WARP; g++)
+            if (b->groups[g].arrived)
+                release(b, &b->groups[g]);
+    }
+}
+
+/* ---- running blocks ------------------------------------------------------- */
+
+static void run_plain(const GjCpuLaunch *l, GjCpuThread t)
+{
+    GjCpuKernelFn fn = l->fn;
+    void **params = l->params;
+    uint32_t lin = 0;
+    for (uint32_t z = 0; z < l->block[2]; z++) {
+        t.tid[2] = z;
+        for (uint32_t y = 0; y < l->block[1]; y++) {
+            t.tid[1] = y;
+            for (uint32_t x = 0; x < l->block[0]; x++, lin++) {
+                t.tid[0] = x;
+                t.lane = lin % WARP;
+                t.warp = lin / WARP;
+                fn(params, &t);
+            }
+        }
+    }
+}
+
+static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *base)
+{
+    unsigned n = b->nthreads;
+    b->live = n;
+    b->groups[0] = (Group){ .first = 0, .count = n, .live = n };
+    for (unsigned w = 0; w * WARP < n; w++) {
+        unsigned c = n - w * WARP < WARP ? n - w * WARP : WARP;
+        b->groups[1 + w] = (Group){ .first = w * WARP, .count = c, .live = c };
+    }
+    unsigned bx = l->block[0], by = l->block[1];
+    for (unsigned i = 0; i < n; i++) {
+        GjCpuThread *t = &b->threads[i];
+        *t = *base;
+        t->tid[0] = i % bx;
+        t->tid[1] = (i / bx) % by;
+        t->tid[2] = i / (bx * by);
+        t->lane = i % WARP;
+        t->warp = i / WARP;
+        fiber_init(b, i);
+    }
+    schedule(b);
+}
+
+static void run_block(Worker *w, Job *job, uint64_t k)
+{
+    const GjCpuLaunch *l = job->launch;
+    GjCpuBlock *b = &w->block;
+    GjCpuThread t;
+    memset(&t, 0, sizeof t);
+    uint64_t gx = l->grid[0], gy = l->grid[1];
+    t.bid[0] = (uint32_t)(k % gx);
+    t.bid[1] = (uint32_t)(k / gx % gy);
+    t.bid[2] = (uint32_t)(k / (gx * gy));
+    for (int d = 0; d < 3; d++) {
+        t.bdim[d] = l->block[d];
+        t.gdim[d] = l->grid[d];
+    }
+    t.shared = w->shared;
+    t.block = b;
+    if (l->shared_bytes)
+        memset(w->shared, 0, l->shared_bytes);
+    if (job->fibered)
+        run_fibers(b, l, &t);
+    else
+        run_plain(l, t);
+}
+
+/* Maps n fiber stacks, each above a guard page while the pool's guards
+   stay within GUARD_BUDGET. */
+static int grow_fibers(Worker *w, unsigned n)
+{
+    size_t slot = P.page + P.stack_bytes;
+    size_t bytes = slot * n;
+    unsigned char *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (map == MAP_FAILED) {
+        snprintf(w->err, sizeof w->err, "cannot map %u fiber stacks of %zu KiB: %s", n,
+                 P.stack_bytes / 1024, strerror(errno));
+        return -1;
+    }
+    Fiber *fibers = calloc(n, sizeof *fibers);
+    GjCpuThread *threads = calloc(n, sizeof *threads);
+    ucontext_t *ucs = P.use_asm ? NULL : calloc(n, sizeof *ucs);
+    if (!fibers || !threads || (!P.use_asm && !ucs)) {
+        free(fibers);
+        free(threads);
+        free(ucs);
+        munmap(map, bytes);
+        snprintf(w->err, sizeof w->err, "out of host memory for %u fibers", n);
+        return -1;
+    }
+    int guard = (uint64_t)n * P.nworkers <= GUARD_BUDGET;
+    for (unsigned i = 0; i < n; i++) {
+        if (guard)
+            mprotect(map + slot * i, P.page, PROT_NONE);   /* best effort */
+        fibers[i].stack = map + slot * i + P.page;
+        if (ucs) {
+            fibers[i].ctx.uc = &ucs[i];
+            if (getcontext(&ucs[i]) != 0) {
+                snprintf(w->err, sizeof w->err, "getcontext failed: %s", strerror(errno));
+                free(fibers);
+                free(threads);
+                free(ucs);
+                munmap(map, bytes);
+                return -1;
+            }
+        }
+    }
+    if (w->stacks)
+        munmap(w->stacks, w->stacks_bytes);
+    free(w->fibers);
+    free(w->threads);
+    free(w->ucs);
+    w->stacks = map;
+    w->stacks_bytes = bytes;
+    w->fibers = fibers;
+    w->threads = threads;
+    w->ucs = ucs;
+    w->capacity = n;
+    return 0;
+}
+
+/* Readies worker w for the job: shared memory and, if needed, fibers. */
+static int prepare(Worker *w, Job *job)
+{
+    const GjCpuLaunch *l = job->launch;
+    w->err[0] = '\0';
+    size_t need = l->shared_bytes > 64 ? l->shared_bytes : 64;
+    if (need > w->shared_cap) {
+        need = (need + 63) & ~(size_t)63;
+        void *mem = NULL;
+        if (need < l->shared_bytes || posix_memalign(&mem, 64, need) != 0) {
+            snprintf(w->err, sizeof w->err, "cannot allocate %zu bytes of shared memory",
+                     l->shared_bytes);
+            return -1;
+        }
+        free(w->shared);
+        w->shared = mem;
+        w->shared_cap = need;
+    }
+    GjCpuBlock *b = &w->block;
+    b->fn = l->fn;
+    b->params = l->params;
+    b->nthreads = job->nthreads;
+    b->fibered = job->fibered;
+    b->misuse = &job->misuse;
+    if (!job->fibered)
+        return 0;
+    if (w->capacity < job->nthreads && grow_fibers(w, job->nthreads) != 0)
+        return -1;
+    b->fibers = w->fibers;
+    b->threads = w->threads;
+    b->use_asm = P.use_asm;
+    b->stack_bytes = P.stack_bytes;
+    b->sched.uc = &b->sched_uc;
+    return 0;
+}
+
+static void run_job(Worker *w, Job *job)
+{
+    if (prepare(w, job) != 0)
+        return;
+    uint64_t ran = 0;
+    for (;;) {
+        uint64_t k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+        if (k >= job->nblocks)
+            break;
+        run_block(w, job, k);
+        ran++;
+    }
+    atomic_fetch_add_explicit(&job->done, ran, memory_order_relaxed);
+}
+
+/* ---- the pool -------------------------------------------------------------- */
+
+static void *helper_main(void *arg)
+{
+    Worker *w = arg;
+    pthread_setspecific(P.helper_key, w);
+    pthread_mutex_lock(&P.lock);
+    for (;;) {
+        while (P.generation == w->seen)
+            pthread_cond_wait(&P.wake, &P.lock);
+        w->seen = P.generation;
+        if (w->index > P.helpers)
+            continue;
+        Job *job = P.job;
+        pthread_mutex_unlock(&P.lock);
+        run_job(w, job);
+        pthread_mutex_lock(&P.lock);
+        if (--P.busy == 0)
+            pthread_cond_signal(&P.idle);
+    }
+    return NULL;
+}
+
+/* Starts helper threads 1..want that are not running yet (under
+   launch_lock); returns how many run.  A thread that cannot be created
+   just means fewer workers. */
+static unsigned start_helpers(unsigned want)
+{
+    if (P.nstarted >= want)
+        return want;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);   /* signals go to the host's threads */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    while (P.nstarted < want) {
+        Worker *w = &P.workers[P.nstarted + 1];
+        w->seen = P.generation;
+        if (pthread_create(&w->thread, &attr, helper_main, w) != 0)
+            break;
+        P.nstarted++;
+    }
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return P.nstarted;
+}
+
+static void init_launch_lock(void)
+{
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&P.launch_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+}
+
+/* In a fork() child only the forking thread exists: forget the helpers (they
+   restart on the next launch) and any launch that was running. */
+static void on_fork_child(void)
+{
+    init_launch_lock();
+    pthread_mutex_init(&P.lock, NULL);
+    pthread_cond_init(&P.wake, NULL);
+    pthread_cond_init(&P.idle, NULL);
+    P.nstarted = 0;
+    P.busy = 0;
+    P.helpers = 0;
+    P.job = NULL;
+}
+
+static unsigned env_unsigned(const char *name, unsigned lo, unsigned hi)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < (long)lo || v > (long)hi)
+        return 0;
+    return (unsigned)v;
+}
+
+/* True where x86 shadow stacks are enforced: the assembly switch would
+   break them, ucontext keeps them. */
+static int shadow_stack_active(void)
+{
+#if HAVE_ASM_SWITCH && defined(__x86_64__)
+    uint64_t ssp = 0;
+    __asm__ volatile("rdsspq %0" : "+r"(ssp));   /* a no-op without CET */
+    return ssp != 0;
+#else
+    return 0;
+#endif
+}
+
+static void init_pool(void)
+{
+    unsigned n = env_unsigned("GPUJIT_CPU_THREADS", 1, MAX_WORKERS);
+    if (n == 0) {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            n = (unsigned)CPU_COUNT(&set);
+        if (n == 0) {
+            long c = sysconf(_SC_NPROCESSORS_ONLN);
+            n = c > 0 ? (unsigned)c : 1;
+        }
+        if (n > MAX_WORKERS)
+            n = MAX_WORKERS;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    P.page = page > 0 ? (size_t)page : 4096;
+    unsigned kib = env_unsigned("GPUJIT_CPU_STACK_KIB", 16, 1u << 20);
+    size_t stack = (kib ? kib : 64) * (size_t)1024;
+    P.stack_bytes = (stack + P.page - 1) / P.page * P.page;
+    P.use_asm = HAVE_ASM_SWITCH && !shadow_stack_active();
+    P.workers = calloc(n, sizeof *P.workers);
+    if (!P.workers || pthread_key_create(&P.helper_key, NULL) != 0) {
+        P.init_failed = 1;
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        P.workers[i].index = i;
+    P.nworkers = n;
+    init_launch_lock();
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+int gj_cpu_workers(void)
+{
+    pthread_once(&P.once, init_pool);
+    return P.init_failed ? 1 : (int)P.nworkers;
+}
+
+static int check_launch(const GjCpuLaunch *l, char *err, size_t errlen)
+{
+    if (!l || !l->fn) {
+        set_err(err, errlen, "no kernel function to launch");
+        return -1;
+    }
+    uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+    if (threads == 0 || threads > MAX_THREADS_PER_BLOCK) {
+        set_err(err, errlen, "invalid block (%u, %u, %u): 1 to %u threads per block",
+                l->block[0], l->block[1], l->block[2], MAX_THREADS_PER_BLOCK);
+        return -1;
+    }
+    if (l->grid[0] == 0 || l->grid[1] == 0 || l->grid[2] == 0) {
+        set_err(err, errlen, "invalid grid (%u, %u, %u): every dimension must be at least 1",
+                l->grid[0], l->grid[1], l->grid[2]);
+        return -1;
+    }
+    return 0;
+}
+
+int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
+{
+    if (check_launch(launch, err, errlen) != 0)
+        return -1;
+    pthread_once(&P.once, init_pool);
+    if (P.init_failed) {
+        set_err(err, errlen, "out of host memory for the CPU worker pool");
+        return -1;
+    }
+    /* Kernel code launching: on a helper it would wait for the launch that
+       waits for it; on the launcher the lock says EDEADLK. */
+    int rc = pthread_getspecific(P.helper_key) ? EDEADLK : pthread_mutex_lock(&P.launch_lock);
+    if (rc == EDEADLK) {
+        set_err(err, errlen, "a kernel cannot launch a kernel on the CPU target");
+        return -1;
+    }
+    if (rc != 0) {
+        set_err(err, errlen, "cannot lock the CPU worker pool: %s", strerror(rc));
+        return -1;
+    }
+    Job job = {
+        .launch = launch,
+        .nblocks = (uint64_t)launch->grid[0] * launch->grid[1] * launch->grid[2],
+        .nthreads = launch->block[0] * launch->block[1] * launch->block[2],
+    };
+    job.fibered = launch->needs_fibers && job.nthreads > 1;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.done, 0);
+    atomic_init(&job.misuse, 0);
+
+    uint64_t want = job.nblocks - 1 < P.nworkers - 1 ? job.nblocks - 1 : P.nworkers - 1;
+    unsigned helpers = want ? start_helpers((unsigned)want) : 0;
+    if (helpers) {
+        pthread_mutex_lock(&P.lock);
+        P.job = &job;
+        P.helpers = helpers;
+        P.busy = helpers;
+        P.generation++;
+        pthread_cond_broadcast(&P.wake);
+        pthread_mutex_unlock(&P.lock);
+    }
+    run_job(&P.workers[0], &job);
+    if (helpers) {
+        pthread_mutex_lock(&P.lock);
+        while (P.busy > 0)
+            pthread_cond_wait(&P.idle, &P.lock);
+        P.job = NULL;
+        pthread_mutex_unlock(&P.lock);
+    }
+
+    int status = 0;
+    if (atomic_load(&job.done) != job.nblocks) {
+        const char *why = "no worker could run the grid";
+        for (unsigned i = 0; i <= helpers; i++)
+            if (P.workers[i].err[0]) {
+                why = P.workers[i].err;
+                break;
+            }
+        set_err(err, errlen, "CPU launch failed: %s", why);
+        status = -1;
+    } else if (atomic_load(&job.misuse)) {
+        set_err(err, errlen, "internal error: a kernel compiled without barriers or warp "
+                "operations (needs_fibers = 0) synchronised a block of %u threads; the "
+                "synchronisation did not happen", job.nthreads);
+        status = -1;
+    }
+    pthread_mutex_unlock(&P.launch_lock);
+    return status;
+}
+
+/* ---- called from kernel code ----------------------------------------------- */
+
+/* Without fibers there is nothing to switch to: a group of one passes, a
+   larger one is the compiler's error (the launcher must ask for fibers when
+   a kernel may synchronise), reported by the launch. */
+static void unsynchronised(GjCpuBlock *b, unsigned members)
+{
+    if (members > 1)
+        atomic_store_explicit(b->misuse, 1, memory_order_relaxed);
+}
+
+void gj_cpu_barrier(GjCpuThread *t)
+{
+    GjCpuBlock *b = t->block;
+    if (!b->fibered) {
+        unsynchronised(b, b->nthreads);
+        return;
+    }
+    rendezvous(b, &b->groups[0], (unsigned)(t - b->threads));
+}
+
+void gj_cpu_syncwarp(GjCpuThread *t)
+{
+    GjCpuBlock *b = t->block;
+    if (!b->fibered) {
+        unsigned rest = b->nthreads - t->warp * WARP;
+        unsynchronised(b, rest < WARP ? rest : WARP);
+        return;
+    }
+    rendezvous(b, &b->groups[1 + t->warp], (unsigned)(t - b->threads));
+}
