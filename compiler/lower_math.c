@@ -148,21 +148,26 @@ static LLVMValueRef z_trig(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     }
 }
 
-/* tan(z) = (sin 2x + j sinh 2y) / (cos 2x + cosh 2y);
-   tanh(z) = (sinh 2x + j sin 2y) / (cosh 2x + cos 2y).  For a large part the
-   quotient is inf / inf: then tan -> +-j and tanh -> +-1, the limits. */
+/* tan(x + yj) = (sin x cos x + j sinh y cosh y) / (cos^2 x + sinh^2 y), and
+   tanh with the roles of the parts swapped: the textbook denominator
+   cos 2x + cosh 2y equals 2 (cos^2 x + sinh^2 y), but computed as a sum it
+   cancels near the poles (cos 2x -> -1, y -> 0); the squares do not
+   (Kahan, "Branch cuts for complex elementary functions", 1987).  For a
+   large hyperbolic part the quotient is inf / inf: then tan -> +-j and
+   tanh -> +-1, the limits. */
 static LLVMValueRef z_tan(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     int hyper = fn == GJ_MF_TANH;
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     LLVMValueRef a = hyper ? y : x, b = hyper ? x : y;   /* the trigonometric, hyperbolic parts */
-    LLVMValueRef two_a = fmul_(L, a, fconst(a, 2.0)), two_b = fmul_(L, b, fconst(b, 2.0));
-    LLVMValueRef d = fadd_(L, ld1(L, "cos", two_a), ld1(L, "cosh", two_b));
-    LLVMValueRef trig = fdiv_(L, ld1(L, "sin", two_a), d);
-    LLVMValueRef hyp = fdiv_(L, ld1(L, "sinh", two_b), d);
+    LLVMValueRef c = ld1(L, "cos", a), sn = ld1(L, "sin", a);
+    LLVMValueRef sh = ld1(L, "sinh", b), ch = ld1(L, "cosh", b);
+    LLVMValueRef d = fadd_(L, fmul_(L, c, c), fmul_(L, sh, sh));
+    LLVMValueRef trig = fdiv_(L, fmul_(L, sn, c), d);
+    LLVMValueRef hyp = fdiv_(L, fmul_(L, sh, ch), d);
     LLVMValueRef big = fcmp(L, LLVMRealOGT, fabs_of(L, b), fconst(b, 20.0));
     LLVMValueRef one_args[2] = {fconst(b, 1.0), b};
     LLVMValueRef sign = gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(b), one_args, 2);
-    hyp = sel(L, big, sign, hyp);   /* sinh/cosh of 2b: 1 to the float's precision */
+    hyp = sel(L, big, sign, hyp);   /* sinh y cosh y / sinh^2 y: 1 to the float's precision */
     return hyper ? gj_lower_complex(L, hyp, trig) : gj_lower_complex(L, trig, hyp);
 }
 

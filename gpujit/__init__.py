@@ -91,7 +91,8 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         functions) only, never launched.  A plain ``@jit`` function may be
         called from kernels too.
     signature : str or list of str, optional
-        Signatures to compile: eagerly when a GPU is present, else at first use
+        Signatures to compile now, for the current target (the GPU, or the
+        CPU target without one), as numba does
         (``"void(float32[::1], float32[:, ::1], int64)"``; ``::1`` marks the
         contiguous dimension).
     debug : bool
@@ -139,7 +140,7 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
                                     lineinfo=bool(lineinfo), opt=bool(opt) and not debug,
                                     device=bool(device), inline=bool(inline))
         _functools.update_wrapper(kernel, func)
-        if signature is not None and not device and is_available():
+        if signature is not None and not device:
             sigs = [signature] if isinstance(signature, str) else list(signature)
             for sig in sigs:
                 kernel.compile(sig)

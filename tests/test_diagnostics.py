@@ -195,4 +195,6 @@ def array_or_number(x, out):
 def test_conditional_expression_of_incompatible_types():
     msg = compile_error(array_or_number, exc=gpujit.TypingError)
     assert "$s" not in msg, "internal variable names must not reach the user"
-    assert "array(float32" in msg and "cannot be combined" in msg
+    # 3.11 joins the two values before the store; 3.12+ store in each branch
+    assert "array(float32" in msg
+    assert "cannot be combined" in msg or "cannot store" in msg

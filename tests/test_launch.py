@@ -177,26 +177,3 @@ def test_inspect_asm_after_launch():
     asm = vector_add.inspect_asm()
     assert isinstance(asm, dict) and asm
     assert all(".entry" in ptx for ptx in asm.values())
-
-
-@pytest.mark.gpu  # CuPy arrays live in GPU memory: only the CUDA target can use them
-def test_cuda_array_interface_zero_copy(rng, target):
-    if target != "cuda":
-        pytest.skip("CuPy memory is GPU memory")
-    cupy = pytest.importorskip("cupy")
-    a = random_array(rng, 4096, "float32")
-    d_a = cupy.asarray(a)
-    d_c = cupy.full(4096, np.nan, dtype=cupy.float32)
-    vector_add[16, 256](d_a, d_a, d_c)
-    gpujit.synchronize()
-    np.testing.assert_array_equal(cupy.asnumpy(d_c), a + a)
-
-
-@pytest.mark.gpu  # the interface describes GPU memory, which only the CUDA target has
-def test_device_array_exposes_cuda_array_interface(rng, target):
-    if target != "cuda":
-        pytest.skip("the CPU target's device arrays are host memory")
-    a = random_array(rng, 100, "int32")
-    d = gpujit.to_device(a)
-    cai = d.__cuda_array_interface__
-    assert cai["shape"] == (100,) and cai["typestr"] == "<i4" and cai["data"][0] != 0

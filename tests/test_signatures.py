@@ -71,31 +71,24 @@ def test_signature_keyword_and_positional_agree():
         gpujit.jit("void()", signature="void()")
 
 
-def test_eager_compile_only_with_a_gpu():
+def test_signatures_compile_on_decoration():
     kernel = gpujit.jit("void(float32, float32[:], float32[:], int64)")(axpy)
-    if gpujit.is_available():
-        assert kernel.signatures == [("float32", "array(float32, 1d, A)",
-                                      "array(float32, 1d, A)", "int64")]
-    else:
-        assert kernel.signatures == []   # compiled at first use
+    assert kernel.signatures == [("float32", "array(float32, 1d, A)",
+                                  "array(float32, 1d, A)", "int64")]
 
 
 def broken(x, out):
     out[0] = x[0][1]   # a float32 cannot be indexed
 
 
-@pytest.mark.gpu   # eager compilation happens only where a GPU is present
 def test_eager_compile_reports_errors_at_decoration():
     with pytest.raises(gpujit.TypingError):
         gpujit.jit("void(float32[:], float32[:])")(broken)
 
 
-def test_lazy_signature_reports_errors_at_compile():
-    if gpujit.is_available():
-        pytest.skip("with a GPU the signature compiles on decoration")
-    kernel = gpujit.jit("void(float32[:], float32[:])")(broken)
-    with pytest.raises(gpujit.TypingError):
-        kernel.compile("void(float32[:], float32[:])")
+def test_bad_signature_string_fails_at_decoration():
+    with pytest.raises(gpujit.GpujitError, match="float33"):
+        gpujit.jit("void(float33[:], float32[:])")(broken)
 
 
 @pytest.mark.usefixtures("target")
