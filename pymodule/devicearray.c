@@ -134,6 +134,14 @@ static GjPyState *state_of(PyObject *self)
     return gj_py_state_of_type(Py_TYPE(self));
 }
 
+/* As NumPy says it: the element count times the item size does not fit. */
+static GjDeviceArray *too_big(void)
+{
+    PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
+                    "larger than the maximum possible size");
+    return NULL;
+}
+
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
                                      const Py_ssize_t *strides, PyObject *dtype)
 {
@@ -146,7 +154,8 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
             PyErr_SetString(PyExc_ValueError, "negative dimensions are not allowed");
             return NULL;
         }
-        size *= shape[i];
+        if (__builtin_mul_overflow(size, shape[i], &size))
+            return too_big();
     }
     /* Bytes spanned: the largest offset reached plus one element. */
     Py_ssize_t span = size ? itemsize : 0;
@@ -155,18 +164,23 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
         Py_ssize_t step = itemsize;
         for (int i = ndim - 1; i >= 0; i--) {
             own_strides[i] = step;
-            step *= shape[i] ? shape[i] : 1;
+            if (__builtin_mul_overflow(step, shape[i] ? shape[i] : 1, &step))
+                return too_big();
         }
         strides = own_strides;
-        span = size * itemsize;
+        if (__builtin_mul_overflow(size, itemsize, &span))
+            return too_big();
     } else if (size) {
         for (int i = 0; i < ndim; i++) {
+            Py_ssize_t reach;
             if (strides[i] < 0) {
                 PyErr_SetString(PyExc_ValueError,
                                 "negative strides are not supported for a new device array");
                 return NULL;
             }
-            span += (shape[i] - 1) * strides[i];
+            if (__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) ||
+                __builtin_add_overflow(span, reach, &span))
+                return too_big();
         }
     }
     int device;

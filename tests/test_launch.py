@@ -177,3 +177,10 @@ def test_inspect_asm_after_launch():
     asm = vector_add.inspect_asm()
     assert isinstance(asm, dict) and asm
     assert all(".entry" in ptx for ptx in asm.values())
+
+
+@pytest.mark.parametrize("shape", [2**62, (2**32, 2**32), 2**63 - 1])
+def test_device_array_too_big_is_refused(shape):
+    # The byte count overflows: refused before any allocation, as NumPy does.
+    with pytest.raises(ValueError, match="too big"):
+        gpujit.device_array(shape, np.float64)
