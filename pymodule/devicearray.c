@@ -404,13 +404,21 @@ static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObjec
     return 0;
 }
 
-/* numpy.dtype of a buffer's format. */
-static PyObject *buffer_dtype(GjPyState *st, const Py_buffer *view, int *id)
+/* numpy.dtype of a buffer's format (of the array `src` of that buffer). */
+static PyObject *buffer_dtype(GjPyState *st, PyObject *src, const Py_buffer *view, int *id)
 {
     *id = gj_py_dtype_from_format(view->format, view->itemsize);
     if (*id < 0) {
-        PyErr_Format(PyExc_TypeError, "gpujit has no type for buffer format '%s'",
-                     view->format ? view->format : "B");
+        PyObject *dt = PyObject_GetAttrString(src, "dtype");
+        PyErr_Clear();
+        if (dt)
+            PyErr_Format(PyExc_TypeError, "gpujit has no type for dtype %R (supported: bool, "
+                         "int8-64, uint8-64, float16-64, complex64/128, in native byte order)",
+                         dt);
+        else
+            PyErr_Format(PyExc_TypeError, "gpujit has no type for buffer format '%s'",
+                         view->format ? view->format : "B");
+        Py_XDECREF(dt);
         return NULL;
     }
     PyObject *name = PyUnicode_FromString(gj_py_dtypes[*id].name);
@@ -435,7 +443,7 @@ PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream)
                      view.ndim, (int)GJ_PY_MAX_NDIM);
         goto done;
     }
-    if (!(dtype = buffer_dtype(st, &view, &id)))
+    if (!(dtype = buffer_dtype(st, holder ? holder : ary, &view, &id)))
         goto done;
     Py_ssize_t one = 1, strides[GJ_PY_MAX_NDIM];
     const Py_ssize_t *shape = view.ndim ? view.shape : &one;

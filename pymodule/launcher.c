@@ -83,11 +83,20 @@ static int unsupported_arg(PyObject *func, int i, PyObject *obj)
     Py_XDECREF(code);
     Py_XDECREF(names);
     PyErr_Clear();
+    PyObject *dtype = PyObject_GetAttrString(obj, "dtype");   /* an array of another dtype? */
+    PyErr_Clear();
     PyObject *tname = gj_py_type_name(obj);
-    PyErr_Format(PyExc_TypeError,
-                 "kernel argument %d ('%S') has unsupported type '%S'; pass a NumPy array, a "
-                 "DeviceArray, an object with __cuda_array_interface__, or a bool, int, "
-                 "float or NumPy scalar", i + 1, name ? name : Py_None, tname);
+    if (dtype)
+        PyErr_Format(PyExc_TypeError,
+                     "kernel argument %d ('%S') has dtype %R, which gpujit has no type for "
+                     "(supported: bool, int8-64, uint8-64, float16-64, complex64/128, in native "
+                     "byte order)", i + 1, name ? name : Py_None, dtype);
+    else
+        PyErr_Format(PyExc_TypeError,
+                     "kernel argument %d ('%S') has unsupported type '%S'; pass a NumPy array, "
+                     "a DeviceArray, an object with __cuda_array_interface__, or a bool, int, "
+                     "float, complex or NumPy scalar", i + 1, name ? name : Py_None, tname);
+    Py_XDECREF(dtype);
     Py_XDECREF(name);
     Py_XDECREF(tname);
     return -1;
@@ -115,18 +124,17 @@ static int set_dims(Arg *a, int ndim, const Py_ssize_t *shape, const Py_ssize_t 
     return 0;
 }
 
-/* A NumPy array or scalar, or any other buffer exporter. */
+/* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
+   exception, -2 if obj has no buffer after all, -3 if its element type has
+   no gpujit type (no exception set). */
 static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
 {
     if (PyObject_GetBuffer(obj, &a->view, PyBUF_RECORDS_RO) < 0)
         return -2;   /* no buffer after all (CuPy arrays refuse one) */
     a->has_view = 1;
     a->dtype = gj_py_dtype_from_format(a->view.format, a->view.itemsize);
-    if (a->dtype < 0) {
-        PyErr_Format(PyExc_TypeError, "kernel argument of buffer format '%s' has no gpujit "
-                     "type", a->view.format ? a->view.format : "B");
-        return -1;
-    }
+    if (a->dtype < 0)
+        return -3;   /* an element type gpujit has none for: the caller says which argument */
     if (a->view.ndim == 0) {   /* NumPy scalar (or 0-d array): passed by value */
         a->kind = ARG_SCALAR;
         memcpy(a->scalar, a->view.buf, (size_t)a->view.itemsize);
@@ -254,6 +262,8 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
             a->strides[k] = da->strides[k];
         }
     } else if (PyObject_CheckBuffer(obj) && (rc = parse_buffer(st, obj, a)) != -2) {
+        if (rc == -3)
+            return unsupported_arg(d->func, i, obj);
         if (rc < 0)
             return -1;
     } else {

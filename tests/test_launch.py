@@ -184,3 +184,24 @@ def test_device_array_too_big_is_refused(shape):
     # The byte count overflows: refused before any allocation, as NumPy does.
     with pytest.raises(ValueError, match="too big"):
         gpujit.device_array(shape, np.float64)
+
+
+@gpujit.jit
+def takes_one(x):
+    i = gpujit.grid(1)
+    if i < x.size:
+        x[i] = 0
+
+
+@pytest.mark.parametrize("arg", [np.zeros(3, "M8[s]"), np.zeros(3, ">f4"), np.zeros(3, "U2")],
+                         ids=["datetime64", "big-endian", "str"])
+def test_array_of_unsupported_dtype_names_argument_and_dtype(arg):
+    with pytest.raises(TypeError, match=r"argument 1 \('x'\) has dtype") as info:
+        takes_one[1, 32](arg)
+    assert str(arg.dtype) in str(info.value) or arg.dtype.str in str(info.value)
+
+
+@pytest.mark.parametrize("arg", [None, np.array(["ab"]), np.zeros(3, ">f4")])
+def test_to_device_of_unsupported_dtype_names_dtype(arg):
+    with pytest.raises(TypeError, match="no type for dtype"):
+        gpujit.to_device(arg)
