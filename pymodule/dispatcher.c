@@ -175,6 +175,16 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
     return 0;
 }
 
+/* Whether the function has positional parameters only.  Otherwise counting
+   its arguments means nothing, and the compiler reports *args, **kwargs or
+   keyword-only parameters at the def line.  (co_flags: CO_VARARGS 0x04 and
+   CO_VARKEYWORDS 0x08, as the inspect module documents; the macros are
+   outside the limited API.) */
+static int plain_parameters(const GjCodeView *cv)
+{
+    return !(cv->flags & (0x04 | 0x08)) && cv->kwonlyargcount == 0;
+}
+
 /* Compiles d's function for the argument types in key (key[0]: device). */
 GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey)
 {
@@ -185,7 +195,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     GjEntry *e = NULL;
     if (gj_py_codeview(d->func, &ctx, &cv) < 0)
         goto done;
-    if (cv.argcount != nkey - 1) {
+    if (plain_parameters(&cv) && cv.argcount != nkey - 1) {
         PyErr_Format(PyExc_TypeError, "%s() takes %d arguments but %d were given", cv.name,
                      (int)cv.argcount, nkey - 1);
         goto done;
@@ -752,7 +762,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
         gj_py_raise_diag(st, &ctx, &cv);
         goto done;
     }
-    if (ntypes != cv.argcount) {
+    if (plain_parameters(&cv) && ntypes != cv.argcount) {
         PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
                      sig, ntypes, cv.name, (int)cv.argcount);
         goto done;

@@ -198,3 +198,17 @@ def test_conditional_expression_of_incompatible_types():
     # 3.11 joins the two values before the store; 3.12+ store in each branch
     assert "array(float32" in msg
     assert "cannot be combined" in msg or "cannot store" in msg
+
+
+def star_args(*args):
+    pass
+
+
+def keyword_only(x, *, y):
+    pass
+
+
+@pytest.mark.parametrize("func,what", [(star_args, "*args"), (keyword_only, "keyword-only")])
+def test_unsupported_parameters_reported_before_arity(func, what):
+    msg = compile_error(func, exc=gpujit.UnsupportedError)
+    assert what in msg
