@@ -214,11 +214,11 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
             snprintf(msg, sizeof msg, "out of GPU memory in %s (%zu bytes free; %s)",
                      err->call, err->free_bytes, err->name);
         raise_with_attrs(st->CudaOutOfMemoryError, msg, err);
-    } else if (strcmp(err->call, "cuModuleLoadDataEx") == 0) {
+    } else if (strcmp(err->call, "cuModuleLoadDataEx") == 0 && !gj_cu_is_fault(err->code)) {
         snprintf(msg, sizeof msg, "the CUDA driver rejected the kernel's PTX (%s: %s)%s%s",
                  err->name, err->message, err->log[0] ? ":\n" : "", err->log);
         raise_with_attrs(st->CudaCompileError, msg, err);
-    } else if (gj_cu_is_fault(err->code)) {
+    } else if (gj_cu_is_fault(err->code)) {   /* also reported by a later call, a load too */
         snprintf(msg, sizeof msg,
                  "a kernel faulted: %s (%s, reported by %s). The CUDA context is lost: "
                  "every later CUDA call in this process fails; restart the process "
