@@ -126,18 +126,6 @@ static GjStatus jit_error(GjCtx *c, const char *what, LLVMErrorRef err) {
     return GJ_ERR;
 }
 
-static GjStatus verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
-    char *msg = NULL;
-    if (!LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
-        LLVMDisposeMessage(msg);
-        return GJ_OK;
-    }
-    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "invalid LLVM IR %s: %s", when,
-             msg ? msg : "");
-    LLVMDisposeMessage(msg);
-    return GJ_ERR;
-}
-
 /* A module must not reach the host code generator with NVPTX-only calls
    (an NVVM intrinsic aborts instruction selection; libdevice is not there):
    lowering code that bypasses target.h is reported, not run. */
@@ -224,7 +212,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     if (!j->jit)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
                         j->error);
-    if (verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
+    if (gj_llvm_verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
         return GJ_ERR;
     LLVMValueRef wrapper = LLVMGetNamedFunction(mod, kernel_name);
     if (!wrapper)
@@ -250,7 +238,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
 
     GjStatus st = optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
-        st = verify(c, mod, "after optimisation");
+        st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
         *llvm_ir = copy_message(LLVMPrintModuleToString(mod));
     uint64_t addr = 0;

@@ -32,4 +32,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
                         const char *kernel_name, void **fn, void **code, char **llvm_ir);
 void gj_cpujit_release(void *code);
 
+/* nvptx.c: LLVM's verifier as a diagnostic (shared by both back ends). */
+GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when);
+
 #endif

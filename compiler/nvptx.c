@@ -332,7 +332,9 @@ static char *copy_llvm_message(char *msg) {
     return s;
 }
 
-static GjStatus verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
+/* Runs LLVM's verifier on mod; a failure is an INTERNAL diagnostic (a gpujit
+   bug), never an abort.  `when` says which stage ("before optimisation"). */
+GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
     char *msg = NULL;
     if (!LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
         LLVMDisposeMessage(msg);
@@ -382,7 +384,7 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     *ptx = NULL;
     if (llvm_ir)
         *llvm_ir = NULL;
-    if (verify(c, mod, "after lowering") != GJ_OK)
+    if (gj_llvm_verify(c, mod, "after lowering") != GJ_OK)
         return GJ_ERR;
 
     LLVMTargetMachineRef tm = create_target_machine(c, opt);
@@ -409,7 +411,7 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     if (st == GJ_OK)
         st = optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
-        st = verify(c, mod, "after optimisation");
+        st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
         *llvm_ir = copy_llvm_message(LLVMPrintModuleToString(mod));
     if (st == GJ_OK)

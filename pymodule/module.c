@@ -957,12 +957,12 @@ static int module_exec(PyObject *m)
     return 0;
 }
 
-static int module_traverse(PyObject *m, visitproc visit, void *arg)
+/* The module state's object references, for traverse and clear: fills
+   objs (at least STATE_OBJECTS entries) and returns how many. */
+enum { STATE_OBJECTS = 22 };
+static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
-    GjPyState *st = PyModule_GetState(m);
-    if (!st)
-        return 0;
-    PyObject **objs[] = {
+    PyObject **all[] = {
         &st->GpujitError, &st->TypingError, &st->UnsupportedError, &st->LoweringError,
         &st->InternalError, &st->np, &st->CudaError, &st->CudaOutOfMemoryError, &st->CudaCompileError,
         &st->CudaKernelFault, &st->CudaSupportError, (PyObject **)&st->DeviceArrayType,
@@ -971,7 +971,18 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
         &st->str_cai,
     };
-    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+    _Static_assert(sizeof all / sizeof all[0] == STATE_OBJECTS, "update STATE_OBJECTS");
+    memcpy(objs, all, sizeof all);
+    return sizeof all / sizeof all[0];
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    GjPyState *st = PyModule_GetState(m);
+    if (!st)
+        return 0;
+    PyObject **objs[STATE_OBJECTS];
+    for (size_t i = 0, n = state_objects(st, objs); i < n; i++)
         Py_VISIT(*objs[i]);
     return 0;
 }
@@ -981,16 +992,8 @@ static int module_clear(PyObject *m)
     GjPyState *st = PyModule_GetState(m);
     if (!st)
         return 0;
-    PyObject **objs[] = {
-        &st->GpujitError, &st->TypingError, &st->UnsupportedError, &st->LoweringError,
-        &st->InternalError, &st->np, &st->CudaError, &st->CudaOutOfMemoryError, &st->CudaCompileError,
-        &st->CudaKernelFault, &st->CudaSupportError, (PyObject **)&st->DeviceArrayType,
-        (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
-        (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
-        &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
-        &st->str_cai,
-    };
-    for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+    PyObject **objs[STATE_OBJECTS];
+    for (size_t i = 0, n = state_objects(st, objs); i < n; i++)
         Py_CLEAR(*objs[i]);
     return 0;
 }
