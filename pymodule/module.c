@@ -205,7 +205,11 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
     case GJ_CU_DRIVER_ERROR:
         break;
     }
-    if (err->code == 2) {   /* CUDA_ERROR_OUT_OF_MEMORY */
+    if (err->code == 2 && err->host) {   /* the CPU target's memory */
+        snprintf(msg, sizeof msg, "out of host memory (CPU target): %s of %zu bytes failed",
+                 err->call, err->requested);
+        raise_with_attrs(st->CudaOutOfMemoryError, msg, err);
+    } else if (err->code == 2) {   /* CUDA_ERROR_OUT_OF_MEMORY */
         if (err->requested)
             snprintf(msg, sizeof msg,
                      "out of GPU memory: %s of %zu bytes failed with %zu bytes free (%s)",

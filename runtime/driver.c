@@ -161,6 +161,7 @@ static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
     err->name[0] = '\0';
     err->log[0] = '\0';
     err->requested = err->free_bytes = 0;
+    err->host = 0;
     snprintf(err->call, sizeof err->call, "%s", call);
     va_list ap;
     va_start(ap, fmt);

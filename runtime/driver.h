@@ -32,6 +32,7 @@ typedef struct GjCuError {
     char log[4096];       /* JIT error log of a failed module load */
     size_t requested;     /* OUT_OF_MEMORY: bytes asked for */
     size_t free_bytes;    /* OUT_OF_MEMORY: bytes free then */
+    int host;             /* OUT_OF_MEMORY: host memory of the CPU target, not the GPU's */
 } GjCuError;
 
 typedef struct GjCuDeviceInfo {

@@ -19,6 +19,7 @@ static GjCuStatus host_oom(size_t bytes, GjCuError *err) {
     snprintf(err->call, sizeof err->call, "aligned_alloc");
     snprintf(err->message, sizeof err->message, "out of host memory");
     err->requested = bytes;
+    err->host = 1;
     return GJ_CU_DRIVER_ERROR;
 }
 
