@@ -324,19 +324,24 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
             items[i] = PyTuple_GetItem(obj, i);
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!PyLong_Check(items[i]) || PyBool_Check(items[i])) {
+        /* ints and anything with __index__ (NumPy integers), but not bools */
+        PyObject *index = PyBool_Check(items[i]) ? NULL : PyNumber_Index(items[i]);
+        if (!index) {
+            PyErr_Clear();
             PyObject *tname = gj_py_type_name(items[i]);
             PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of ints, not %S", what,
                          tname);
             Py_XDECREF(tname);
             return -1;
         }
-        long long v = PyLong_AsLongLong(items[i]);
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+        Py_DECREF(index);
         if (v == -1 && PyErr_Occurred())
             return -1;
-        if (v < 0 || v > 0xffffffffLL) {
-            PyErr_Format(PyExc_ValueError, "%s has %lld in dimension %c; it must be between 0 "
-                         "and 2**32-1", what, v, "xyz"[i]);
+        if (overflow || v < 0 || v > 0xffffffffLL) {
+            PyErr_Format(PyExc_ValueError, "%s has %S in dimension %c; it must be a count "
+                         "from 0 to the device's limit", what, items[i], "xyz"[i]);
             return -1;
         }
         out[i] = (unsigned)v;
@@ -734,12 +739,16 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
         l->stream_obj = Py_NewRef(s);
     }
     if (n == 4) {
-        long long shared = PyLong_AsLongLong(PyTuple_GetItem(config, 3));
+        PyObject *index = PyNumber_Index(PyTuple_GetItem(config, 3));
+        int overflow = 0;
+        long long shared = index ? PyLong_AsLongLongAndOverflow(index, &overflow) : -1;
+        Py_XDECREF(index);
         if (shared == -1 && PyErr_Occurred())
             goto fail;
-        if (shared < 0 || shared > 0x7fffffffLL) {
-            PyErr_Format(PyExc_ValueError, "sharedmem must be a byte count >= 0, not %lld",
-                         shared);
+        if (overflow || shared < 0 || shared > 0x7fffffffLL) {
+            PyErr_Format(PyExc_ValueError, "sharedmem must be a byte count from 0 to 2**31-1 "
+                         "(and within the device's shared memory), not %S",
+                         PyTuple_GetItem(config, 3));
             goto fail;
         }
         l->shared = (unsigned)shared;

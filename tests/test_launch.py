@@ -205,3 +205,17 @@ def test_array_of_unsupported_dtype_names_argument_and_dtype(arg):
 def test_to_device_of_unsupported_dtype_names_dtype(arg):
     with pytest.raises(TypeError, match="no type for dtype"):
         gpujit.to_device(arg)
+
+
+def test_numpy_integers_in_launch_configuration(rng):
+    n = 1000
+    a, b = random_array(rng, n, "int64"), random_array(rng, n, "int64")
+    c = poison(n, "int64")
+    vector_add[np.int64(4), (np.int32(256),)](a, b, c)
+    np.testing.assert_array_equal(c, a + b)
+
+
+@pytest.mark.parametrize("config", [(2**70, 1), (1, -5), (True, 32)])
+def test_out_of_range_launch_dimensions(config):
+    with pytest.raises((ValueError, TypeError), match="griddim|blockdim"):
+        vector_add[config](np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
