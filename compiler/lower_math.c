@@ -192,8 +192,12 @@ static LLVMValueRef complex_fn(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     return fail(L, "this function of a complex number is not supported");
 }
 
-/* npy_cpow: b == 0 gives 1; a == 0 gives 0 for a positive real b, else
-   nan; otherwise exp(b log a). */
+/* a ** b as NumPy's npy_cpow computes it (NumPy 2): b == 0 gives 1; a zero
+   base gives 0 when b.real > 0, else nan; an integral real exponent with
+   |n| < 100 is a product (n = 1, 2, 3: a, a*a, a*(a*a); else binary powering
+   from 1, inverted for n < 0), so (1+1j)**2 is exactly 2j; everything else
+   is exp(b log a).  Written with selects: for a constant exponent LLVM folds
+   away the paths not taken. */
 LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     LLVMValueRef ar = gj_lower_re(L, a), ai = gj_lower_im(L, a);
     LLVMValueRef br = gj_lower_re(L, b), bi = gj_lower_im(L, b);
@@ -204,14 +208,38 @@ LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
         L, LLVMBuildFSub(L->b, fmul_(L, br, lr), fmul_(L, bi, li), ""),
         fadd_(L, fmul_(L, br, li), fmul_(L, bi, lr)));
     LLVMValueRef r = z_exp(L, w);
+
+    /* the integral exponent's product */
+    LLVMValueRef n = LLVMBuildFPToSI(L->b, br, L->i64, "");
+    LLVMValueRef integral = LLVMBuildAnd(
+        L->b, LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, bi, zero),
+                           fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", br), br),
+                           ""),
+        fcmp(L, LLVMRealOLT, fabs_of(L, br), fconst(br, 100.0)), "");
+    LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, n, LLVMConstInt(L->i64, 0, 0), "");
+    LLVMValueRef m = sel(L, neg, LLVMBuildNeg(L->b, n, ""), n);
+    LLVMValueRef p = a, acc = gj_lower_complex(L, one, zero);
+    for (unsigned bit = 0; bit < 7; bit++) {   /* |n| < 100 < 2**7 */
+        LLVMValueRef set = LLVMBuildTrunc(
+            L->b, LLVMBuildLShr(L->b, m, LLVMConstInt(L->i64, bit, 0), ""), L->i1, "");
+        acc = sel(L, set, gj_lower_complex_binop(L, GJ_BIN_MUL, acc, p), acc);
+        p = gj_lower_complex_binop(L, GJ_BIN_MUL, p, p);
+    }
+    acc = sel(L, neg, gj_lower_complex_binop(L, GJ_BIN_TRUEDIV, gj_lower_complex(L, one, zero),
+                                             acc), acc);
+    LLVMValueRef sq = gj_lower_complex_binop(L, GJ_BIN_MUL, a, a);
+    LLVMValueRef cube = gj_lower_complex_binop(L, GJ_BIN_MUL, a, sq);
+    acc = sel(L, LLVMBuildICmp(L->b, LLVMIntEQ, n, LLVMConstInt(L->i64, 3, 0), ""), cube, acc);
+    acc = sel(L, LLVMBuildICmp(L->b, LLVMIntEQ, n, LLVMConstInt(L->i64, 2, 0), ""), sq, acc);
+    acc = sel(L, LLVMBuildICmp(L->b, LLVMIntEQ, n, LLVMConstInt(L->i64, 1, 0), ""), a, acc);
+    r = sel(L, integral, acc, r);
+
     LLVMValueRef re = gj_lower_re(L, r), im = gj_lower_im(L, r);
     LLVMValueRef a_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, ar, zero),
                                        fcmp(L, LLVMRealOEQ, ai, zero), "");
     LLVMValueRef b_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, br, zero),
                                        fcmp(L, LLVMRealOEQ, bi, zero), "");
-    LLVMValueRef b_pos_real = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOGT, br, zero),
-                                           fcmp(L, LLVMRealOEQ, bi, zero), "");
-    LLVMValueRef zero_base = sel(L, b_pos_real, zero, nan);
+    LLVMValueRef zero_base = sel(L, fcmp(L, LLVMRealOGT, br, zero), zero, nan);
     re = sel(L, a_zero, zero_base, re);
     im = sel(L, a_zero, zero_base, im);
     return gj_lower_complex(L, sel(L, b_zero, one, re), sel(L, b_zero, zero, im));

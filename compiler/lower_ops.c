@@ -527,23 +527,6 @@ static LLVMValueRef complex_div(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     return gj_lower_complex(L, sel(L, first, re1, re2), sel(L, first, im1, im2));
 }
 
-/* z ** k for a constant k in 0..4 by multiplies (npy_cpow does the same
-   for small integer powers); other powers in lower_math.c. */
-static LLVMValueRef complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    LLVMValueRef bre = gj_lower_re(L, b), bim = gj_lower_im(L, b);
-    int e = LLVMIsAConstantFP(bim) && LLVMConstRealGetDouble(bim, &(LLVMBool){0}) == 0.0
-                ? small_exponent(bre) : -1;
-    if (e == 0)
-        return gj_lower_complex(L, float_const(bre, 1.0), float_const(bre, 0.0));
-    if (e > 0) {
-        LLVMValueRef r = a;
-        for (int k = 1; k < e; k++)
-            r = complex_mul(L, r, a);
-        return r;
-    }
-    return gj_lower_complex_pow(L, a, b);
-}
-
 LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
     switch (op) {
     case GJ_BIN_ADD:
@@ -554,7 +537,7 @@ LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVM
                                 fsub(L, gj_lower_im(L, a), gj_lower_im(L, b)));
     case GJ_BIN_MUL: return complex_mul(L, a, b);
     case GJ_BIN_TRUEDIV: return complex_div(L, a, b);
-    case GJ_BIN_POW: return complex_pow(L, a, b);
+    case GJ_BIN_POW: return gj_lower_complex_pow(L, a, b);   /* lower_math.c */
     case GJ_BIN_FLOORDIV: case GJ_BIN_MOD: case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT:
     case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR: case GJ_BIN_MATMUL: case GJ_NBINOPS:
         break;

@@ -344,3 +344,19 @@ def test_complex_scalar_argument(rng):
     a = random_array(rng, N, "complex128")
     got = launch(kernel, "complex128", a, 2 - 3j)
     np.testing.assert_allclose(got, a * (2 - 3j), rtol=1e-15)
+
+
+@pytest.mark.usefixtures("target")
+def test_complex_power_follows_numpy_exactly():
+    # npy_cpow: b == 0 gives 1, a zero base 0 for b.real > 0 (else nan), an
+    # integral exponent below 100 a product (so (1+1j)**2 is exactly 2j).
+    pairs = [(0j, 1 + 2j), (0j, -1 + 0j), (0j, 0j), (1 + 1j, 2 + 0j), (1 + 1j, -3 + 0j),
+             (complex("inf"), 2 + 0j), (complex("nan+1j"), 1 + 0j), (1 + 1j, 7 + 0j),
+             (0.5 - 2j, -13 + 0j)]
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    kernel, _ = make_kernel("a[i] ** b[i]")
+    got = launch(kernel, "complex128", a, b)
+    with np.errstate(all="ignore"):
+        want = a ** b
+    np.testing.assert_array_equal(got, want)
