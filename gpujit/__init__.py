@@ -141,9 +141,7 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
                                     device=bool(device), inline=bool(inline))
         _functools.update_wrapper(kernel, func)
         if signature is not None and not device:
-            sigs = [signature] if isinstance(signature, str) else list(signature)
-            for sig in sigs:
-                kernel.compile(sig)
+            kernel._set_signatures([signature] if isinstance(signature, str) else list(signature))
         return kernel
 
     if func_or_sig is None:

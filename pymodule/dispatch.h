@@ -47,6 +47,8 @@ typedef struct GjDispatcher {
     GjEntry **buckets;           /* [nbuckets], a power of two */
     size_t nbuckets, count;
     GjEntry *last;               /* the last entry used: checked before hashing */
+    PyObject *explicit_sigs;   /* signature strings given to jit(), or NULL: launches
+                                  must then match one of them, as in numba */
     PyObject *last_config;     /* kernel[...] key of last_launcher */
     PyObject *last_launcher;
 } GjDispatcher;
@@ -55,6 +57,13 @@ typedef struct GjDispatcher {
 GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n);
 /* Compiles d's function for key and adds it to d's table; NULL raised. */
 GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n);
+/* An entry compiled for layout 'A' that serves key's C or F arrays (what an
+   explicit float32[:] signature compiled), or NULL. */
+GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n);
+/* For a dispatcher with explicit signatures: compiles them for key[0]'s
+   device if needed and returns the one key[0..n) matches; NULL with a
+   TypeError naming the argument types when none does. */
+GjEntry *gj_py_entry_explicit(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n);
 /* Loads e's PTX into its device's context (once); -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
 

@@ -341,6 +341,66 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
     GjEntry *e = gj_py_entry_find(d, key, n);
     return e ? e : gj_py_entry_compile(st, d, key, n);
 }
+static PyObject *kernel_name(GjDispatcher *d);
+
+/* A key word as .signatures spells it: "float32", "array(float32, 2d, C)". */
+static PyObject *key_word_name(uint32_t w)
+{
+    const char *dt = gj_py_dtypes[GJ_KEY_DTYPE(w)].name;
+    if (!GJ_KEY_IS_ARRAY(w))
+        return PyUnicode_FromString(dt);
+    return PyUnicode_FromFormat("array(%s, %dd, %c)", dt, GJ_KEY_NDIM(w), (int)GJ_KEY_LAYOUT(w));
+}
+
+/* An entry compiled for layout 'A' (any strides) in place of the C or F
+   arrays of key: what an explicit signature with float32[:] compiled. */
+GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n)
+{
+    uint32_t relaxed[GJ_MAX_ARGS + 1];
+    int changed = 0;
+    relaxed[0] = key[0];
+    for (int i = 1; i < n; i++) {
+        uint32_t w = key[i];
+        if (GJ_KEY_IS_ARRAY(w) && GJ_KEY_LAYOUT(w) != GJ_LAYOUT_A) {
+            w = GJ_KEY_WORD(GJ_KEY_DTYPE(w), GJ_KEY_NDIM(w), GJ_LAYOUT_A, 1);
+            changed = 1;
+        }
+        relaxed[i] = w;
+    }
+    return changed ? gj_py_entry_find(d, relaxed, n) : NULL;
+}
+
+GjEntry *gj_py_entry_explicit(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n)
+{
+    Py_ssize_t nsigs = PyList_Size(d->explicit_sigs);
+    for (Py_ssize_t i = 0; i < nsigs; i++)   /* this device's entries (a target switch) */
+        if (!entry_for_signature(st, d, PyList_GetItem(d->explicit_sigs, i), (int)key[0]))
+            return NULL;
+    GjEntry *e = gj_py_entry_find(d, key, n);
+    if (e || (e = gj_py_entry_any_layout(d, key, n)))
+        return e;
+    PyObject *types = PyList_New(0);
+    for (int i = 1; types && i < n; i++) {
+        PyObject *t = key_word_name(key[i]);
+        if (!t || PyList_Append(types, t) < 0)
+            Py_CLEAR(types);
+        Py_XDECREF(t);
+    }
+    PyObject *sep = types ? PyUnicode_FromString(", ") : NULL;
+    PyObject *joined = sep ? PyUnicode_Join(sep, types) : NULL;
+    PyObject *name = joined ? kernel_name(d) : NULL;
+    if (name)
+        PyErr_Format(PyExc_TypeError, "no matching definition of %U() for argument types "
+                     "(%U): it was compiled for its explicit signatures %R only; compile "
+                     "another with %U.compile(signature), or use @jit without signatures",
+                     name, joined, d->explicit_sigs, name);
+    Py_XDECREF(types);
+    Py_XDECREF(sep);
+    Py_XDECREF(joined);
+    Py_XDECREF(name);
+    return NULL;
+}
+
 /* ---- GjDispatcher type ----------------------------------------------------------------- */
 
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
@@ -390,6 +450,7 @@ static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(d->func);
     Py_VISIT(d->dict);
+    Py_VISIT(d->explicit_sigs);
     Py_VISIT(d->last_config);
     Py_VISIT(d->last_launcher);
     return 0;
@@ -400,6 +461,7 @@ static int dispatcher_clear(PyObject *self)
     GjDispatcher *d = (GjDispatcher *)self;
     Py_CLEAR(d->func);
     Py_CLEAR(d->dict);
+    Py_CLEAR(d->explicit_sigs);
     Py_CLEAR(d->last_config);
     Py_CLEAR(d->last_launcher);
     return 0;
@@ -628,6 +690,27 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
     return Py_NewRef(e->sig);
 }
 
+/* _set_signatures(list of str): compiles each now and keeps them, so that
+   launches with other argument types raise instead of compiling. */
+static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    if (!PyList_Check(sigs)) {
+        PyErr_SetString(PyExc_TypeError, "_set_signatures() takes a list of signature strings");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_Size(sigs); i++) {
+        PyObject *r = dispatcher_compile(self, PyList_GetItem(sigs, i));
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+    }
+    PyObject *old = d->explicit_sigs;
+    d->explicit_sigs = Py_NewRef(sigs);
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
 static PyObject *dispatcher_recompile(PyObject *self, PyObject *unused)
 {
     (void)unused;
@@ -675,6 +758,9 @@ static PyMethodDef dispatcher_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "inspect_types(signature=None, file=None)\n--\n\nWrites the inferred type of every\n"
      "variable, per compiled signature, to file (default sys.stdout)."},
+    {"_set_signatures", dispatcher_set_signatures, METH_O,
+     "_set_signatures(signatures)\n--\n\nCompiles a list of signature strings and restricts\n"
+     "launches to them (what jit(signature) does)."},
     {"recompile", dispatcher_recompile, METH_NOARGS,
      "recompile()\n--\n\nDrops every compiled specialisation, so the next launch\n"
      "compiles again (and re-reads the function's globals)."},

@@ -540,24 +540,6 @@ cuda_error:
     return -1;
 }
 
-/* An entry compiled for layout 'A' (any strides) in place of the C or F
-   arrays of key: what an explicit signature with float32[:] compiled. */
-static GjEntry *find_any_layout(GjDispatcher *d, const uint32_t *key, int n)
-{
-    uint32_t relaxed[GJ_MAX_ARGS + 1];
-    int changed = 0;
-    relaxed[0] = key[0];
-    for (int i = 1; i < n; i++) {
-        uint32_t w = key[i];
-        if (GJ_KEY_IS_ARRAY(w) && GJ_KEY_LAYOUT(w) != GJ_LAYOUT_A) {
-            w = GJ_KEY_WORD(GJ_KEY_DTYPE(w), GJ_KEY_NDIM(w), GJ_LAYOUT_A, 1);
-            changed = 1;
-        }
-        relaxed[i] = w;
-    }
-    return changed ? gj_py_entry_find(d, relaxed, n) : NULL;
-}
-
 static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
 {
     Launcher *l = (Launcher *)self;
@@ -618,7 +600,9 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     }
     GjEntry *e = gj_py_entry_find(d, key, (int)n + 1);
     if (!e)
-        e = find_any_layout(d, key, (int)n + 1);
+        e = gj_py_entry_any_layout(d, key, (int)n + 1);
+    if (!e && d->explicit_sigs && !(e = gj_py_entry_explicit(st, d, key, (int)n + 1)))
+        goto done;
     if (!e && !(e = gj_py_entry_compile(st, d, key, (int)n + 1)))
         goto done;
     if (gj_py_entry_load(st, e, d->lineinfo) < 0)

@@ -198,3 +198,17 @@ def test_wrong_number_of_argument_types():
 def test_signature_must_be_a_string():
     with pytest.raises(TypeError):
         gpujit.jit(axpy).compile(("float32",))
+
+
+@pytest.mark.usefixtures("target")
+def test_explicit_signatures_restrict_launches(rng):
+    kernel = gpujit.jit("void(float64, float64[::1], float64[::1], int64)")(axpy)
+    x = random_array(rng, 100, "float64")
+    y = random_array(rng, 100, "float64")
+    with pytest.raises(TypeError, match="no matching definition"):
+        kernel[1, 128](2.0, x.astype(np.float32), y, 100)   # float32: not a signature
+    assert len(kernel.signatures) == 1
+    expected = 2.0 * x + y
+    kernel.recompile()                                     # recompiles the signatures on use
+    kernel[1, 128](2.0, x, y, 100)
+    np.testing.assert_allclose(y, expected, rtol=1e-15)
