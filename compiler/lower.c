@@ -942,7 +942,9 @@ static GjStatus kernel_params(GjLower *L, LLVMTypeRef *out, unsigned *n, unsigne
         const GjType *t = gj_ty_concrete(param_type(L->f, i));
         unsigned need = t->kind == GJ_TK_ARRAY ? 1 + 2 * (unsigned)t->ndim : 1;
         if (*n + need > cap)
-            return fail_status(L, "too many kernel parameters");
+            return fail_status(L, "the arguments flatten to more than %u kernel parameters "
+                               "(a scalar takes 1, an array 1 + 2 * ndim); pass fewer, or "
+                               "pack scalars into an array", cap);
         if (t->kind == GJ_TK_ARRAY) {
             out[(*n)++] = L->ptr_global;
             for (int k = 0; k < 2 * t->ndim; k++)
@@ -1002,7 +1004,7 @@ static GjStatus device_signature(GjLower *L, LLVMTypeRef *params, unsigned *n, u
     const GjFunc *f = L->f;
     *n = 0;
     if ((unsigned)f->code->argcount > cap)
-        return fail_status(L, "too many parameters");
+        return fail_status(L, "a device function takes at most %u parameters", cap);
     for (int i = 0; i < f->code->argcount; i++) {
         const GjType *t = param_type(f, i);
         if (!(params[(*n)++] = gj_lower_type(L, t)))

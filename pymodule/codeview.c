@@ -454,8 +454,11 @@ static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g, Seen
         return 0;
     }
     g->kind = GJ_GLOBAL_OTHER;
+    /* to_const's reason ("int (outside int64)", "tuple (nested too deeply)")
+       says more than the bare type name */
+    g->name = g->value.kind == GJ_CONST_OTHER && g->value.s ? g->value.s : type_name(c, o);
     g->value = (GjConst){0};
-    return (g->name = type_name(c, o)) ? 0 : -1;
+    return g->name ? 0 : -1;
 }
 
 /* mapping[key] as a new reference; NULL without an exception if absent. */
