@@ -17,8 +17,9 @@
  * block per reachable GjBlock.  Temps are LLVM values, valid only in the
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
  * semantics (casts, operators), lower_math.c the math functions and numeric
- * builtins; this file walks the IR, handles arrays, tuples, iterators,
- * intrinsic calls and the thread-index registers.
+ * builtins, lower_array.c arrays, views and frozen arrays; this file walks
+ * the IR and handles tuples, iterators, intrinsic calls, device-function
+ * calls and the thread-index registers.
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
  * on error the module is disposed and *mod stays NULL.
@@ -36,12 +37,10 @@ static void report(GjLower *L, const char *fmt, va_list ap) {
     gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "%s", msg ? msg : fmt);
 }
 
-static LLVMValueRef fail(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static GjStatus fail_status(GjLower *L, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Record a LOWERING diag at the current instruction; return "no value". */
-static LLVMValueRef fail(GjLower *L, const char *fmt, ...) {
+LLVMValueRef gj_lower_fail(GjLower *L, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     report(L, fmt, ap);
@@ -57,7 +56,7 @@ static GjStatus fail_status(GjLower *L, const char *fmt, ...) {
     return GJ_ERR;
 }
 
-static LLVMValueRef i64_const(GjLower *L, long long v) {
+LLVMValueRef gj_lower_i64(GjLower *L, long long v) {
     return LLVMConstInt(L->i64, (unsigned long long)v, 1);
 }
 
@@ -69,7 +68,7 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
     t = gj_ty_concrete(t);
     LLVMTypeRef ty = gj_lower_type(L, t);
     if (!ty)
-        return fail(L, "constants of type %s are not supported", t->name);
+        return gj_lower_fail(L, "constants of type %s are not supported", t->name);
     if (ty == L->empty)
         return LLVMGetUndef(ty);
     if (k->kind == GJ_CONST_TUPLE && t->kind == GJ_TK_TUPLE && t->n == k->n) {
@@ -112,254 +111,7 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
     case GJ_NC_OTHER:
         break;
     }
-    return fail(L, "cannot use this constant as %s", t->name);
-}
-
-/* ---- arrays ----------------------------------------------------------------- */
-
-/* Field `field` (1 shape, 2 strides) of array value arr, axis k, as i64. */
-static LLVMValueRef array_dim(GjLower *L, LLVMValueRef arr, unsigned field, int k) {
-    LLVMValueRef dims = LLVMBuildExtractValue(L->b, arr, field, "");
-    return LLVMBuildExtractValue(L->b, dims, (unsigned)k, "");
-}
-
-static LLVMValueRef array_size(GjLower *L, LLVMValueRef arr, const GjType *at) {
-    LLVMValueRef n = i64_const(L, 1);
-    for (int k = 0; k < at->ndim; k++)
-        n = LLVMBuildMul(L->b, n, array_dim(L, arr, 1, k), "");
-    return n;
-}
-
-/* The i64 tuple (as a struct) of field 1 (shape) or 2 (strides). */
-static LLVMValueRef array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                     unsigned field, LLVMTypeRef tuple_ty) {
-    LLVMValueRef out = LLVMGetUndef(tuple_ty);
-    for (int k = 0; k < at->ndim; k++)
-        out = LLVMBuildInsertValue(L->b, out, array_dim(L, arr, field, k), (unsigned)k, "");
-    return out;
-}
-
-/* LLVM's element type in memory: bool arrays hold bytes. */
-static LLVMTypeRef element_type(GjLower *L, const GjType *dtype) {
-    return dtype->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, dtype);
-}
-
-/* The alignment an element access may assume: a complex only its parts'
-   (NumPy aligns complex128 to 8 bytes). */
-static unsigned element_align(const GjType *dtype) {
-    size_t n = gj_ty_itemsize(dtype);
-    return (unsigned)(dtype->kind == GJ_TK_COMPLEX ? n / 2 : n);
-}
-
-/* Index k of idx (an integer, or a tuple of ndim integers) as a wrapped i64:
-   a negative index counts from the end of axis k. */
-static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
-                                const GjType *it, int k) {
-    if (it->kind == GJ_TK_TUPLE) {
-        idx = LLVMBuildExtractValue(L->b, idx, (unsigned)k, "");
-        it = it->elems[k];
-    }
-    LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-    if (!i || gj_lower_class(it) != GJ_NC_SINT)
-        return i;
-    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, i64_const(L, 0), "");
-    LLVMValueRef wrapped = LLVMBuildAdd(L->b, i, array_dim(L, arr, 1, k), "");
-    return LLVMBuildSelect(L->b, negative, wrapped, i, "");
-}
-
-/* Address of arr[idx]: data + sum(idx_k * stride_k) bytes.  The contiguous
-   axis of a C or F array steps by the itemsize instead (a typed GEP), which
-   is what lets the backend fold the address into one mul.wide + add. */
-static LLVMValueRef element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                                const GjType *it) {
-    int ndim = at->ndim;
-    int contiguous = at->layout == GJ_LAYOUT_C ? ndim - 1 : at->layout == GJ_LAYOUT_F ? 0 : -1;
-    LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
-    LLVMValueRef offset = NULL, contiguous_index = NULL;
-    for (int k = 0; k < ndim; k++) {
-        LLVMValueRef i = array_index(L, arr, idx, it, k);
-        if (!i)
-            return NULL;
-        if (k == contiguous) {
-            contiguous_index = i;
-            continue;
-        }
-        LLVMValueRef bytes = LLVMBuildMul(L->b, i, array_dim(L, arr, 2, k), "");
-        offset = offset ? LLVMBuildAdd(L->b, offset, bytes, "") : bytes;
-    }
-    LLVMValueRef p = data;
-    if (offset)
-        p = LLVMBuildInBoundsGEP2(L->b, L->i8, p, &offset, 1, "");
-    if (contiguous_index)
-        p = LLVMBuildInBoundsGEP2(L->b, element_type(L, at->dtype), p, &contiguous_index, 1, "");
-    return p;
-}
-
-static LLVMValueRef load_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                                 const GjType *it) {
-    LLVMValueRef p = element_ptr(L, arr, at, idx, it);
-    if (!p)
-        return NULL;
-    LLVMValueRef v = LLVMBuildLoad2(L->b, element_type(L, at->dtype), p, "");
-    LLVMSetAlignment(v, element_align(at->dtype));
-    if (at->dtype->kind == GJ_TK_BOOL)
-        v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
-    return v;
-}
-
-static GjStatus store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                              const GjType *it, LLVMValueRef v, const GjType *vt) {
-    LLVMValueRef p = element_ptr(L, arr, at, idx, it);
-    if (!p || !(v = gj_lower_cast(L, v, vt, at->dtype)))
-        return GJ_ERR;
-    if (at->dtype->kind == GJ_TK_BOOL)
-        v = LLVMBuildZExt(L->b, v, L->i8, "");
-    LLVMSetAlignment(LLVMBuildStore(L->b, v, p), element_align(at->dtype));
-    return GJ_OK;
-}
-
-/* ---- views (slicing) -------------------------------------------------------- */
-
-/* Python's slice.indices() for one axis of extent n: the first index, the
-   number of items and the step of start:stop:step (st says which parts are
-   omitted).  Out-of-range bounds clamp as in Python; a step of 0 (a
-   ValueError in Python, which a kernel cannot raise) gives no items. */
-static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValueRef n,
-                         LLVMValueRef *start_out, LLVMValueRef *len_out, LLVMValueRef *step_out) {
-    LLVMBuilderRef b = L->b;
-    LLVMValueRef zero = i64_const(L, 0), one = i64_const(L, 1), minus1 = i64_const(L, -1);
-    LLVMValueRef step = st->elems[2]->kind == GJ_TK_NONE ? one : LLVMBuildExtractValue(b, sl, 2, "");
-    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, step, zero, "");
-    LLVMValueRef lower = LLVMBuildSelect(b, neg, minus1, zero, "");
-    LLVMValueRef upper = LLVMBuildSelect(b, neg, LLVMBuildSub(b, n, one, ""), n, "");
-    LLVMValueRef bound[2];
-    for (unsigned k = 0; k < 2; k++) {
-        if (st->elems[k]->kind == GJ_TK_NONE) {   /* start: lower/upper end; stop: the other */
-            bound[k] = k == 0 ? LLVMBuildSelect(b, neg, upper, lower, "")
-                              : LLVMBuildSelect(b, neg, lower, upper, "");
-            continue;
-        }
-        LLVMValueRef x = LLVMBuildExtractValue(b, sl, k, "");
-        LLVMValueRef below = LLVMBuildICmp(b, LLVMIntSLT, x, zero, "");
-        LLVMValueRef wrapped = LLVMBuildAdd(b, x, n, "");
-        LLVMValueRef low = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, wrapped, zero, ""),
-                                           lower, wrapped, "");
-        LLVMValueRef high = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, x, n, ""), upper, x,
-                                            "");
-        bound[k] = LLVMBuildSelect(b, below, low, high, "");
-    }
-    /* step > 0: start < stop ? (stop - start - 1) / step + 1 : 0; step < 0 mirrored. */
-    LLVMValueRef span = LLVMBuildSelect(b, neg, LLVMBuildSub(b, bound[0], bound[1], ""),
-                                        LLVMBuildSub(b, bound[1], bound[0], ""), "");
-    LLVMValueRef stride = LLVMBuildSelect(b, neg, LLVMBuildNeg(b, step, ""), step, "");
-    LLVMValueRef nonzero = LLVMBuildICmp(b, LLVMIntSGT, stride, zero, "");
-    LLVMValueRef safe = LLVMBuildSelect(b, nonzero, stride, one, "");
-    LLVMValueRef count = LLVMBuildAdd(
-        b, LLVMBuildSDiv(b, LLVMBuildSub(b, span, one, ""), safe, ""), one, "");
-    LLVMValueRef any = LLVMBuildAnd(b, nonzero, LLVMBuildICmp(b, LLVMIntSGT, span, zero, ""), "");
-    *start_out = bound[0];
-    *len_out = LLVMBuildSelect(b, any, count, zero, "");
-    *step_out = step;
-}
-
-/* arr[idx] as a view (rt): integers fix their axis, slices keep theirs
-   with a new extent and stride, missing trailing indices are `:`. */
-static LLVMValueRef array_view(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                               const GjType *it, const GjType *rt) {
-    int nidx = it->kind == GJ_TK_TUPLE ? it->n : 1;
-    LLVMValueRef offset = i64_const(L, 0);
-    LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)rt->ndim));
-    LLVMValueRef strides = dims;
-    unsigned kept = 0;
-    for (int k = 0; k < at->ndim; k++) {
-        const GjType *item = k >= nidx ? NULL : it->kind == GJ_TK_TUPLE ? it->elems[k] : it;
-        LLVMValueRef n = array_dim(L, arr, 1, k), stride = array_dim(L, arr, 2, k);
-        if (item && item->kind != GJ_TK_SLICE) {
-            LLVMValueRef i = array_index(L, arr, idx, it, k);
-            if (!i)
-                return NULL;
-            offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, i, stride, ""), "");
-            continue;
-        }
-        LLVMValueRef start = i64_const(L, 0), len = n, step = i64_const(L, 1);
-        if (item) {
-            LLVMValueRef sl = it->kind == GJ_TK_TUPLE
-                                  ? LLVMBuildExtractValue(L->b, idx, (unsigned)k, "") : idx;
-            slice_bounds(L, sl, item, n, &start, &len, &step);
-        }
-        offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, start, stride, ""), "");
-        dims = LLVMBuildInsertValue(L->b, dims, len, kept, "");
-        strides = LLVMBuildInsertValue(L->b, strides, LLVMBuildMul(L->b, stride, step, ""), kept,
-                                       "");
-        kept++;
-    }
-    if ((int)kept != rt->ndim)
-        return fail(L, "internal: view of %s has %u axes, not %d", at->name, kept, rt->ndim);
-    /* A plain GEP, not inbounds: an empty view may start one past the end. */
-    LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
-    data = LLVMBuildGEP2(L->b, L->i8, data, &offset, 1, "");
-    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
-    out = LLVMBuildInsertValue(L->b, out, data, 0, "");
-    out = LLVMBuildInsertValue(L->b, out, dims, 1, "");
-    return LLVMBuildInsertValue(L->b, out, strides, 2, "");
-}
-
-/* ---- frozen arrays (constant memory) ---------------------------------------- */
-
-enum { CONST_MEMORY_BYTES = 64 * 1024 };   /* per module, as CUDA has it */
-
-/* Bytes the module already keeps in constant memory. */
-static uint64_t const_bytes(GjLower *L) {
-    uint64_t n = 0;
-    for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
-        LLVMTypeRef ty = LLVMGlobalGetValueType(g);
-        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->const_as &&
-            LLVMGetTypeKind(ty) ==
-            LLVMArrayTypeKind)
-            n += LLVMGetArrayLength2(ty);
-    }
-    return n;
-}
-
-/* A frozen NumPy array as a readonly array value over an internal constant
-   holding its bytes; equal arrays (also read by several device functions)
-   share one constant, named by a hash of their bytes. */
-static LLVMValueRef const_array(GjLower *L, const GjConstArray *a, const GjType *rt) {
-    uint64_t h = 1469598103934665603ull;   /* FNV-1a over dtype and bytes */
-    for (const char *p = a->dtype; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    for (size_t i = 0; i < a->nbytes; i++)
-        h = (h ^ ((const unsigned char *)a->data)[i]) * 1099511628211ull;
-    char name[48];
-    snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
-    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
-    if (!g) {
-        uint64_t used = const_bytes(L);
-        if (used + a->nbytes > CONST_MEMORY_BYTES)
-            return fail(L, "module-level arrays need %llu bytes of constant memory, more than "
-                        "the %d KiB a kernel has; pass large arrays as kernel arguments",
-                        (unsigned long long)(used + a->nbytes), CONST_MEMORY_BYTES / 1024);
-        static const char zero = 0;
-        LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
-                                                      a->nbytes ? a->nbytes : 1, 1);
-        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, L->target->const_as);
-        LLVMSetInitializer(g, init);
-        LLVMSetGlobalConstant(g, 1);
-        LLVMSetLinkage(g, LLVMInternalLinkage);
-        LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-        LLVMSetAlignment(g, 16);
-    }
-    LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
-    v = LLVMBuildInsertValue(L->b, v, g, 0, "");
-    for (unsigned field = 1; field <= 2; field++) {
-        LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)a->ndim));
-        for (int k = 0; k < a->ndim; k++)
-            dims = LLVMBuildInsertValue(L->b, dims, i64_const(L, field == 1 ? a->shape[k]
-                                                                             : a->strides[k]),
-                                        (unsigned)k, "");
-        v = LLVMBuildInsertValue(L->b, v, dims, field, "");
-    }
-    return v;
+    return gj_lower_fail(L, "cannot use this constant as %s", t->name);
 }
 
 /* ---- thread indexing ------------------------------------------------------- */
@@ -403,7 +155,7 @@ static const char *dim3_register(int intrinsic) {
 static LLVMValueRef grid_call(GjLower *L, int is_size, LLVMValueRef ndim_value, const GjType *rt) {
     long long ndim = LLVMIsAConstantInt(ndim_value) ? LLVMConstIntGetSExtValue(ndim_value) : 0;
     if (ndim < 1 || ndim > 3)
-        return fail(L, "grid()/gridsize() take the constant 1, 2 or 3");
+        return gj_lower_fail(L, "grid()/gridsize() take the constant 1, 2 or 3");
     LLVMValueRef axes[3];
     for (int k = 0; k < ndim; k++) {
         char axis = (char)('x' + k);
@@ -462,14 +214,14 @@ static LLVMValueRef len_call(GjLower *L, LLVMValueRef x, const GjType *xt, const
     if (xt->kind == GJ_TK_TUPLE)
         return LLVMConstInt(gj_lower_type(L, rt), (unsigned long long)xt->n, 0);
     if (xt->kind == GJ_TK_ARRAY)
-        return gj_lower_cast(L, array_dim(L, x, 1, 0), &gj_ty_int64, rt);
-    return fail(L, "len() of %s is not supported", xt->name);
+        return gj_lower_cast(L, gj_lower_array_dim(L, x, 1, 0), &gj_ty_int64, rt);
+    return gj_lower_fail(L, "len() of %s is not supported", xt->name);
 }
 
 static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a,
                                    const GjType *rt) {
     if (a->n == 0 && id != GJ_INTR_SYNCTHREADS && id != GJ_INTR_METHOD_CONJUGATE)
-        return fail(L, "%s() needs an argument", gj_intrinsic_name(id));
+        return gj_lower_fail(L, "%s() needs an argument", gj_intrinsic_name(id));
     LLVMValueRef x = a->v[0];
     const GjType *xt = a->t[0];
     switch (id) {
@@ -503,7 +255,7 @@ static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a
     case GJ_INTR_DIM3_X: case GJ_INTR_DIM3_Y: case GJ_INTR_DIM3_Z: case GJ_NINTRINSICS:
         break;
     }
-    return fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
+    return gj_lower_fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
 }
 
 static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
@@ -518,7 +270,7 @@ static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
     const GjType *ft = L->f->temp_types[in->args[0]];
     GjSpec *spec;
     if (!types || !args)
-        return fail(L, "out of memory");
+        return gj_lower_fail(L, "out of memory");
     for (int32_t k = 0; k < n; k++)
         types[k] = L->f->temp_types[in->args[k + 1]];
     if (gj_spec_get(L->c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
@@ -568,35 +320,35 @@ static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, cons
     } else if (ot->kind == GJ_TK_ARRAY) {
         LLVMValueRef v = NULL;
         if (strcmp(name, "size") == 0)
-            v = array_size(L, obj, ot);
+            v = gj_lower_array_size(L, obj, ot);
         else if (strcmp(name, "ndim") == 0)
-            v = i64_const(L, ot->ndim);
+            v = gj_lower_i64(L, ot->ndim);
         else if (strcmp(name, "itemsize") == 0)
-            v = i64_const(L, (long long)gj_ty_itemsize(ot->dtype));
+            v = gj_lower_i64(L, (long long)gj_ty_itemsize(ot->dtype));
         else if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0)
-            return array_dims_tuple(L, obj, ot, name[1] == 'h' ? 1 : 2, gj_lower_type(L, rt));
+            return gj_lower_array_dims_tuple(L, obj, ot, name[1] == 'h' ? 1 : 2, gj_lower_type(L, rt));
         if (v)
             return gj_lower_cast(L, v, &gj_ty_int64, rt);
     }
-    return fail(L, "attribute '%s' of %s is not supported", name, ot->name);
+    return gj_lower_fail(L, "attribute '%s' of %s is not supported", name, ot->name);
 }
 
 /* ---- instructions --------------------------------------------------------------- */
 
 static LLVMValueRef tuple_get(GjLower *L, LLVMValueRef tup, const GjType *tt, int64_t i) {
     if (tt->kind != GJ_TK_TUPLE)
-        return fail(L, "%s is not a tuple", tt->name);
+        return gj_lower_fail(L, "%s is not a tuple", tt->name);
     if (i < 0)
         i += tt->n;
     if (i < 0 || i >= tt->n)
-        return fail(L, "tuple index out of range for %s", tt->name);
+        return gj_lower_fail(L, "tuple index out of range for %s", tt->name);
     return LLVMBuildExtractValue(L->b, tup, (unsigned)i, "");
 }
 
 static LLVMValueRef build_tuple(GjLower *L, const CallArgs *a, const GjType *rt) {
     LLVMTypeRef ty = gj_lower_type(L, rt);
     if (!ty || rt->kind != GJ_TK_TUPLE || rt->n != a->n)
-        return fail(L, "tuples of type %s are not supported", rt->name);
+        return gj_lower_fail(L, "tuples of type %s are not supported", rt->name);
     LLVMValueRef out = LLVMGetUndef(ty);
     for (int k = 0; k < a->n; k++) {
         LLVMValueRef e = gj_lower_cast(L, a->v[k], a->t[k], rt->elems[k]);
@@ -611,15 +363,15 @@ static LLVMValueRef build_tuple(GjLower *L, const CallArgs *a, const GjType *rt)
    selects, for a variable index into a tuple whose items share one type. */
 static LLVMValueRef tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
                                const GjType *rt) {
-    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, i64_const(L, 0), "");
-    i = LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, i64_const(L, tt->n), ""), i, "");
+    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
+    i = LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, gj_lower_i64(L, tt->n), ""), i, "");
     LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
     for (int k = 0; k < tt->n; k++) {
         LLVMValueRef e = gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""),
                                        tt->elems[k], rt);
         if (!e)
             return NULL;
-        LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, i, i64_const(L, k), "");
+        LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, i, gj_lower_i64(L, k), "");
         v = k == 0 ? e : LLVMBuildSelect(L->b, here, e, v, "");
     }
     return v;
@@ -628,9 +380,9 @@ static LLVMValueRef tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, L
 static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
                             LLVMValueRef idx, const GjType *it, const GjType *rt) {
     if (ot->kind == GJ_TK_ARRAY && rt->kind == GJ_TK_ARRAY)
-        return array_view(L, obj, ot, idx, it, rt);
+        return gj_lower_array_view(L, obj, ot, idx, it, rt);
     if (ot->kind == GJ_TK_ARRAY)
-        return load_element(L, obj, ot, idx, it);
+        return gj_lower_load_element(L, obj, ot, idx, it);
     if (ot->kind == GJ_TK_TUPLE && LLVMIsAConstantInt(idx)) {
         int64_t k = LLVMConstIntGetSExtValue(idx);
         LLVMValueRef v = tuple_get(L, obj, ot, k);
@@ -640,7 +392,7 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
         LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
         return i ? tuple_item(L, obj, ot, i, rt) : NULL;
     }
-    return fail(L, "indexing %s with %s is not supported", ot->name, it->name);
+    return gj_lower_fail(L, "indexing %s with %s is not supported", ot->name, it->name);
 }
 
 /* slice(start, stop[, step]) as {i64 start, i64 stop, i64 step}; omitted
@@ -648,7 +400,7 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
 static LLVMValueRef build_slice(GjLower *L, const GjIns *in, const GjType *rt) {
     LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
     for (int k = 0; k < 3; k++) {
-        LLVMValueRef x = i64_const(L, 0);
+        LLVMValueRef x = gj_lower_i64(L, 0);
         if (k < in->nargs && rt->elems[k]->kind != GJ_TK_NONE &&
             !(x = gj_lower_cast(L, L->temps[in->args[k]], L->f->temp_types[in->args[k]],
                                 &gj_ty_int64)))
@@ -663,7 +415,7 @@ static LLVMValueRef build_slice(GjLower *L, const GjIns *in, const GjType *rt) {
 static LLVMValueRef iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
     if (itt->kind == GJ_TK_TUPLE_ITER)
         return LLVMBuildICmp(L->b, LLVMIntSLT, LLVMBuildExtractValue(L->b, it, 1, ""),
-                             i64_const(L, itt->elems[1]->n), "");
+                             gj_lower_i64(L, itt->elems[1]->n), "");
     LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
     LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 1, "");
     if (gj_lower_class(itt->elems[0]) != GJ_NC_SINT)
@@ -677,7 +429,7 @@ static LLVMValueRef iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
 static LLVMValueRef iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
     if (itt->kind == GJ_TK_TUPLE_ITER) {
         LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
-        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, i64_const(L, 1), ""), 1, "");
+        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, gj_lower_i64(L, 1), ""), 1, "");
     }
     LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
     LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
@@ -688,7 +440,7 @@ static LLVMValueRef iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
 static LLVMValueRef tuple_iter(GjLower *L, LLVMValueRef tup, const GjType *rt) {
     LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, rt));
     it = LLVMBuildInsertValue(L->b, it, tup, 0, "");
-    return LLVMBuildInsertValue(L->b, it, i64_const(L, 0), 1, "");
+    return LLVMBuildInsertValue(L->b, it, gj_lower_i64(L, 0), 1, "");
 }
 
 static GjStatus store_var(GjLower *L, int32_t var, LLVMValueRef v, const GjType *vt) {
@@ -759,7 +511,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         break;
     case GJ_OP_GLOBAL:
         v = in->global.kind == GJ_GLOBAL_CONST ? const_value(L, &in->global.value, rt)
-          : in->global.kind == GJ_GLOBAL_ARRAY ? const_array(L, in->global.array, rt)
+          : in->global.kind == GJ_GLOBAL_ARRAY ? gj_lower_const_array(L, in->global.array, rt)
                                                : LLVMGetUndef(L->empty);
         break;
     case GJ_OP_LOAD_VAR:
@@ -788,7 +540,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     case GJ_OP_SETITEM:
         if (t[0]->kind != GJ_TK_ARRAY)
             return fail_status(L, "%s does not support item assignment", t[0]->name);
-        return store_element(L, a[0], t[0], a[1], t[1], a[2], t[2]);
+        return gj_lower_store_element(L, a[0], t[0], a[1], t[1], a[2], t[2]);
     case GJ_OP_CALL: {
         if (t[0]->kind == GJ_TK_CALLABLE && t[0]->callee) {
             v = device_call(L, in, rt);
@@ -838,7 +590,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     case GJ_OP_GET_ITER:
         v = t[0]->kind == GJ_TK_RANGE_ITER ? gj_lower_cast(L, a[0], t[0], rt)
           : t[0]->kind == GJ_TK_TUPLE && rt->kind == GJ_TK_TUPLE_ITER ? tuple_iter(L, a[0], rt)
-          : fail(L, "cannot iterate over %s", t[0]->name);
+          : gj_lower_fail(L, "cannot iterate over %s", t[0]->name);
         break;
     case GJ_OP_ITER_VALID:
         v = iter_valid(L, a[0], t[0]);
@@ -870,7 +622,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     }
     if (!v) {
         if (!L->c->diag)
-            fail(L, "cannot lower %s", gj_ir_op_name(in->op));
+            gj_lower_fail(L, "cannot lower %s", gj_ir_op_name(in->op));
         return GJ_ERR;
     }
     if (in->dst >= 0)

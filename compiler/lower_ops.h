@@ -56,6 +56,32 @@ typedef struct GjLower {
     int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
 } GjLower;
 
+/* ---- lower.c ---- */
+
+/* Records a LOWERING diagnostic at L->loc; returns NULL ("no value"). */
+LLVMValueRef gj_lower_fail(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+LLVMValueRef gj_lower_i64(GjLower *L, long long v);   /* an i64 constant */
+
+/* ---- lower_array.c ---- */
+
+/* Field `field` (1 shape, 2 strides) of axis k of array value arr. */
+LLVMValueRef gj_lower_array_dim(GjLower *L, LLVMValueRef arr, unsigned field, int k);
+LLVMValueRef gj_lower_array_size(GjLower *L, LLVMValueRef arr, const GjType *at);
+/* arr.shape or arr.strides (field 1 or 2) as a value of tuple_ty. */
+LLVMValueRef gj_lower_array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType *at,
+                                       unsigned field, LLVMTypeRef tuple_ty);
+/* arr[idx] (an integer, or a tuple of one per axis), in the dtype's value form. */
+LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at,
+                                   LLVMValueRef idx, const GjType *it);
+/* arr[idx] = v, v cast to the dtype. */
+GjStatus gj_lower_store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                const GjType *it, LLVMValueRef v, const GjType *vt);
+/* arr[idx] as a view of type rt (integers fix axes, slices keep them). */
+LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
+                                 LLVMValueRef idx, const GjType *it, const GjType *rt);
+/* A frozen NumPy array as a readonly array value of type rt. */
+LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjType *rt);
+
 /* ---- lower_ops.c ---- */
 
 GjNumClass gj_lower_class(const GjType *t);

@@ -1,0 +1,265 @@
+/*
+ * lower_array.c - arrays in lowering: the {data, shape[n], strides[n]}
+ * value, element addresses (negative indices wrap; a C or F layout skips the
+ * contiguous axis's stride load), loads and stores with the dtype's memory
+ * form (bool as i8), views from slicing with Python's slice.indices()
+ * clamping, and frozen NumPy arrays as internal constants in the target's
+ * constant address space (64 KiB per module, as CUDA's constant memory).
+ *
+ * Called from lower.c's instruction walk; shares GjLower through
+ * lower_ops.h.  Errors are LOWERING diagnostics at L->loc.
+ */
+#include "lower_ops.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "target.h"
+
+/* ---- arrays ----------------------------------------------------------------- */
+
+/* Field `field` (1 shape, 2 strides) of array value arr, axis k, as i64. */
+LLVMValueRef gj_lower_array_dim(GjLower *L, LLVMValueRef arr, unsigned field, int k) {
+    LLVMValueRef dims = LLVMBuildExtractValue(L->b, arr, field, "");
+    return LLVMBuildExtractValue(L->b, dims, (unsigned)k, "");
+}
+
+LLVMValueRef gj_lower_array_size(GjLower *L, LLVMValueRef arr, const GjType *at) {
+    LLVMValueRef n = gj_lower_i64(L, 1);
+    for (int k = 0; k < at->ndim; k++)
+        n = LLVMBuildMul(L->b, n, gj_lower_array_dim(L, arr, 1, k), "");
+    return n;
+}
+
+/* The i64 tuple (as a struct) of field 1 (shape) or 2 (strides). */
+LLVMValueRef gj_lower_array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType *at,
+                                     unsigned field, LLVMTypeRef tuple_ty) {
+    LLVMValueRef out = LLVMGetUndef(tuple_ty);
+    for (int k = 0; k < at->ndim; k++)
+        out = LLVMBuildInsertValue(L->b, out, gj_lower_array_dim(L, arr, field, k), (unsigned)k, "");
+    return out;
+}
+
+/* LLVM's element type in memory: bool arrays hold bytes. */
+static LLVMTypeRef element_type(GjLower *L, const GjType *dtype) {
+    return dtype->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, dtype);
+}
+
+/* The alignment an element access may assume: a complex only its parts'
+   (NumPy aligns complex128 to 8 bytes). */
+static unsigned element_align(const GjType *dtype) {
+    size_t n = gj_ty_itemsize(dtype);
+    return (unsigned)(dtype->kind == GJ_TK_COMPLEX ? n / 2 : n);
+}
+
+/* Index k of idx (an integer, or a tuple of ndim integers) as a wrapped i64:
+   a negative index counts from the end of axis k. */
+static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
+                                const GjType *it, int k) {
+    if (it->kind == GJ_TK_TUPLE) {
+        idx = LLVMBuildExtractValue(L->b, idx, (unsigned)k, "");
+        it = it->elems[k];
+    }
+    LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
+    if (!i || gj_lower_class(it) != GJ_NC_SINT)
+        return i;
+    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
+    LLVMValueRef wrapped = LLVMBuildAdd(L->b, i, gj_lower_array_dim(L, arr, 1, k), "");
+    return LLVMBuildSelect(L->b, negative, wrapped, i, "");
+}
+
+/* Address of arr[idx]: data + sum(idx_k * stride_k) bytes.  The contiguous
+   axis of a C or F array steps by the itemsize instead (a typed GEP), which
+   is what lets the backend fold the address into one mul.wide + add. */
+static LLVMValueRef element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                const GjType *it) {
+    int ndim = at->ndim;
+    int contiguous = at->layout == GJ_LAYOUT_C ? ndim - 1 : at->layout == GJ_LAYOUT_F ? 0 : -1;
+    LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
+    LLVMValueRef offset = NULL, contiguous_index = NULL;
+    for (int k = 0; k < ndim; k++) {
+        LLVMValueRef i = array_index(L, arr, idx, it, k);
+        if (!i)
+            return NULL;
+        if (k == contiguous) {
+            contiguous_index = i;
+            continue;
+        }
+        LLVMValueRef bytes = LLVMBuildMul(L->b, i, gj_lower_array_dim(L, arr, 2, k), "");
+        offset = offset ? LLVMBuildAdd(L->b, offset, bytes, "") : bytes;
+    }
+    LLVMValueRef p = data;
+    if (offset)
+        p = LLVMBuildInBoundsGEP2(L->b, L->i8, p, &offset, 1, "");
+    if (contiguous_index)
+        p = LLVMBuildInBoundsGEP2(L->b, element_type(L, at->dtype), p, &contiguous_index, 1, "");
+    return p;
+}
+
+LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                 const GjType *it) {
+    LLVMValueRef p = element_ptr(L, arr, at, idx, it);
+    if (!p)
+        return NULL;
+    LLVMValueRef v = LLVMBuildLoad2(L->b, element_type(L, at->dtype), p, "");
+    LLVMSetAlignment(v, element_align(at->dtype));
+    if (at->dtype->kind == GJ_TK_BOOL)
+        v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
+    return v;
+}
+
+GjStatus gj_lower_store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                              const GjType *it, LLVMValueRef v, const GjType *vt) {
+    LLVMValueRef p = element_ptr(L, arr, at, idx, it);
+    if (!p || !(v = gj_lower_cast(L, v, vt, at->dtype)))
+        return GJ_ERR;
+    if (at->dtype->kind == GJ_TK_BOOL)
+        v = LLVMBuildZExt(L->b, v, L->i8, "");
+    LLVMSetAlignment(LLVMBuildStore(L->b, v, p), element_align(at->dtype));
+    return GJ_OK;
+}
+
+/* ---- views (slicing) -------------------------------------------------------- */
+
+/* Python's slice.indices() for one axis of extent n: the first index, the
+   number of items and the step of start:stop:step (st says which parts are
+   omitted).  Out-of-range bounds clamp as in Python; a step of 0 (a
+   ValueError in Python, which a kernel cannot raise) gives no items. */
+static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValueRef n,
+                         LLVMValueRef *start_out, LLVMValueRef *len_out, LLVMValueRef *step_out) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef zero = gj_lower_i64(L, 0), one = gj_lower_i64(L, 1), minus1 = gj_lower_i64(L, -1);
+    LLVMValueRef step = st->elems[2]->kind == GJ_TK_NONE ? one : LLVMBuildExtractValue(b, sl, 2, "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, step, zero, "");
+    LLVMValueRef lower = LLVMBuildSelect(b, neg, minus1, zero, "");
+    LLVMValueRef upper = LLVMBuildSelect(b, neg, LLVMBuildSub(b, n, one, ""), n, "");
+    LLVMValueRef bound[2];
+    for (unsigned k = 0; k < 2; k++) {
+        if (st->elems[k]->kind == GJ_TK_NONE) {   /* start: lower/upper end; stop: the other */
+            bound[k] = k == 0 ? LLVMBuildSelect(b, neg, upper, lower, "")
+                              : LLVMBuildSelect(b, neg, lower, upper, "");
+            continue;
+        }
+        LLVMValueRef x = LLVMBuildExtractValue(b, sl, k, "");
+        LLVMValueRef below = LLVMBuildICmp(b, LLVMIntSLT, x, zero, "");
+        LLVMValueRef wrapped = LLVMBuildAdd(b, x, n, "");
+        LLVMValueRef low = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, wrapped, zero, ""),
+                                           lower, wrapped, "");
+        LLVMValueRef high = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, x, n, ""), upper, x,
+                                            "");
+        bound[k] = LLVMBuildSelect(b, below, low, high, "");
+    }
+    /* step > 0: start < stop ? (stop - start - 1) / step + 1 : 0; step < 0 mirrored. */
+    LLVMValueRef span = LLVMBuildSelect(b, neg, LLVMBuildSub(b, bound[0], bound[1], ""),
+                                        LLVMBuildSub(b, bound[1], bound[0], ""), "");
+    LLVMValueRef stride = LLVMBuildSelect(b, neg, LLVMBuildNeg(b, step, ""), step, "");
+    LLVMValueRef nonzero = LLVMBuildICmp(b, LLVMIntSGT, stride, zero, "");
+    LLVMValueRef safe = LLVMBuildSelect(b, nonzero, stride, one, "");
+    LLVMValueRef count = LLVMBuildAdd(
+        b, LLVMBuildSDiv(b, LLVMBuildSub(b, span, one, ""), safe, ""), one, "");
+    LLVMValueRef any = LLVMBuildAnd(b, nonzero, LLVMBuildICmp(b, LLVMIntSGT, span, zero, ""), "");
+    *start_out = bound[0];
+    *len_out = LLVMBuildSelect(b, any, count, zero, "");
+    *step_out = step;
+}
+
+/* arr[idx] as a view (rt): integers fix their axis, slices keep theirs
+   with a new extent and stride, missing trailing indices are `:`. */
+LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                               const GjType *it, const GjType *rt) {
+    int nidx = it->kind == GJ_TK_TUPLE ? it->n : 1;
+    LLVMValueRef offset = gj_lower_i64(L, 0);
+    LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)rt->ndim));
+    LLVMValueRef strides = dims;
+    unsigned kept = 0;
+    for (int k = 0; k < at->ndim; k++) {
+        const GjType *item = k >= nidx ? NULL : it->kind == GJ_TK_TUPLE ? it->elems[k] : it;
+        LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k), stride = gj_lower_array_dim(L, arr, 2, k);
+        if (item && item->kind != GJ_TK_SLICE) {
+            LLVMValueRef i = array_index(L, arr, idx, it, k);
+            if (!i)
+                return NULL;
+            offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, i, stride, ""), "");
+            continue;
+        }
+        LLVMValueRef start = gj_lower_i64(L, 0), len = n, step = gj_lower_i64(L, 1);
+        if (item) {
+            LLVMValueRef sl = it->kind == GJ_TK_TUPLE
+                                  ? LLVMBuildExtractValue(L->b, idx, (unsigned)k, "") : idx;
+            slice_bounds(L, sl, item, n, &start, &len, &step);
+        }
+        offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, start, stride, ""), "");
+        dims = LLVMBuildInsertValue(L->b, dims, len, kept, "");
+        strides = LLVMBuildInsertValue(L->b, strides, LLVMBuildMul(L->b, stride, step, ""), kept,
+                                       "");
+        kept++;
+    }
+    if ((int)kept != rt->ndim)
+        return gj_lower_fail(L, "internal: view of %s has %u axes, not %d", at->name, kept, rt->ndim);
+    /* A plain GEP, not inbounds: an empty view may start one past the end. */
+    LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
+    data = LLVMBuildGEP2(L->b, L->i8, data, &offset, 1, "");
+    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+    out = LLVMBuildInsertValue(L->b, out, data, 0, "");
+    out = LLVMBuildInsertValue(L->b, out, dims, 1, "");
+    return LLVMBuildInsertValue(L->b, out, strides, 2, "");
+}
+
+/* ---- frozen arrays (constant memory) ---------------------------------------- */
+
+enum { CONST_MEMORY_BYTES = 64 * 1024 };   /* per module, as CUDA has it */
+
+/* Bytes the module already keeps in constant memory. */
+static uint64_t const_bytes(GjLower *L) {
+    uint64_t n = 0;
+    for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
+        LLVMTypeRef ty = LLVMGlobalGetValueType(g);
+        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->const_as &&
+            LLVMGetTypeKind(ty) ==
+            LLVMArrayTypeKind)
+            n += LLVMGetArrayLength2(ty);
+    }
+    return n;
+}
+
+/* A frozen NumPy array as a readonly array value over an internal constant
+   holding its bytes; equal arrays (also read by several device functions)
+   share one constant, named by a hash of their bytes. */
+LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjType *rt) {
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a over dtype and bytes */
+    for (const char *p = a->dtype; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (size_t i = 0; i < a->nbytes; i++)
+        h = (h ^ ((const unsigned char *)a->data)[i]) * 1099511628211ull;
+    char name[48];
+    snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
+    if (!g) {
+        uint64_t used = const_bytes(L);
+        if (used + a->nbytes > CONST_MEMORY_BYTES)
+            return gj_lower_fail(L, "module-level arrays need %llu bytes of constant memory, more than "
+                        "the %d KiB a kernel has; pass large arrays as kernel arguments",
+                        (unsigned long long)(used + a->nbytes), CONST_MEMORY_BYTES / 1024);
+        static const char zero = 0;
+        LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
+                                                      a->nbytes ? a->nbytes : 1, 1);
+        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, L->target->const_as);
+        LLVMSetInitializer(g, init);
+        LLVMSetGlobalConstant(g, 1);
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+        LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+        LLVMSetAlignment(g, 16);
+    }
+    LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
+    v = LLVMBuildInsertValue(L->b, v, g, 0, "");
+    for (unsigned field = 1; field <= 2; field++) {
+        LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)a->ndim));
+        for (int k = 0; k < a->ndim; k++)
+            dims = LLVMBuildInsertValue(L->b, dims, gj_lower_i64(L, field == 1 ? a->shape[k]
+                                                                             : a->strides[k]),
+                                        (unsigned)k, "");
+        v = LLVMBuildInsertValue(L->b, v, dims, field, "");
+    }
+    return v;
+}
+
