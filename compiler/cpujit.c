@@ -157,16 +157,6 @@ static char *copy_message(char *msg) {
     return out;
 }
 
-static GjStatus optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
-    char pipeline[32];
-    int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
-    snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
-    LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
-    LLVMDisposePassBuilderOptions(pbo);
-    return err ? jit_error(c, "LLVM pass pipeline failed", err) : GJ_OK;
-}
-
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {
     return opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level >= 3 ? LLVMCodeGenLevelAggressive
                                                                     : LLVMCodeGenLevelDefault;
@@ -236,7 +226,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMDisposeTargetData(layout);
     LLVMSetTarget(mod, j->triple);
 
-    GjStatus st = optimise(c, mod, tm, opt->opt_level);
+    GjStatus st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)

@@ -9,6 +9,7 @@
 #define GJ_LOWER_H
 
 #include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
 
 #include "ir.h"
 #include "compile.h"
@@ -32,7 +33,9 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
                         const char *kernel_name, void **fn, void **code, char **llvm_ir);
 void gj_cpujit_release(void *code);
 
-/* nvptx.c: LLVM's verifier as a diagnostic (shared by both back ends). */
+/* nvptx.c, shared by both back ends: LLVM's verifier, and the default<On>
+   pipeline, each failing with an INTERNAL diagnostic. */
 GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when);
+GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level);
 
 #endif

@@ -346,7 +346,9 @@ GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when) {
     return GJ_ERR;
 }
 
-static GjStatus optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
+/* Runs LLVM's default<O0..O3> pipeline with the target machine (so target
+   passes such as NVVMReflect run); a failure is an INTERNAL diagnostic. */
+GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
     char pipeline[32];
     int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
     snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
@@ -409,7 +411,7 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     if (calls_libdevice(mod))
         st = link_libdevice(c, mod, &cap);
     if (st == GJ_OK)
-        st = optimise(c, mod, tm, opt->opt_level);
+        st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
