@@ -493,6 +493,7 @@ GjStatus gj_ty_parse_signature(GjCtx *c, const char *sig, const GjType ***args, 
     int32_t n = 0, cap = 0;
     const GjType **list = NULL;
     if (!accept(&s, ')')) {
+        int closed = 0;   /* the ')' after a trailing comma, "(f4,)", as Python allows */
         do {
             const GjType *t;
             if (parse_type(&s, 0, &t) != GJ_OK)
@@ -501,8 +502,8 @@ GjStatus gj_ty_parse_signature(GjCtx *c, const char *sig, const GjType ***args, 
             if (!list)
                 return sig_error(&s, "out of memory");
             list[n++] = t;
-        } while (accept(&s, ','));
-        if (!accept(&s, ')'))
+        } while (accept(&s, ',') && !(closed = accept(&s, ')')));
+        if (!closed && !accept(&s, ')'))
             return sig_error(&s, "expected ',' or ')'");
     }
     skip_space(&s);

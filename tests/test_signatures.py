@@ -212,3 +212,17 @@ def test_explicit_signatures_restrict_launches(rng):
     kernel.recompile()                                     # recompiles the signatures on use
     kernel[1, 128](2.0, x, y, 100)
     np.testing.assert_allclose(y, expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("sig,ok", [("void(float64, float64[:], float64[:], int64,)", True),
+                                    ("(float64, float64[:], float64[:], int64 , )", True),
+                                    ("void(float64,, float64[:], float64[:], int64)", False),
+                                    ("void(,)", False)])
+def test_trailing_comma_in_signature(sig, ok):
+    # Python allows one trailing comma in a call or a tuple; nothing else.
+    if ok:
+        ptx, _ = gpujit.compile_ptx(axpy, sig)
+        assert ".entry" in ptx
+    else:
+        with pytest.raises(gpujit.TypingError, match="invalid signature"):
+            gpujit.compile_ptx(axpy, sig)
