@@ -31,20 +31,46 @@ static void add(Word *s, int32_t v) {
     s[v / WORD_BITS] |= (Word)1 << (v % WORD_BITS);
 }
 
+/* Predecessor lists, computed once: block b's are pred[first[b] .. first[b+1]). */
+typedef struct Preds {
+    int32_t *first;   /* [nblocks + 1] */
+    int32_t *pred;    /* [number of edges] */
+} Preds;
+
+static GjStatus build_preds(GjCtx *c, const GjFunc *f, Preds *p) {
+    int32_t nb = f->nblocks, nedges = 0;
+    p->first = GJ_NEW_N(&c->arena, int32_t, nb + 1);
+    if (!p->first)
+        return GJ_ERR;
+    for (int32_t b = 0; b < nb; b++)
+        for (int32_t s = 0; s < f->blocks[b]->nsucc; s++, nedges++)
+            p->first[f->blocks[b]->succ[s] + 1]++;
+    for (int32_t b = 0; b < nb; b++)
+        p->first[b + 1] += p->first[b];
+    int32_t *fill = GJ_NEW_N(&c->arena, int32_t, nb + 1);
+    p->pred = GJ_NEW_N(&c->arena, int32_t, nedges + 1);
+    if (!fill || !p->pred)
+        return GJ_ERR;
+    for (int32_t b = 0; b < nb; b++)
+        for (int32_t s = 0; s < f->blocks[b]->nsucc; s++) {
+            int32_t to = f->blocks[b]->succ[s];
+            p->pred[p->first[to] + fill[to]++] = b;
+        }
+    return GJ_OK;
+}
+
 /* cur = the locals assigned on entry to block bi: `entry` for block 0, else
    the intersection of the predecessors' exit sets. */
-static void entry_set(const GjFunc *f, const Word *out, const Word *entry, int32_t bi,
+static void entry_set(const Preds *p, const Word *out, const Word *entry, int32_t bi,
                       Word *cur, size_t row) {
     if (bi == 0) {
         memcpy(cur, entry, sizeof(Word) * row);
         return;
     }
     memset(cur, 0xff, sizeof(Word) * row);
-    for (int32_t p = 0; p < f->nblocks; p++)
-        for (int32_t s = 0; s < f->blocks[p]->nsucc; s++)
-            if (f->blocks[p]->succ[s] == bi)
-                for (size_t w = 0; w < row; w++)
-                    cur[w] &= out[(size_t)p * row + w];
+    for (int32_t k = p->first[bi]; k < p->first[bi + 1]; k++)
+        for (size_t w = 0; w < row; w++)
+            cur[w] &= out[(size_t)p->pred[k] * row + w];
 }
 
 GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f) {
@@ -55,7 +81,8 @@ GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f) {
     Word *out = GJ_NEW_N(&c->arena, Word, (size_t)nb * row);   /* assigned at each block's exit */
     Word *cur = GJ_NEW_N(&c->arena, Word, row);
     Word *entry = GJ_NEW_N(&c->arena, Word, row);
-    if (!out || !cur || !entry)
+    Preds preds;
+    if (!out || !cur || !entry || build_preds(c, f, &preds) != GJ_OK)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
     memset(out, 0xff, sizeof(Word) * (size_t)nb * row);        /* top: "everything" */
     for (int32_t v = 0; v < f->nvars; v++)
@@ -65,7 +92,7 @@ GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f) {
     for (int changed = 1; changed;) {
         changed = 0;
         for (int32_t bi = 0; bi < nb; bi++) {
-            entry_set(f, out, entry, bi, cur, row);
+            entry_set(&preds, out, entry, bi, cur, row);
             const GjBlock *b = f->blocks[bi];
             for (int32_t k = 0; k < b->nins; k++)
                 if (b->ins[k].op == GJ_OP_STORE_VAR)
@@ -80,7 +107,7 @@ GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f) {
 
     /* At the fixpoint, replay each block and check its reads. */
     for (int32_t bi = 0; bi < nb; bi++) {
-        entry_set(f, out, entry, bi, cur, row);
+        entry_set(&preds, out, entry, bi, cur, row);
         const GjBlock *b = f->blocks[bi];
         for (int32_t k = 0; k < b->nins; k++) {
             const GjIns *in = &b->ins[k];
