@@ -46,6 +46,9 @@ typedef struct GjCompileOptions {
     int want_llvm_ir;         /* keep the optimised LLVM IR text in the result */
     int device;               /* compile a device function (PTX .func, by-value
                                  arguments, may return a value), not a kernel */
+    const char *libdevice;    /* NVPTX: path of libdevice.10.bc, or NULL when none
+                                 was found (kernels calling math functions then
+                                 fail with a diagnostic saying what to install) */
 } GjCompileOptions;
 
 typedef struct GjParamPlan {

@@ -14,14 +14,14 @@
  * libdevice's __nvvm_reflect("__CUDA_FTZ") from the nvvm-reflect-ftz flag);
  * emit assembly.
  *
- * Process-wide state is one struct (NvptxProcess) set up under pthread_once:
- * target registration and the bytes of libdevice.10.bc.  LLVM modules belong
+ * Process-wide state is one struct (NvptxProcess): target registration
+ * (under pthread_once) and the bytes of each libdevice.10.bc read (under a
+ * mutex; the caller names the file in opt->libdevice).  LLVM modules belong
  * to one LLVMContext, so the cached bytes are parsed into each kernel's own
  * context; only read-only data is shared between threads.
  */
 #include "lower.h"
 
-#include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +43,15 @@ typedef struct NvptxProcess {
     LLVMTargetRef target;          /* NULL if NVPTX is not registered */
     char *target_error;            /* LLVM's message when target is NULL */
 
-    pthread_once_t libdevice_once;
-    LLVMMemoryBufferRef libdevice; /* libdevice.10.bc bytes, or NULL: not found */
-    char libdevice_path[4096];
+    /* libdevice.10.bc files read so far, by path (opt->libdevice names one;
+       the caller's search decides which): read once, then shared read-only. */
+    pthread_mutex_t libdevice_lock;
+    struct LibdeviceFile *libdevice_files;
 } NvptxProcess;
 
 static NvptxProcess nvptx_process = {
     .target_once = PTHREAD_ONCE_INIT,
-    .libdevice_once = PTHREAD_ONCE_INIT,
+    .libdevice_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 /* ---- target ------------------------------------------------------------ */
@@ -139,69 +140,37 @@ static void capture_diag(LLVMDiagnosticInfoRef di, void *opaque) {
 
 /* ---- libdevice ----------------------------------------------------------- */
 
-static int try_libdevice_dir(NvptxProcess *p, const char *dir) {
-    if (!dir || !*dir)
-        return 0;
-    char path[sizeof p->libdevice_path];
-    int n = snprintf(path, sizeof path, "%s/libdevice.10.bc", dir);
-    if (n < 0 || (size_t)n >= sizeof path)
-        return 0;
-    LLVMMemoryBufferRef buf;
-    char *msg = NULL;
-    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
-        LLVMDisposeMessage(msg);
-        return 0;
-    }
-    p->libdevice = buf;
-    memcpy(p->libdevice_path, path, sizeof path);
-    return 1;
-}
+typedef struct LibdeviceFile {
+    struct LibdeviceFile *next;
+    LLVMMemoryBufferRef bytes;
+    char path[];
+} LibdeviceFile;
 
-static int try_cuda_root(NvptxProcess *p, const char *root) {
-    if (!root || !*root)
-        return 0;
-    char dir[sizeof p->libdevice_path];
-    int n = snprintf(dir, sizeof dir, "%s/nvvm/libdevice", root);
-    if (n < 0 || (size_t)n >= sizeof dir)
-        return 0;
-    return try_libdevice_dir(p, dir);
-}
-
-/* Reads libdevice.10.bc from GPUJIT_LIBDEVICE (a file, or a directory
-   holding libdevice.10.bc) when that is set - then nowhere else - or else
-   from the first CUDA toolkit found: CUDA_HOME, CUDA_PATH, /usr/local/cuda,
-   the newest /usr/local/cuda-X.Y, then the Debian/Ubuntu package locations. */
-static void load_libdevice(void) {
+/* The bytes of the libdevice at path, or NULL (*why: LLVM's message, malloc'd). */
+static LLVMMemoryBufferRef read_libdevice(const char *path, char **why) {
     NvptxProcess *p = &nvptx_process;
-    const char *explicit_path = getenv("GPUJIT_LIBDEVICE");
-    if (explicit_path && *explicit_path) {
+    pthread_mutex_lock(&p->libdevice_lock);
+    LibdeviceFile *f = p->libdevice_files;
+    while (f && strcmp(f->path, path) != 0)
+        f = f->next;
+    if (!f) {
         LLVMMemoryBufferRef buf;
         char *msg = NULL;
-        if (try_libdevice_dir(p, explicit_path))
-            return;
-        if (!LLVMCreateMemoryBufferWithContentsOfFile(explicit_path, &buf, &msg)) {
-            p->libdevice = buf;
-            snprintf(p->libdevice_path, sizeof p->libdevice_path, "%s", explicit_path);
+        if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
+            *why = strdup(msg ? msg : "cannot read the file");
+            LLVMDisposeMessage(msg);
+        } else if ((f = malloc(sizeof *f + strlen(path) + 1))) {
+            f->bytes = buf;
+            strcpy(f->path, path);
+            f->next = p->libdevice_files;
+            p->libdevice_files = f;
+        } else {
+            LLVMDisposeMemoryBuffer(buf);
+            *why = strdup("out of memory");
         }
-        LLVMDisposeMessage(msg);
-        return;
     }
-    if (try_cuda_root(p, getenv("CUDA_HOME")) || try_cuda_root(p, getenv("CUDA_PATH")) ||
-        try_cuda_root(p, "/usr/local/cuda"))
-        return;
-    glob_t g;
-    if (glob("/usr/local/cuda-*", 0, NULL, &g) == 0) {
-        /* glob sorts: the last entry is the newest version (for equal widths). */
-        for (size_t i = g.gl_pathc; i-- > 0;)
-            if (try_cuda_root(p, g.gl_pathv[i]))
-                break;
-        globfree(&g);
-        if (p->libdevice)
-            return;
-    }
-    if (try_cuda_root(p, "/usr/lib/cuda"))
-        return;
-    try_libdevice_dir(p, "/usr/lib/nvidia-cuda-toolkit/libdevice");
+    pthread_mutex_unlock(&p->libdevice_lock);
+    return f ? f->bytes : NULL;
 }
 
 static int calls_libdevice(LLVMModuleRef mod) {
@@ -272,30 +241,28 @@ static void prune_libdevice(LLVMModuleRef mod, LLVMModuleRef lib) {
 
 /* Links libdevice into mod and gives every definition except the kernel
    internal linkage, so O3's global optimisations drop unused ones. */
-static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, DiagCapture *cap) {
+static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
+                               DiagCapture *cap) {
     GjLoc noloc = {0, -1, -1};
-    NvptxProcess *p = &nvptx_process;
-    pthread_once(&p->libdevice_once, load_libdevice);
-    if (!p->libdevice) {
-        const char *explicit_path = getenv("GPUJIT_LIBDEVICE");
-        if (explicit_path && *explicit_path)
-            return gj_error(c, GJ_DIAG_LOWERING, noloc,
-                            "this kernel needs libdevice (math functions) but GPUJIT_LIBDEVICE="
-                            "'%s' is no libdevice.10.bc nor a directory holding one; install "
-                            "the CUDA toolkit and point it at nvvm/libdevice/libdevice.10.bc",
-                            explicit_path);
+    if (!opt->libdevice)
         return gj_error(c, GJ_DIAG_LOWERING, noloc,
-                        "this kernel needs libdevice (math functions) but no CUDA toolkit was "
-                        "found: install the CUDA toolkit (its nvvm/libdevice/libdevice.10.bc; "
-                        "on Debian/Ubuntu the nvidia-cuda-toolkit package, or pip install "
-                        "nvidia-cuda-nvcc-cu12) and set CUDA_HOME to it, or set "
-                        "GPUJIT_LIBDEVICE to the libdevice.10.bc file");
+                        "this kernel calls math functions, which need NVIDIA's libdevice, and "
+                        "none was found: pip install nvidia-nvvm (what `pip install "
+                        "\"gpujit[cuda]\"` brings), install a CUDA toolkit (or set CUDA_HOME "
+                        "to one), or set GPUJIT_LIBDEVICE to a libdevice.10.bc; "
+                        "gpujit.libdevice_path() shows where gpujit looked");
+    char *why = NULL;
+    LLVMMemoryBufferRef bytes = read_libdevice(opt->libdevice, &why);
+    if (!bytes) {
+        gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s", opt->libdevice,
+                 why ? why : "out of memory");
+        free(why);
+        return GJ_ERR;
     }
-
     LLVMModuleRef lib;
-    if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), p->libdevice, &lib))
+    if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), bytes, &lib))
         return gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s",
-                        p->libdevice_path, cap->first_error ? cap->first_error : "bad bitcode");
+                        opt->libdevice, cap->first_error ? cap->first_error : "bad bitcode");
     /* libdevice carries a generic triple and an older data layout; adopt the
        kernel's so the linker has nothing to warn about. */
     LLVMSetTarget(lib, LLVMGetTarget(mod));
@@ -409,7 +376,7 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz",
                       strlen("nvvm-reflect-ftz"), ftz);
     if (calls_libdevice(mod))
-        st = link_libdevice(c, mod, &cap);
+        st = link_libdevice(c, mod, opt, &cap);
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)

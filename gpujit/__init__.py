@@ -63,7 +63,7 @@ __all__ = [
     "event_elapsed_time", "DeviceArray", "Device",
     "GpujitError", "TypingError", "UnsupportedError", "LoweringError", "InternalError",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
-    "CudaSupportError",
+    "CudaSupportError", "libdevice_path", "info",
 ]
 
 
@@ -273,3 +273,56 @@ def event_elapsed_time(start, end):
     ``start.elapsed_time(end)``).
     """
     return start.elapsed_time(end)
+
+
+# ---- the installation ------------------------------------------------------------
+
+def libdevice_path():
+    """libdevice_path() -> str or None
+
+    The ``libdevice.10.bc`` (NVIDIA's math library, LLVM bitcode) that kernels
+    compiled for a GPU link when they call math functions, or None if there is
+    none (kernels without math functions still compile; the CPU target never
+    needs it).  Searched in this order: ``GPUJIT_LIBDEVICE``; the
+    ``nvidia-nvvm`` wheel (``pip install "gpujit[cuda]"``) or CUDA 12's
+    ``nvidia-cuda-nvcc-cu12`` in this environment; ``CUDA_HOME``,
+    ``CUDA_PATH``; ``/usr/local/cuda`` and the other usual toolkit locations
+    (skipped with ``GPUJIT_IGNORE_CUDA_TOOLKIT=1``).  ``info()["libdevice"]``
+    also says which rule found it.
+    """
+    from . import _libdevice
+    return _libdevice.find()[1]
+
+
+def info():
+    """info() -> dict
+
+    What gpujit runs with, for bug reports: ``gpujit``, ``python``,
+    ``numpy`` and ``llvm`` versions, the execution ``target`` (``"cuda"`` or
+    ``"cpu"``), ``driver`` (the CUDA driver's version as an int, 13000 for
+    13.0, or None without a driver), ``devices`` (a list of dicts: ``name``,
+    ``compute_capability``, ``total_memory`` in bytes, ...) and
+    ``libdevice`` (``{"path": str or None, "found_by": rule or None}``, see
+    :func:`libdevice_path`).  Printed by ``python -m gpujit``.
+
+    Never raises for a missing driver or GPU: those show as None and [].
+    """
+    import platform
+    import sys
+
+    import numpy
+
+    from . import _libdevice
+    found_by, path = _libdevice.find()
+    count = _gpujit._device_count() if is_available() else 0
+    devices = [_gpujit._device_info(i) for i in range(count)]
+    return {
+        "gpujit": __version__,
+        "python": f"{platform.python_implementation()} {sys.version.split()[0]}",
+        "numpy": numpy.__version__,
+        "llvm": _gpujit.llvm_version,
+        "target": current_target(),
+        "driver": devices[0]["driver_version"] if devices else None,
+        "devices": devices,
+        "libdevice": {"path": path, "found_by": found_by},
+    }

@@ -148,11 +148,41 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
         o->ptx_version = max_ptx;
 }
 
+/* The libdevice the GPU target links (gpujit/_libdevice.py searches once
+   per process), or NULL when there is none; -1 with an exception. */
+static int libdevice_path(GjPyState *st, const char **path)
+{
+    if (!st->libdevice) {
+        PyObject *search = PyImport_ImportModule("gpujit._libdevice");
+        PyObject *found = search ? PyObject_CallMethod(search, "find", NULL) : NULL;
+        Py_XDECREF(search);
+        if (!found)
+            return -1;
+        PyObject *where = PyTuple_Check(found) && PyTuple_Size(found) == 2
+                              ? PyTuple_GetItem(found, 1) : NULL;
+        if (where == Py_None)
+            st->libdevice = Py_NewRef(Py_None);
+        else if (where)
+            PyUnicode_FSConverter(where, &st->libdevice);
+        else
+            PyErr_SetString(PyExc_RuntimeError, "gpujit._libdevice.find() returned no (source, path)");
+        Py_DECREF(found);
+        if (!st->libdevice)
+            return -1;
+    }
+    *path = st->libdevice != Py_None ? PyBytes_AsString(st->libdevice) : NULL;
+    return 0;
+}
+
 /* Compiles code (argument types already set) with the GIL released; copies
    the signature's type names into *sig.  -1 with an exception. */
-static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *o,
+static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
                        GjCompileResult *res, PyObject **sig)
 {
+    GjCompileOptions with = *opt;
+    const GjCompileOptions *o = &with;
+    if (o->target == GJ_TARGET_NVPTX && libdevice_path(st, &with.libdevice) < 0)
+        return -1;
     *sig = PyTuple_New(cv->argcount);
     if (!*sig)
         return -1;

@@ -40,6 +40,9 @@ typedef struct GjPyState {
        in C; the Python layer may) */
     PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;
     PyObject *str_cai;   /* interned "__cuda_array_interface__" */
+    /* libdevice.10.bc's path (bytes, file-system encoding) or None when
+       gpujit/_libdevice.py found none; NULL until the first GPU compile */
+    PyObject *libdevice;
     /* execution target: GJ_TARGET_NVPTX ("cuda") or GJ_TARGET_CPU ("cpu");
        -1 until first needed (GPUJIT_TARGET, else a GPU if usable) */
     int target;

@@ -963,7 +963,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 22 };
+enum { STATE_OBJECTS = 23 };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -973,7 +973,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
         (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
-        &st->str_cai,
+        &st->str_cai, &st->libdevice,
     };
     _Static_assert(sizeof all / sizeof all[0] == STATE_OBJECTS, "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);

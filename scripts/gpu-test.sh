@@ -42,6 +42,7 @@ step() {   # step NAME LOG COMMAND...: runs COMMAND, tee'ing its output into LOG
     "$py" --version
     # -P everywhere: gpujit must come from gpubuild/, not from ./gpujit/.
     "$py" -P -c 'import gpujit, numpy; print("gpujit from", gpujit.__path__[0]); print("numpy", numpy.__version__)'
+    "$py" -P -m gpujit   # versions, devices, and which libdevice the tests use
     ldd gpubuild/gpujit/_gpujit.abi3.so
 } 2>&1 | tee "$out/env.txt"
 

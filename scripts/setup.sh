@@ -5,7 +5,7 @@
 #
 #   1. apt: the packages below that are missing (apt-get update first).
 #   2. A venv at $GJ_VENV (default: .venv in the repository root) with the
-#      build tools, numpy and pytest from PyPI.
+#      build tools, numpy, pytest and nvidia-nvvm (libdevice) from PyPI.
 #   3. `pip install .` of gpujit into that venv (meson-python; build tree in
 #      build/pip, reused between runs).  With CI set, warnings are errors.
 #
@@ -51,6 +51,13 @@ py="$venv/bin/python"
 export PATH="$venv/bin:$PATH"    # meson-python runs the venv's meson and ninja
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$py" -m pip install -q "meson-python>=0.16" "meson>=1.3.0" ninja "numpy>=2" pytest
+# NVIDIA's libdevice (the GPU's math functions, what gpujit's "cuda" extra
+# brings), so kernels that call math functions compile for a GPU on a
+# machine without a CUDA toolkit.  A 75 MB wheel, fetched once.
+if ! "$py" -m pip install -q nvidia-nvvm; then
+    echo "setup: could not install nvidia-nvvm; GPU kernels that call math functions" \
+         "will need a CUDA toolkit (see docs/install.md)" >&2
+fi
 
 # --- 3. gpujit ----------------------------------------------------------
 setup_args=()

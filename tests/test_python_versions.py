@@ -113,6 +113,8 @@ def package_copy(tmp_path_factory):
 
 def run_script(exe, path):
     env = dict(os.environ, PYTHONPATH=path, PYTHONDONTWRITEBYTECODE="1")
+    if gpujit.libdevice_path():   # maybe from a wheel in this environment alone
+        env["GPUJIT_LIBDEVICE"] = gpujit.libdevice_path()
     proc = subprocess.run([exe, "-P", "-c", SCRIPT], capture_output=True, text=True, env=env,
                           cwd=path, timeout=120)
     assert proc.returncode == 0, f"{exe}:\n{proc.stderr}"

@@ -1,0 +1,22 @@
+"""``python -m gpujit``: prints :func:`gpujit.info`, one line per field."""
+import gpujit
+
+
+def main():
+    for key, value in gpujit.info().items():
+        if key == "devices":
+            for d in value:
+                major, minor = d["compute_capability"]
+                print(f"device {d['id']}: {d['name']} (sm_{major}{minor}, "
+                      f"{d['total_memory'] / 2**30:.1f} GiB)")
+            if not value:
+                print("devices: none")
+        elif key == "libdevice":
+            print(f"libdevice: {value['path'] or 'not found'}"
+                  + (f" (found by {value['found_by']})" if value["found_by"] else ""))
+        else:
+            print(f"{key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
