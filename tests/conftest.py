@@ -31,6 +31,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """One line per skip reason, with its count (pytest's -rs gives one per test location)."""
+    reasons = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if reasons:
+        terminalreporter.section("skipped, by reason")
+        for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1]):
+            terminalreporter.line(f"{count:6d}  {reason}")
+
+
 def pytest_report_header(config):
     seed = _session_seed()
     return [f"gpujit: GPU available = {gpujit.is_available()}, random seed = {seed}"]
