@@ -23,13 +23,25 @@
 #include <llvm-c/Core.h>
 
 #include "compile.h"
+#include "types.h"
 
 typedef struct GjLower GjLower;
 
+/* Special registers, as PTX names them; the per-axis ones take an axis
+   0..2 (x, y, z), the others ignore it.  Each is an i32. */
+typedef enum GjSreg {
+    GJ_SREG_TID,        /* thread index in the block (threadIdx) */
+    GJ_SREG_NTID,       /* threads per block (blockDim) */
+    GJ_SREG_CTAID,      /* block index in the grid (blockIdx) */
+    GJ_SREG_NCTAID,     /* blocks per grid (gridDim) */
+    GJ_SREG_LANEID,     /* lane in the warp */
+    GJ_SREG_WARPSIZE,   /* threads per warp */
+    GJ_NSREGS
+} GjSreg;
+
 typedef struct GjTarget {
     const char *name;            /* "nvptx", "cpu" */
-    unsigned global_as;          /* address space of array data */
-    unsigned const_as;           /* address space of frozen arrays (constant memory) */
+    unsigned addrspace[GJ_NADDRSPACES];   /* LLVM address space of each GjAddrSpace */
     /* 1 if kernels and device functions take the thread's context as a last,
        extra parameter (L->thread: the host's GjCpuThread *); 0 if special
        registers and barriers need none. */
@@ -41,9 +53,9 @@ typedef struct GjTarget {
     GjStatus (*declare_kernel)(GjLower *L, const char *name, LLVMTypeRef *params, unsigned n);
     /* After the body is lowered: entry wrappers and the like. */
     GjStatus (*finish_kernel)(GjLower *L, const char *name);
-    /* Special register `reg` ("tid", "ctaid", "ntid", "nctaid": PTX's names)
-       along axis 'x'..'z', as i32. */
-    LLVMValueRef (*special_reg)(GjLower *L, const char *reg, char axis);
+    /* Special register `reg` along `axis` (0..2) as an i32, or NULL with a
+       diag when the target has no such register. */
+    LLVMValueRef (*special_reg)(GjLower *L, GjSreg reg, int axis);
     /* __syncthreads(); returns the call (non-NULL) or NULL with a diag. */
     LLVMValueRef (*barrier)(GjLower *L);
     /* The math library's name for function `base` ("sin", "pow", "fmod")

@@ -181,22 +181,40 @@ class _Dim3(_Intrinsic):
         raise AttributeError(attr)
 
 
-grid = _Intrinsic("grid", """grid(ndim) -> int or tuple of int
+class _Namespace:
+    """A namespace of kernel API objects (``gpujit.atomic``)."""
 
-The absolute index of the calling thread in the grid:
-``blockIdx.x * blockDim.x + threadIdx.x`` for ``ndim == 1``, a tuple of
-``ndim`` (1 to 3) such indices otherwise. Kernel code only.""")
-gridsize = _Intrinsic("gridsize", """gridsize(ndim) -> int or tuple of int
+    def __init__(self, name):
+        self._gpujit_intrinsic = name
 
-The number of threads in the grid along each of ``ndim`` (1 to 3)
-dimensions: ``blockDim.x * gridDim.x`` for ``ndim == 1``. Kernel code only.""")
-threadIdx = _Dim3("threadIdx", "Index of the thread in its block (.x, .y, .z). Kernel code only.")
-blockIdx = _Dim3("blockIdx", "Index of the block in the grid (.x, .y, .z). Kernel code only.")
-blockDim = _Dim3("blockDim", "Threads per block (.x, .y, .z). Kernel code only.")
-gridDim = _Dim3("gridDim", "Blocks per grid (.x, .y, .z). Kernel code only.")
-syncthreads = _Intrinsic("syncthreads", """syncthreads() -> None
+    def __repr__(self):
+        return f"<gpujit namespace {self._gpujit_intrinsic}>"
 
-Barrier: waits until every thread of the block has reached it. Kernel code only.""")
+    def __reduce__(self):
+        return self._gpujit_intrinsic
+
+
+def _make_kernel_api():
+    """Builds gpujit's kernel API objects from the compiler's intrinsic table,
+    so a row added there needs no edit here."""
+    made = {}
+    for name, kind, params, doc in _gpujit._intrinsics():
+        obj = (_Dim3 if kind == "dim3" else _Intrinsic)(name, doc + "\n\nKernel code only.")
+        *outer, last = name.split(".")
+        scope = globals()
+        for k in range(len(outer)):
+            ns_name = ".".join(outer[:k + 1])
+            if ns_name not in made:
+                made[ns_name] = _Namespace(ns_name)
+                if k == 0:
+                    globals()[outer[0]] = made[ns_name]
+                else:
+                    setattr(made[".".join(outer[:k])], outer[k], made[ns_name])
+            scope = vars(made[ns_name])
+        scope[last] = obj
+
+
+_make_kernel_api()
 
 
 # ---- devices ---------------------------------------------------------------------

@@ -24,6 +24,7 @@
 
 #include <string.h>
 
+#include "intrinsics.h"
 #include "types.h"
 
 /* Modules whose attributes the compiler resolves itself (intrinsics.h). */
@@ -274,10 +275,12 @@ static int known_module(PyObject *o, const char **name) {
     return found;
 }
 
-/* o's `_gpujit_intrinsic` name (gpujit's kernel API objects), or NULL. */
+/* "gpujit." + o's `_gpujit_intrinsic` name (gpujit's kernel API objects:
+   "grid", "atomic.add", the namespace "atomic"), or NULL. */
 static const char *intrinsic_name(GjCtx *c, PyObject *o) {
     PyObject *v = PyObject_GetAttrString(o, "_gpujit_intrinsic");
-    const char *name = v && PyUnicode_Check(v) ? copy_str(c, v) : NULL;
+    const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
+    const char *name = s ? gj_arena_printf(&c->arena, "gpujit.%s", s) : NULL;
     Py_XDECREF(v);
     PyErr_Clear();
     return name;
@@ -716,4 +719,29 @@ static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
              read_source(c, cv) < 0 ? -1 : 0;
     Py_DECREF(code);
     return rc;
+}
+
+/* _intrinsics() -> [(name, kind, params, doc)]: gpujit's kernel API as the
+   compiler's table (intrinsics.h) has it, for gpujit/__init__.py to build
+   its objects from.  name is relative to gpujit ("grid", "atomic.add");
+   kind is "dim3" or "function". */
+PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && i < GJ_NINTRINSICS; i++) {
+        const GjIntrinsicRow *r = gj_intrinsic_row((GjIntrinsic)i);
+        if (!r->name[0] || strncmp(r->ns, "gpujit", 6) != 0 || (r->ns[6] && r->ns[6] != '.'))
+            continue;
+        PyObject *name = r->ns[6] ? PyUnicode_FromFormat("%s.%s", r->ns + 7, r->name)
+                                  : PyUnicode_FromString(r->name);
+        PyObject *item = name ? Py_BuildValue("(Osss)", name,
+                                              (r->flags & GJ_IF_DIM3) ? "dim3" : "function",
+                                              r->params, r->doc) : NULL;
+        Py_XDECREF(name);
+        if (!item || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
 }
