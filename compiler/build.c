@@ -422,7 +422,11 @@ static GjStatus call(Builder *b, const GjBcIns *ins) {
     b->sp -= n + 2;
     if (b->c->diag)
         return GJ_ERR;
-    int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_CALL, ins->loc, nargs, args, NULL);
+    GjIns *out;
+    int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_CALL, ins->loc, nargs, args, &out);
+    if (t < 0)
+        return GJ_ERR;
+    out->c = ins->c;   /* keyword names */
     return push_temp(b, t);
 }
 

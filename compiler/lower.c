@@ -760,95 +760,6 @@ static GjStatus lower_blocks(GjLower *L) {
     return GJ_OK;
 }
 
-/* ---- written arrays ------------------------------------------------------------------ */
-
-/* Whether a value of type `holder` (an array, or a tuple of them) may be or
-   contain an array of a type that `stored` is or contains. */
-static int shares_array(const GjType *holder, const GjType *stored) {
-    if (stored->kind == GJ_TK_TUPLE) {
-        for (int i = 0; i < stored->n; i++)
-            if (shares_array(holder, stored->elems[i]))
-                return 1;
-        return 0;
-    }
-    if (stored->kind != GJ_TK_ARRAY)
-        return 0;
-    /* By dtype, not type: a view (a[i], a[2:]) has another ndim or layout. */
-    if (holder->kind == GJ_TK_ARRAY && holder->dtype == stored->dtype)
-        return 1;
-    for (int i = 0; holder->kind == GJ_TK_TUPLE && i < holder->n; i++)
-        if (shares_array(holder->elems[i], stored))
-            return 1;
-    return 0;
-}
-
-typedef struct Written {
-    const GjFunc *f;
-    const int32_t *source;    /* per temp: the variable it was loaded from, or -1 */
-    const char *reassigned;   /* per variable */
-    char *written;            /* per parameter: may be stored through */
-} Written;
-
-/* Temp t is stored through (SETITEM, or passed where a callee stores): exactly
-   the parameter it was loaded from when that variable is never reassigned;
-   otherwise every parameter whose type may hold one of t's arrays. */
-static void mark_stored(Written *w, int32_t t) {
-    int nargs = w->f->code->argcount;
-    int32_t v = w->source[t];
-    if (v >= 0 && v < nargs && !w->reassigned[v]) {
-        w->written[v] = 1;
-        return;
-    }
-    for (int p = 0; p < nargs; p++)
-        if (shares_array(param_type(w->f, p), w->f->temp_types[t]))
-            w->written[p] = 1;
-}
-
-/* Sets written[i] for each parameter a SETITEM, or a device function called
-   with it, may store through (a conservative store analysis). */
-static void mark_written(GjLower *L, char *written) {
-    GjFunc *f = L->f;
-    int32_t *source = GJ_NEW_N(&L->c->arena, int32_t, f->ntemps + 1);
-    char *reassigned = GJ_NEW_N(&L->c->arena, char, f->nvars + 1);
-    if (!source || !reassigned)
-        return;
-    Written w = {f, source, reassigned, written};
-    for (int32_t t = 0; t < f->ntemps; t++)
-        source[t] = -1;
-    for (int32_t i = 0; i < f->nblocks; i++) {
-        for (int32_t k = 0; L->bbs[i] && k < f->blocks[i]->nins; k++) {
-            const GjIns *in = &f->blocks[i]->ins[k];
-            if (in->op == GJ_OP_LOAD_VAR && in->dst >= 0)
-                source[in->dst] = in->var;
-            else if (in->op == GJ_OP_GETITEM && in->dst >= 0 && f->temp_types[in->dst] &&
-                     f->temp_types[in->dst]->kind == GJ_TK_ARRAY)
-                source[in->dst] = source[in->args[0]];   /* a view: same memory */
-            else if (in->op == GJ_OP_STORE_VAR)
-                reassigned[in->var] = 1;
-        }
-    }
-    for (int32_t i = 0; i < f->nblocks; i++) {
-        for (int32_t k = 0; L->bbs[i] && k < f->blocks[i]->nins; k++) {
-            const GjIns *in = &f->blocks[i]->ins[k];
-            const GjType *ft = in->nargs > 0 ? f->temp_types[in->args[0]] : NULL;
-            if (in->op == GJ_OP_SETITEM) {
-                mark_stored(&w, in->args[0]);
-            } else if (in->op == GJ_OP_CALL && ft && ft->kind == GJ_TK_CALLABLE && ft->callee) {
-                const GjType *types[256];
-                GjSpec *spec;
-                int32_t n = in->nargs - 1;
-                for (int32_t a = 0; a < n && a < 256; a++)
-                    types[a] = f->temp_types[in->args[a + 1]];
-                if (n > 256 || gj_spec_get(L->c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
-                    continue;
-                for (int32_t a = 0; a < n; a++)
-                    if (!spec->written || spec->written[a])
-                        mark_stored(&w, in->args[a + 1]);
-            }
-        }
-    }
-}
-
 /* Lowers L->f into L->mod as function `name`; L's module-wide fields are set. */
 static GjStatus lower_function(GjLower *L, const char *name) {
     GjFunc *f = L->f;
@@ -885,8 +796,6 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
             *p = '_';
     caller->c->code = cv;
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
-    if (st == GJ_OK && (spec->written = GJ_NEW_N(&caller->c->arena, char, spec->nargs + 1)))
-        mark_written(&L, spec->written);
     caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
     caller->c->code = saved;
     if (st != GJ_OK) {
@@ -920,13 +829,8 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     GjStatus st = lower_function(&L, kernel_name);
     if (st == GJ_OK)
         st = L.target->finish_kernel(&L, kernel_name);
-    char *written = GJ_NEW_N(&c->arena, char, f->code->argcount + 1);
-    if (st == GJ_OK && written && plan && plan->params) {
-        mark_written(&L, written);
-        for (int i = 0; i < f->code->argcount && i < plan->nparams; i++)
-            plan->params[i].written = written[i];
+    if (st == GJ_OK && plan)
         plan->needs_fibers = L.needs_fibers;
-    }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);
         LLVMDisposeDIBuilder(L.dib);

@@ -806,15 +806,74 @@ static const GjType *device_call_type(Infer *in, const GjIns *ins, const GjType 
     return spec->f->ret_type;
 }
 
-static const GjType *call_type(Infer *in, const GjIns *ins, const GjType *callee) {
+/* The name of parameter p in a row's "a, b, c" list, into buf. */
+static const char *param_name(const GjIntrinsicRow *row, int p, char *buf, size_t len) {
+    const char *s = row->params;
+    for (int k = 0; k < p && *s; k++) {
+        s += strcspn(s, ",");
+        s += strspn(s, ", ");
+    }
+    snprintf(buf, len, "%.*s", (int)strcspn(s, ","), s);
+    return buf;
+}
+
+/* A keyword call of intrinsic id becomes a positional one: each keyword
+   argument moves to its parameter's position (the row's names), and the
+   call's keyword names are cleared, so typing and lowering see positions
+   only.  Rows have no default values: every parameter up to the last one
+   given must be given. */
+static int place_keywords(Infer *in, GjIns *ins, int id, const GjIntrinsicRow *row) {
+    int32_t nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0, n = ins->nargs - 1;
+    if (nkw == 0)
+        return 1;
+    if (!row->params[0])
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "%s() takes no keyword arguments in kernels", fn_name(id)) != NULL;
+    int32_t *args = GJ_NEW_N(&in->c->arena, int32_t, ins->nargs);
+    if (!args)
+        return fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory") != NULL;
+    args[0] = ins->args[0];
+    for (int32_t k = 1; k <= n; k++)
+        args[k] = k <= n - nkw ? ins->args[k] : -1;
+    for (int32_t j = 0; j < nkw; j++) {
+        const char *name = ins->c.items[j].s ? ins->c.items[j].s : "?";
+        int p = gj_intrinsic_param_index((GjIntrinsic)id, name);
+        if (p < 0)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() got an unexpected keyword argument '%s'", fn_name(id), name) != NULL;
+        if (p < n && args[p + 1] >= 0)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() got multiple values for argument '%s'", fn_name(id), name) != NULL;
+        if (p >= n)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() needs the arguments before '%s'", fn_name(id), name) != NULL;
+        args[p + 1] = ins->args[n - nkw + j + 1];
+    }
+    for (int32_t p = 0; p < n; p++) {
+        char buf[64];
+        if (args[p + 1] < 0)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() missing argument '%s'", fn_name(id),
+                        param_name(row, p, buf, sizeof buf)) != NULL;
+    }
+    ins->args = args;
+    ins->c = (GjConst){.kind = GJ_CONST_NONE};
+    return 1;
+}
+
+static const GjType *call_type(Infer *in, GjIns *ins, const GjType *callee) {
     if (callee->kind != GJ_TK_CALLABLE)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    if (callee->callee && ins->c.kind == GJ_CONST_TUPLE && ins->c.n > 0)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "keyword arguments in calls of device functions are not supported");
     if (callee->callee)
         return device_call_type(in, ins, callee);
     int id = callee->intrinsic;
     const GjIntrinsicRow *row = gj_intrinsic_row((GjIntrinsic)id);
     if (row->rule == GJ_TR_VALUE)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    if (!place_keywords(in, ins, id, row))
+        return NULL;
     if (row->rule == GJ_TR_MINMAX && ins->nargs == 2)
         return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
                     "%s() of one iterable is not supported; pass two or more scalars",
@@ -918,7 +977,7 @@ static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
 
 /* The type of ins's result (&gj_ty_none for instructions without one), or
    NULL when an operand is not typed yet or the instruction is ill-typed. */
-static const GjType *ins_type(Infer *in, const GjIns *ins) {
+static const GjType *ins_type(Infer *in, GjIns *ins) {
     for (int k = 0; k < ins->nargs; k++) {
         if (!arg_type(in, ins, k))
             return NULL;
@@ -1034,7 +1093,7 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
 
 static GjStatus sweep_block(Infer *in, GjBlock *b) {
     for (int32_t k = 0; k < b->nins; k++) {
-        const GjIns *ins = &b->ins[k];
+        GjIns *ins = &b->ins[k];
         const GjType *t = ins_type(in, ins);
         if (in->c->diag) {
             gj_note(in->c, "typing of %s at %s:%d", ins_what(in, ins),

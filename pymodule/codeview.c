@@ -568,8 +568,29 @@ static int read_positions(PyObject *instr, GjLoc *loc) {
     return rc;
 }
 
-static int read_instr(GjCtx *c, PyObject *instr, GjInstr *in) {
+/* dis leaves KW_NAMES's argval unresolved in 3.11 ("<unknown>"): its oparg
+   indexes co_consts, which holds the tuple of keyword names. */
+static PyObject *kw_names_argval(PyObject *instr, PyObject *argval, PyObject *consts) {
+    PyObject *opname = PyObject_GetAttrString(instr, "opname");
+    PyObject *arg = PyObject_GetAttrString(instr, "arg");
+    int is_kw = opname && PyUnicode_Check(opname) &&
+                PyUnicode_CompareWithASCIIString(opname, "KW_NAMES") == 0;
+    Py_ssize_t k = is_kw && consts && arg && PyLong_Check(arg) ? PyLong_AsSsize_t(arg) : -1;
+    Py_XDECREF(opname);
+    Py_XDECREF(arg);
+    PyErr_Clear();
+    PyObject *names = k >= 0 && k < PyTuple_Size(consts) ? PyTuple_GetItem(consts, k) : NULL;
+    if (!names || !PyTuple_Check(names))
+        return argval;
+    Py_INCREF(names);
+    Py_DECREF(argval);
+    return names;
+}
+
+static int read_instr(GjCtx *c, PyObject *instr, PyObject *consts, GjInstr *in) {
     PyObject *argval = PyObject_GetAttrString(instr, "argval");
+    if (argval)
+        argval = kw_names_argval(instr, argval, consts);
     int rc = argval && (in->opname = str_attr(c, instr, "opname")) &&
              opt_int_attr(instr, "arg", &in->arg) == 0 &&
              int_attr(instr, "offset", &in->offset) == 0 &&
@@ -589,6 +610,11 @@ static int read_instructions(PyObject *func, GjCtx *c, GjCodeView *cv) {
     PyObject *dis = PyImport_ImportModule("dis");
     PyObject *it = dis ? PyObject_CallMethod(dis, "get_instructions", "O", func) : NULL;
     PyObject *list = it ? PySequence_List(it) : NULL;
+    PyObject *code = list ? PyObject_GetAttrString(func, "__code__") : NULL;
+    PyObject *consts = code ? PyObject_GetAttrString(code, "co_consts") : NULL;
+    if (consts && !PyTuple_Check(consts))
+        Py_CLEAR(consts);
+    PyErr_Clear();
     int rc = -1;
     if (!list)
         goto done;
@@ -597,7 +623,7 @@ static int read_instructions(PyObject *func, GjCtx *c, GjCodeView *cv) {
     if (!cv->instrs && no_memory())
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (read_instr(c, PyList_GetItem(list, i), &cv->instrs[i]) < 0)
+        if (read_instr(c, PyList_GetItem(list, i), consts, &cv->instrs[i]) < 0)
             goto done;
     }
     cv->ninstrs = (int32_t)n;
@@ -606,6 +632,8 @@ done:
     Py_XDECREF(dis);
     Py_XDECREF(it);
     Py_XDECREF(list);
+    Py_XDECREF(code);
+    Py_XDECREF(consts);
     return rc;
 }
 
