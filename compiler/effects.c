@@ -96,7 +96,8 @@ static void call_effects(GjCtx *c, Written *w, const GjIns *in) {
     if (!ft || ft->kind != GJ_TK_CALLABLE)
         return;
     if (!ft->callee) {
-        if (in->nargs > 1 && (gj_intrinsic_row((GjIntrinsic)ft->intrinsic)->flags & GJ_IF_WRITES_ARG0))
+        unsigned flags = gj_intrinsic_row((GjIntrinsic)ft->intrinsic)->flags;
+        if (in->nargs > 1 && (flags & GJ_IF_WRITES_ARG0))
             mark_stored(w, in->args[1]);
         return;
     }

@@ -15,8 +15,8 @@
 #include "lower_intr.h"
 #include "types.h"
 
-#define ROW(id, ns, name, params, lo, hi, rule, result, result_arg, lower, flags, doc) \
-    {ns, name, ns "." name, params, lo, hi, rule, result, result_arg, lower, flags, doc},
+#define ROW(id, ns, name, params, lo, hi, rule, result, sub, lower, flags, doc) \
+    {ns, name, ns "." name, params, lo, hi, rule, result, sub, lower, flags, doc},
 #define MATH_ROWS(id, m, np, cm, nargs, kind, impl)                                        \
     {"math", m, "math." m, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
     {"numpy", np, "numpy." np, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \

@@ -26,12 +26,25 @@ struct GjType;
 struct GjLower;
 struct GjIntrCall;
 
+/* Special registers, as PTX names them; the per-axis ones take an axis
+   0..2 (x, y, z), the others ignore it.  Each is an i32 (target.h reads
+   them; lower_thread.c gives their ranges). */
+typedef enum GjSreg {
+    GJ_SREG_TID,        /* thread index in the block (threadIdx) */
+    GJ_SREG_NTID,       /* threads per block (blockDim) */
+    GJ_SREG_CTAID,      /* block index in the grid (blockIdx) */
+    GJ_SREG_NCTAID,     /* blocks per grid (gridDim) */
+    GJ_SREG_LANEID,     /* lane in the warp */
+    GJ_SREG_WARPSIZE,   /* threads per warp */
+    GJ_NSREGS
+} GjSreg;
+
 /* How a call of an intrinsic is typed (typeinfer.c, call_type).  The arity
    (the row's min/max) is checked before the rule runs. */
 typedef enum GjTypeRule {
     GJ_TR_VALUE,        /* not callable: a value (threadIdx, math.pi) or namespace */
     GJ_TR_FIXED,        /* scalar arguments -> the row's result type (syncthreads: None) */
-    GJ_TR_ARG_TYPE,     /* -> the concrete type of argument `result_arg` ((mask, value, int) -> value) */
+    GJ_TR_ARG_TYPE,     /* -> the concrete type of argument `sub` ((mask, value, int) -> value) */
     GJ_TR_ARRAY_ELEM,   /* (array, index, value...) -> element type of the array */
     GJ_TR_RANGE,        /* integers -> range iterator of their promotion */
     GJ_TR_ABS,          /* scalar -> its magnitude's type (builtins keep literals weak) */
@@ -78,14 +91,17 @@ typedef struct GjIntrinsicRow {
     int min_args, max_args;   /* max -1: any number */
     GjTypeRule rule;
     const struct GjType *result;   /* FIXED, CONVERT: the result type; ARG_TYPE: NULL */
-    int result_arg;                /* ARG_TYPE: which argument gives the type */
+    int sub;                       /* what the rule or lowering function reads: ARG_TYPE:
+                                      the argument giving the type; a dim3 object: its
+                                      GjSreg; a family function: which member it is
+                                      (gridsize: 1) */
     GjIntrLowerFn lower;           /* NULL for values */
     unsigned flags;                /* GJ_IF_* */
     const char *doc;               /* first line of the Python docstring */
 } GjIntrinsicRow;
 
 /* The family row lists.  A row is
-     X(id, ns, name, params, min, max, rule, result, result_arg, lower, flags, doc)
+     X(id, ns, name, params, min, max, rule, result, sub, lower, flags, doc)
    `lower` names a GjIntrLowerFn declared in lower_intr.h; `result` is a
    GjType singleton (types.h) or NULL. */
 
@@ -94,9 +110,9 @@ typedef struct GjIntrinsicRow {
     X(RANGE,  "builtins", "range",  "", 1, 3, GJ_TR_RANGE, NULL, 0, gj_lower_range, 0,          \
       "range(stop) / range(start, stop[, step])")                                            \
     X(ABS,    "builtins", "abs",    "", 1, 1, GJ_TR_ABS, NULL, 0, gj_lower_abs_call, 0, "absolute value") \
-    X(MIN,    "builtins", "min",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,       \
+    X(MIN,    "builtins", "min",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
       "smallest of 2+ scalars")                                                              \
-    X(MAX,    "builtins", "max",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,       \
+    X(MAX,    "builtins", "max",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
       "largest of 2+ scalars")                                                               \
     X(LEN,    "builtins", "len",    "", 1, 1, GJ_TR_LEN, NULL, 0, gj_lower_len, 0,              \
       "length of the first axis")                                                            \
@@ -137,15 +153,15 @@ typedef struct GjIntrinsicRow {
 #define GJ_INTR_THREAD_ROWS(X)                                                                 \
     X(GRID,      "gpujit", "grid",     "ndim", 1, 1, GJ_TR_GRID, NULL, 0, gj_lower_grid, 0,     \
       "grid(ndim) -> int or tuple of int: the absolute index of the thread in the grid")    \
-    X(GRIDSIZE,  "gpujit", "gridsize", "ndim", 1, 1, GJ_TR_GRID, NULL, 0, gj_lower_grid, 0,     \
+    X(GRIDSIZE,  "gpujit", "gridsize", "ndim", 1, 1, GJ_TR_GRID, NULL, 1, gj_lower_grid, 0,     \
       "gridsize(ndim) -> int or tuple of int: the number of threads in the grid")           \
-    X(THREADIDX, "gpujit", "threadIdx", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, GJ_IF_DIM3,     \
+    X(THREADIDX, "gpujit", "threadIdx", "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_TID, NULL, GJ_IF_DIM3, \
       "Index of the thread in its block (.x, .y, .z).")                                     \
-    X(BLOCKIDX,  "gpujit", "blockIdx",  "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, GJ_IF_DIM3,     \
+    X(BLOCKIDX,  "gpujit", "blockIdx",  "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_CTAID, NULL, GJ_IF_DIM3, \
       "Index of the block in the grid (.x, .y, .z).")                                       \
-    X(BLOCKDIM,  "gpujit", "blockDim",  "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, GJ_IF_DIM3,     \
+    X(BLOCKDIM,  "gpujit", "blockDim",  "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_NTID, NULL, GJ_IF_DIM3, \
       "Threads per block (.x, .y, .z).")                                                    \
-    X(GRIDDIM,   "gpujit", "gridDim",   "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, GJ_IF_DIM3,     \
+    X(GRIDDIM,   "gpujit", "gridDim",   "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_NCTAID, NULL, GJ_IF_DIM3, \
       "Blocks per grid (.x, .y, .z).")                                                      \
     X(SYNCTHREADS, "gpujit", "syncthreads", "", 0, 0, GJ_TR_FIXED, &gj_ty_none, 0,            \
       gj_lower_syncthreads, GJ_IF_BARRIER,                                                  \

@@ -5,6 +5,9 @@
  * form (bool as i8), views from slicing with Python's slice.indices()
  * clamping, and frozen NumPy arrays as internal constants in the target's
  * constant address space (64 KiB per module, as CUDA's constant memory).
+ * The data pointer's address space is the array type's (GjAddrSpace).  The
+ * memory family of intrinsics (shared.array, local.array,
+ * const.array_like: GJ_INTR_MEMORY_ROWS) is lowered here too.
  *
  * Called from lower.c's instruction walk; shares GjLower through
  * lower_ops.h.  Errors are LOWERING diagnostics at L->loc.

@@ -61,7 +61,7 @@ LLVMValueRef gj_lower_grid(GjLower *L, const GjIntrCall *c) {
         return gj_lower_fail(L, "grid()/gridsize() take the constant 1, 2 or 3");
     LLVMValueRef axes[3];
     for (int k = 0; k < ndim; k++)
-        if (!(axes[k] = c->id == GJ_INTR_GRIDSIZE ? gridsize_axis(L, k) : grid_axis(L, k)))
+        if (!(axes[k] = c->row->sub ? gridsize_axis(L, k) : grid_axis(L, k)))
             return NULL;
     if (ndim == 1)
         return gj_lower_cast(L, axes[0], &gj_ty_int64, c->rt);
@@ -72,16 +72,10 @@ LLVMValueRef gj_lower_grid(GjLower *L, const GjIntrCall *c) {
 }
 
 LLVMValueRef gj_lower_dim3_attr(GjLower *L, int dim3, int axis, const GjType *rt) {
-    GjSreg reg;
-    switch ((GjIntrinsic)dim3) {
-    case GJ_INTR_THREADIDX: reg = GJ_SREG_TID; break;
-    case GJ_INTR_BLOCKIDX: reg = GJ_SREG_CTAID; break;
-    case GJ_INTR_BLOCKDIM: reg = GJ_SREG_NTID; break;
-    case GJ_INTR_GRIDDIM: reg = GJ_SREG_NCTAID; break;
-    default:
+    const GjIntrinsicRow *row = gj_intrinsic_row((GjIntrinsic)dim3);
+    if (!(row->flags & GJ_IF_DIM3))
         return gj_lower_fail(L, "%s has no registers", gj_intrinsic_name((GjIntrinsic)dim3));
-    }
-    LLVMValueRef r = sreg64(L, reg, axis);
+    LLVMValueRef r = sreg64(L, (GjSreg)row->sub, axis);
     return r ? gj_lower_cast(L, r, &gj_ty_int64, rt) : NULL;
 }
 

@@ -3,11 +3,12 @@
  * machine the kernel runs on.  Everything in the generated code that
  * differs between a GPU and the host CPU goes through one GjTarget:
  *
- *   - the module's triple and data layout, and the address space of array
- *     data (NVPTX global = 1, host = 0);
+ *   - the module's triple and data layout, and the LLVM address space of
+ *     each GjAddrSpace (NVPTX global 1, shared 3, const 4, local 5; host 0);
  *   - the kernel's calling convention and signature (a PTX .entry, or an
  *     internal body plus a wrapper with runtime/cpuexec.h's ABI);
- *   - the special registers (thread/block index and extents per axis);
+ *   - the special registers (GjSreg: thread/block index and extents per
+ *     axis, lane, warp size);
  *   - the block barrier;
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
@@ -23,21 +24,11 @@
 #include <llvm-c/Core.h>
 
 #include "compile.h"
+#include "intrinsics.h"
 #include "types.h"
 
 typedef struct GjLower GjLower;
 
-/* Special registers, as PTX names them; the per-axis ones take an axis
-   0..2 (x, y, z), the others ignore it.  Each is an i32. */
-typedef enum GjSreg {
-    GJ_SREG_TID,        /* thread index in the block (threadIdx) */
-    GJ_SREG_NTID,       /* threads per block (blockDim) */
-    GJ_SREG_CTAID,      /* block index in the grid (blockIdx) */
-    GJ_SREG_NCTAID,     /* blocks per grid (gridDim) */
-    GJ_SREG_LANEID,     /* lane in the warp */
-    GJ_SREG_WARPSIZE,   /* threads per warp */
-    GJ_NSREGS
-} GjSreg;
 
 typedef struct GjTarget {
     const char *name;            /* "nvptx", "cpu" */

@@ -12,8 +12,8 @@
  * loads each parameter from params[k] (the kernelParams array a CUDA launch
  * would get) and calls the body, which O3 then inlines.  Special registers
  * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier is a
- * call of gj_cpu_barrier(t) (cpujit.c resolves it), and math functions are
- * libm's (sinf, pow).
+ * call of gj_cpu_barrier(t) (its address comes from the runtime symbol
+ * table, compile.h's GjRuntimeSymbol), and math functions are libm's.
  */
 #include "target.h"
 

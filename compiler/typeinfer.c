@@ -703,7 +703,7 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
                             fn_name(id), arg_type(in, ins, k)->name);
         return row->result;
     case GJ_TR_ARG_TYPE:
-        return gj_ty_concrete(arg_type(in, ins, row->result_arg + 1));
+        return gj_ty_concrete(arg_type(in, ins, row->sub + 1));
     case GJ_TR_ARRAY_ELEM:
         t = arg_type(in, ins, 1);
         if (t->kind != GJ_TK_ARRAY)

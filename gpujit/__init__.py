@@ -57,7 +57,7 @@ from ._gpujit import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "syncthreads",
+    "jit",   # + the kernel API (grid, threadIdx, ...), added from the intrinsic table below
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
     "compile_ptx", "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
@@ -155,7 +155,9 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
 # ---- kernel API objects --------------------------------------------------------
 #
 # The compiler recognises these objects by their `_gpujit_intrinsic` name
-# (pymodule/codeview.c freezes globals); in Python they only raise.
+# (pymodule/codeview.c freezes globals); in Python they only raise.  They are
+# made from the compiler's intrinsic table (compiler/intrinsics.h), so a row
+# added there needs no edit here.
 
 class _Intrinsic:
     def __init__(self, name, doc):
@@ -195,12 +197,14 @@ class _Namespace:
 
 
 def _make_kernel_api():
-    """Builds gpujit's kernel API objects from the compiler's intrinsic table,
-    so a row added there needs no edit here."""
+    """Builds gpujit's kernel API objects (and their ``__all__`` entries) from
+    the compiler's intrinsic table."""
     made = {}
     for name, kind, params, doc in _gpujit._intrinsics():
         obj = (_Dim3 if kind == "dim3" else _Intrinsic)(name, doc + "\n\nKernel code only.")
         *outer, last = name.split(".")
+        if not outer or len(outer) == 1 and outer[0] not in made:
+            __all__.append(outer[0] if outer else last)
         scope = globals()
         for k in range(len(outer)):
             ns_name = ".".join(outer[:k + 1])
