@@ -237,9 +237,10 @@ static int static_is_value(const Static *s) {
     const char *dim3 = base->global ? (base->global->kind == GJ_GLOBAL_INTRINSIC
                                        ? base->global->name : NULL)
                                     : base->attr;
-    int id = dim3 ? gj_intrinsic_lookup("gpujit", dim3) : -1;
-    return (id == GJ_INTR_THREADIDX || id == GJ_INTR_BLOCKIDX || id == GJ_INTR_BLOCKDIM ||
-            id == GJ_INTR_GRIDDIM) && gj_intrinsic_lookup("dim3", s->attr) >= 0;
+    int id = !dim3 ? -1 : base->global ? gj_intrinsic_lookup_qualified(dim3)
+                                       : gj_intrinsic_lookup("gpujit", dim3);
+    return id >= 0 && (gj_intrinsic_row((GjIntrinsic)id)->flags & GJ_IF_DIM3) &&
+           gj_intrinsic_lookup("dim3", s->attr) >= 0;
 }
 
 /* What crosses a block edge without a variable: NULL and non-value statics. */
@@ -421,7 +422,11 @@ static GjStatus call(Builder *b, const GjBcIns *ins) {
     b->sp -= n + 2;
     if (b->c->diag)
         return GJ_ERR;
-    int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_CALL, ins->loc, nargs, args, NULL);
+    GjIns *out;
+    int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_CALL, ins->loc, nargs, args, &out);
+    if (t < 0)
+        return GJ_ERR;
+    out->c = ins->c;   /* keyword names */
     return push_temp(b, t);
 }
 

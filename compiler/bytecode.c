@@ -70,6 +70,9 @@ typedef enum Rule {
     R_COMPARE_OP,        /* argval string -> GjCmp */
     R_CALL_INTRINSIC_1,  /* only unary + is supported */
     R_SLICE,             /* 3.12 BINARY_SLICE/STORE_SLICE: BUILD_SLICE 2 + *_SUBSCR */
+    R_CALL,              /* CALL, with the keyword names KW_NAMES left pending */
+    R_KW_NAMES,          /* 3.11/3.12: the next CALL's keyword names (argval) */
+    R_CALL_KW,           /* 3.13: CALL whose keyword names the LOAD_CONST before pushed */
 } Rule;
 
 typedef struct DisOp {
@@ -105,11 +108,11 @@ static const DisOp dis_ops[] = {
     NO(BUILD_STRING, "f-strings"),
     MAP(BUILD_TUPLE, BUILD_TUPLE),
     DROP(CACHE),
-    MAP(CALL, CALL),
+    SPECIAL(CALL, R_CALL),
     NO(CALL_FUNCTION_EX, "calls with *args or **kwargs"),
     SPECIAL(CALL_INTRINSIC_1, R_CALL_INTRINSIC_1),
     NO(CALL_INTRINSIC_2, "exception handling"),
-    NO(CALL_KW, "keyword arguments"),
+    SPECIAL(CALL_KW, R_CALL_KW),
     NO(CHECK_EG_MATCH, "exception handling"),
     NO(CHECK_EXC_MATCH, "exception handling"),
     NO(CLEANUP_THROW, "exception handling"),
@@ -151,7 +154,7 @@ static const DisOp dis_ops[] = {
     JUMPS(JUMP_IF_FALSE_OR_POP, JUMP_IF_FALSE_OR_POP),
     JUMPS(JUMP_IF_TRUE_OR_POP, JUMP_IF_TRUE_OR_POP),
     JUMPS(JUMP_NO_INTERRUPT, JUMP),
-    NO(KW_NAMES, "keyword arguments"),
+    SPECIAL(KW_NAMES, R_KW_NAMES),
     NO(LIST_APPEND, "list construction"),
     NO(LIST_EXTEND, "list construction"),
     NO(LIST_TO_TUPLE, "list construction"),
@@ -276,6 +279,7 @@ typedef struct Decoder {
     const GjCodeView *cv;
     GjBcCode *out;
     int32_t cap;
+    GjConst kw_names;     /* KW_NAMES's tuple for the next CALL; kind NONE if none */
 } Decoder;
 
 /* Appends an op for dis instruction `in`; NULL (with a diag) on OOM. */
@@ -452,6 +456,23 @@ static GjStatus decode_load_attr(Decoder *d, const GjInstr *in, int is_method) {
     return is_method && !append(d, in, GJ_BC_PUSH_NULL) ? GJ_ERR : GJ_OK;
 }
 
+/* 3.13's CALL_KW n: [callable, self_or_null, args..., names] where names
+   is the tuple the LOAD_CONST just before pushed; it becomes CALL n with
+   those keyword names, as 3.11/3.12's KW_NAMES + CALL. */
+static GjStatus decode_call_kw(Decoder *d, const GjInstr *in) {
+    GjBcCode *out = d->out;
+    GjBcIns *names = out->n > 0 ? &out->ins[out->n - 1] : NULL;
+    if (!names || names->op != GJ_BC_LOAD_CONST || names->c.kind != GJ_CONST_TUPLE)
+        return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "CALL_KW without its names");
+    GjConst kw = names->c;
+    out->n--;
+    GjBcIns *ins = append(d, in, GJ_BC_CALL);
+    if (!ins)
+        return GJ_ERR;
+    ins->c = kw;
+    return GJ_OK;
+}
+
 static GjStatus decode_call_intrinsic_1(Decoder *d, const GjInstr *in) {
     enum { INTRINSIC_STOPITERATION_ERROR = 3, INTRINSIC_UNARY_POSITIVE = 5,
            INTRINSIC_LIST_TO_TUPLE = 6 };
@@ -532,6 +553,19 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
         return decode_compare_op(d, in);
     case R_CALL_INTRINSIC_1:
         return decode_call_intrinsic_1(d, in);
+    case R_CALL:
+        if (!(ins = append(d, in, GJ_BC_CALL)))
+            return GJ_ERR;
+        ins->c = d->kw_names;
+        d->kw_names = (GjConst){.kind = GJ_CONST_NONE};
+        return GJ_OK;
+    case R_KW_NAMES:
+        if (in->argval.kind != GJ_CONST_TUPLE)
+            return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "KW_NAMES without a tuple");
+        d->kw_names = in->argval;
+        return GJ_OK;
+    case R_CALL_KW:
+        return decode_call_kw(d, in);
     case R_SLICE:
         /* container[start:stop] as 3.11 spells it: the slice, then a subscript. */
         if (!(ins = append(d, in, GJ_BC_BUILD_SLICE)))

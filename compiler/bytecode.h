@@ -15,6 +15,7 @@
  *     loop, where the exhausted iterator has already been popped;
  *   - calls follow one protocol: CALL n pops n arguments, then two entries
  *     [callable, self_or_null] of which exactly one may be NULL (PUSH_NULL);
+ *     keyword names (3.11/3.12's KW_NAMES, 3.13's CALL_KW) are CALL's c;
  *   - an opname outside the supported subset is an UNSUPPORTED diagnostic
  *     that names the Python construct ("with statement") at its line.
  *
@@ -51,7 +52,8 @@ enum {
     X(POP_TOP,          0, "drop TOS")                                                     \
     X(COPY,             0, "push a copy of the entry arg places down (1 = TOS)")           \
     X(SWAP,             0, "swap TOS with the entry arg places down")                      \
-    X(CALL,             0, "call with arg arguments over [callable, self_or_null]")        \
+    X(CALL,             0, "call with arg arguments over [callable, self_or_null]; the last " \
+                           "len(c) of them are keywords named by tuple c (None: no keywords)") \
     X(GET_ITER,         0, "TOS = iter(TOS)")                                              \
     X(FOR_ITER,         GJ_BCF_JUMP, "push next(TOS); when exhausted pop TOS, go to target") \
     X(JUMP,             GJ_BCF_JUMP | GJ_BCF_NOFALL, "go to target")                       \
@@ -73,7 +75,7 @@ typedef struct GjBcIns {
     int32_t arg;          /* count, GjBinop/GjUnop/GjCmp, or COPY/SWAP depth */
     int32_t target;       /* jumps: index into GjBcCode.ins; else -1 */
     const char *name;     /* LOAD/STORE_FAST, LOAD_GLOBAL, LOAD_DEREF, LOAD_ATTR */
-    GjConst c;            /* LOAD_CONST */
+    GjConst c;            /* LOAD_CONST; CALL: keyword names (a tuple) or None */
     int32_t offset;       /* byte offset of the dis instruction it came from */
     GjLoc loc;
 } GjBcIns;

@@ -150,6 +150,18 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     return st;
 }
 
+/* Which array parameters the kernel may write (effects.c), into the plan. */
+static GjStatus written_params(GjCtx *c, GjFunc *f, GjCompileResult *r) {
+    char *written = GJ_NEW_N(&c->arena, char, f->code->argcount + 1);
+    if (!written)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    if (gj_effects_written(c, f, written) != GJ_OK)
+        return GJ_ERR;
+    for (int i = 0; i < f->code->argcount && i < r->nparams; i++)
+        r->params[i].written = written[i];
+    return GJ_OK;
+}
+
 /* Types f, the compile's own function; while it is typed it counts as busy
    in the specialisation table, so a device function calling it back is
    reported as recursion (devfunc.c). */
@@ -182,6 +194,8 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
     f->is_device = opt->device;
     if (infer_root(c, f) != GJ_OK)                           /* IR -> typed IR, and */
         goto fail;                                           /*   device functions  */
+    if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
+        goto fail;
     if (!(r.kernel_name = kernel_name(code)) || !(r.type_dump = type_dump(f)) ||
         !(r.return_type = xstrdup(f->ret_type->name))) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");

@@ -33,8 +33,17 @@
 /* What a kernel is compiled for (grep tag: GJ_TARGET_KINDS). */
 typedef enum GjTargetKind {
     GJ_TARGET_NVPTX = 0,      /* PTX for a CUDA GPU */
-    GJ_TARGET_CPU,            /* host code, JIT-compiled; runs through runtime/cpuexec.h */
+    GJ_TARGET_CPU,            /* host code, JIT-compiled; run by the host executor */
 } GjTargetKind;
+
+/* A runtime function that generated CPU code calls (gj_cpu_barrier), with
+   its address.  The caller (pymodule) passes the table, so compiler/
+   includes no runtime/ header; a name the table lacks is resolved in the
+   process, and fails to link if it is not there. */
+typedef struct GjRuntimeSymbol {
+    const char *name;
+    void (*addr)(void);
+} GjRuntimeSymbol;
 
 typedef struct GjCompileOptions {
     GjTargetKind target;
@@ -49,6 +58,10 @@ typedef struct GjCompileOptions {
     const char *libdevice;    /* NVPTX: path of libdevice.10.bc, or NULL when none
                                  was found (kernels calling math functions then
                                  fail with a diagnostic saying what to install) */
+    /* GJ_TARGET_CPU: the runtime functions kernel code may call; the same
+       table on every compile (the JIT defines them once per process). */
+    const GjRuntimeSymbol *runtime_symbols;
+    int nruntime_symbols;
 } GjCompileOptions;
 
 typedef struct GjParamPlan {

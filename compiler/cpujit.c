@@ -4,7 +4,8 @@
  *
  * Input: the module lower.c built for the CPU target (target_cpu.c): an
  * internal kernel body and its wrapper `kernel_name` with the executor's
- * ABI (runtime/cpuexec.h), calls of libm and of gj_cpu_barrier.  Output: the
+ * ABI (runtime/cpuexec.h), calls of libm and of the runtime's callbacks
+ * (gj_cpu_barrier, ...).  Output: the
  * wrapper's address and the JIT resources holding it.
  *
  * Steps, in gj_cpujit_emit order: verify; give the wrapper a process-unique
@@ -12,10 +13,11 @@
  * every other definition; O3 with a target machine for the host CPU (its
  * name and features, so the code uses the host's vector units); emit an
  * object file ourselves and add it to the JIT under a resource tracker of
- * its own, which gj_cpujit_release removes.  The JIT resolves
- * gj_cpu_barrier to its address (defined once, as an absolute symbol: a
- * statically linked gpujit hides it from dlsym) and everything else (libm,
- * memset, libgcc helpers) by searching the process.
+ * its own, which gj_cpujit_release removes.  The JIT resolves the runtime's
+ * callbacks to the addresses the options' runtime_symbols table gives
+ * (defined once, as absolute symbols: a statically linked gpujit hides them
+ * from dlsym, and compiler/ does not include runtime/) and everything else
+ * (libm, memset, libgcc helpers) by searching the process.
  *
  * Process-wide state is one struct (CpuJit) set up under pthread_once;
  * LLJIT is thread-safe, so compilations on several threads share it.
@@ -38,8 +40,6 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
-#include "cpuexec.h"
-
 typedef struct CpuJit {
     pthread_once_t once;
     LLVMOrcLLJITRef jit;           /* NULL if it could not be created */
@@ -48,9 +48,11 @@ typedef struct CpuJit {
     char *triple, *cpu, *features; /* the host's (LLVMDisposeMessage) */
     char error[512];               /* why jit is NULL */
     atomic_uint_fast64_t next_id;  /* suffix of process-unique kernel names */
+    pthread_mutex_t lock;          /* guards runtime_defined */
+    int runtime_defined;           /* the runtime symbols are in `main` */
 } CpuJit;
 
-static CpuJit cpu_jit = {.once = PTHREAD_ONCE_INIT};
+static CpuJit cpu_jit = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Swallows errors ORC reports outside a call (a failed materialisation also
    fails the lookup that asked for it, which is where we report it). */
@@ -101,17 +103,8 @@ static void init_jit(void) {
     LLVMOrcDefinitionGeneratorRef gen;
     err = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
         &gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);
-    if (!err) {
+    if (!err)
         LLVMOrcJITDylibAddGenerator(j->main, gen);
-        /* Runtime callbacks of kernel code (cpuexec.h, "called from kernel code"). */
-        LLVMOrcCSymbolMapPair syms[] = {
-            {LLVMOrcLLJITMangleAndIntern(j->jit, "gj_cpu_barrier"),
-             {(LLVMOrcExecutorAddress)(uintptr_t)&gj_cpu_barrier,
-              {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}},
-        };
-        err = LLVMOrcJITDylibDefine(j->main,
-                                    LLVMOrcAbsoluteSymbols(syms, sizeof syms / sizeof syms[0]));
-    }
     if (err) {
         set_error(j, "setting up the JIT's symbols", err);
         LLVMConsumeError(LLVMOrcDisposeLLJIT(j->jit));
@@ -124,6 +117,32 @@ static GjStatus jit_error(GjCtx *c, const char *what, LLVMErrorRef err) {
     gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU JIT: %s: %s", what, msg);
     LLVMDisposeErrorMessage(msg);
     return GJ_ERR;
+}
+
+/* Defines the runtime callbacks of kernel code (opt->runtime_symbols) as
+   absolute symbols of the main JITDylib, on the first compile that passes
+   them; every caller passes the same table. */
+static GjStatus define_runtime(GjCtx *c, CpuJit *j, const GjCompileOptions *opt) {
+    enum { MAX_SYMBOLS = 64 };
+    LLVMOrcCSymbolMapPair syms[MAX_SYMBOLS];
+    int n = opt->nruntime_symbols;
+    if (n <= 0)
+        return GJ_OK;
+    if (n > MAX_SYMBOLS)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "too many runtime symbols");
+    LLVMErrorRef err = NULL;
+    pthread_mutex_lock(&j->lock);
+    if (!j->runtime_defined) {
+        for (int i = 0; i < n; i++)
+            syms[i] = (LLVMOrcCSymbolMapPair){
+                LLVMOrcLLJITMangleAndIntern(j->jit, opt->runtime_symbols[i].name),
+                {(LLVMOrcExecutorAddress)(uintptr_t)opt->runtime_symbols[i].addr,
+                 {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+        err = LLVMOrcJITDylibDefine(j->main, LLVMOrcAbsoluteSymbols(syms, (size_t)n));
+        j->runtime_defined = !err;
+    }
+    pthread_mutex_unlock(&j->lock);
+    return err ? jit_error(c, "defining the runtime's symbols", err) : GJ_OK;
 }
 
 /* A module must not reach the host code generator with NVPTX-only calls
@@ -202,7 +221,8 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     if (!j->jit)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
                         j->error);
-    if (gj_llvm_verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
+    if (define_runtime(c, j, opt) != GJ_OK || gj_llvm_verify(c, mod, "after lowering") != GJ_OK ||
+        check_host_calls(c, mod) != GJ_OK)
         return GJ_ERR;
     LLVMValueRef wrapper = LLVMGetNamedFunction(mod, kernel_name);
     if (!wrapper)

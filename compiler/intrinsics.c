@@ -1,33 +1,39 @@
 /*
- * intrinsics.c - name lookup in the intrinsics tables (intrinsics.h).
+ * intrinsics.c - the intrinsic table (intrinsics.h) and lookup in it.
  *
  * The tables are small (a few hundred entries) and looked up once per
  * GLOBAL or GETATTR during typing, so a linear scan is the clearest choice.
- * The array below lists every intrinsic in GjIntrinsic's order: the main
- * table, then three entries (math, numpy, cmath) per math-table row; an
- * entry whose name is "" does not exist and is never found.
+ * The array below holds every row in GjIntrinsic's order: the family
+ * tables, then three rows (math, numpy, cmath) per math-table row; a row
+ * whose name is "" does not exist and is never found.
  */
 #include "intrinsics.h"
 
 #include <math.h>
 #include <string.h>
 
-typedef struct Entry {
-    const char *ns;
-    const char *name;       /* "": no such function in this namespace */
-    const char *qualname;   /* "gpujit.grid", "math.sqrt"; builtins bare: "range" */
-} Entry;
+#include "lower_intr.h"
+#include "types.h"
 
-#define MATH_ENTRIES(id, m, np, cm, ...)                                               \
-    {"math", m, "math." m}, {"numpy", np, "numpy." np}, {"cmath", cm, "cmath." cm},
+#define ROW(id, ns, name, params, lo, hi, rule, result, sub, lower, flags, doc) \
+    {ns, name, ns "." name, params, lo, hi, rule, result, sub, lower, flags, doc},
+#define MATH_ROWS(id, m, np, cm, nargs, kind, impl)                                        \
+    {"math", m, "math." m, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
+    {"numpy", np, "numpy." np, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
+    {"cmath", cm, "cmath." cm, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""},
+#define CONST_ROWS(id, m, np, cm, value)                                                   \
+    {"math", m, "math." m, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},                   \
+    {"numpy", np, "numpy." np, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},               \
+    {"cmath", cm, "cmath." cm, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},
 
-static const Entry intrinsics[] = {
-#define X(id, ns, pyname, doc) {ns, pyname, ns "." pyname},
-    GJ_INTRINSICS(X)
-#undef X
-    GJ_MATH_FUNCS(MATH_ENTRIES)
-    GJ_MATH_CONSTS(MATH_ENTRIES)
+static const GjIntrinsicRow intrinsics[] = {
+    GJ_INTRINSICS(ROW)
+    GJ_MATH_FUNCS(MATH_ROWS)
+    GJ_MATH_CONSTS(CONST_ROWS)
 };
+
+_Static_assert(sizeof intrinsics / sizeof intrinsics[0] == GJ_NINTRINSICS,
+               "one row per GjIntrinsic");
 
 enum {
 #define X(id, ...) +1
@@ -63,11 +69,49 @@ int gj_intrinsic_lookup(const char *ns, const char *name) {
     return -1;
 }
 
+int gj_intrinsic_lookup_qualified(const char *qualname) {
+    const char *dot = strrchr(qualname, '.');
+    if (!dot)
+        return -1;
+    char ns[64];
+    size_t n = (size_t)(dot - qualname);
+    if (n >= sizeof ns)
+        return -1;
+    memcpy(ns, qualname, n);
+    ns[n] = '\0';
+    return gj_intrinsic_lookup(strcmp(ns, "np") == 0 ? "numpy" : ns, dot + 1);
+}
+
+int gj_intrinsic_is_namespace(const char *ns) {
+    for (int i = 0; i < GJ_NINTRINSICS; i++)
+        if (intrinsics[i].name[0] && strcmp(intrinsics[i].ns, ns) == 0)
+            return 1;
+    return 0;
+}
+
 const char *gj_intrinsic_name(GjIntrinsic i) {
     if ((unsigned)i >= GJ_NINTRINSICS)
         return "?";
-    const Entry *e = &intrinsics[i];
+    const GjIntrinsicRow *e = &intrinsics[i];
     return strcmp(e->ns, "builtins") == 0 ? e->name : e->qualname;
+}
+
+const GjIntrinsicRow *gj_intrinsic_row(GjIntrinsic i) {
+    return &intrinsics[i];
+}
+
+/* params is "a, b, c": the index of `name` in it. */
+int gj_intrinsic_param_index(GjIntrinsic i, const char *name) {
+    const char *p = intrinsics[i].params;
+    size_t len = strlen(name);
+    for (int k = 0; *p; k++) {
+        size_t n = strcspn(p, ",");
+        if (n == len && strncmp(p, name, len) == 0)
+            return k;
+        p += n;
+        p += strspn(p, ", ");
+    }
+    return -1;
 }
 
 int gj_intrinsic_math_fn(GjIntrinsic i, GjMathNs *ns) {

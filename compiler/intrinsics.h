@@ -1,58 +1,197 @@
 /*
  * intrinsics.h - the compile-time objects a kernel can name: builtins
  * (range, abs, ...), gpujit's kernel API (grid, threadIdx, ...) and math /
- * numpy functions.  One X-macro table gives each its enum member, the
- * namespace it lives in and its Python name; intrinsics.c looks names up in
- * it.  Typing (typeinfer.c) and lowering (lower.c) switch over GjIntrinsic.
+ * numpy functions.  Each is one row of one table: its namespace and Python
+ * name, its parameter names (keyword calls map to positions through them),
+ * its arity, its typing rule (GjTypeRule, applied by typeinfer.c) and its
+ * lowering function (a family file: lower_thread.c, lower_math.c, ...).
+ * The rows are grouped by family, one X-macro per family below; the enum
+ * GjIntrinsic, the lookup in intrinsics.c and the names gpujit/__init__.py
+ * exports are all generated from them, so adding an intrinsic is one row
+ * plus, at most, one lowering function (docs/internals.md, "Adding an
+ * intrinsic").
  *
- * Namespaces: "builtins", "gpujit", "math", "numpy", "cmath".  An attribute
- * of a dim3 object (threadIdx.x) is GJ_INTR_DIM3_X/Y/Z in namespace "dim3";
- * a method of a number (z.conjugate) is in namespace "method".  The math
- * functions and constants that math, numpy and cmath share come from one
- * more table (GJ_MATH_FUNCS, GJ_MATH_CONSTS), one row per function, which
- * also says how each is typed and which libdevice function computes it.
+ * Namespaces: "builtins", "gpujit" and nested ones ("gpujit.atomic"),
+ * "math", "numpy", "cmath".  An attribute of a dim3 object (threadIdx.x) is
+ * GJ_INTR_DIM3_X/Y/Z in namespace "dim3"; a method of a number
+ * (z.conjugate) is in namespace "method".  The math functions and constants
+ * that math, numpy and cmath share come from one more table
+ * (GJ_MATH_FUNCS, GJ_MATH_CONSTS), one row per function, which also says
+ * how each is typed and which libdevice function computes it.
  */
 #ifndef GJ_INTRINSICS_H
 #define GJ_INTRINSICS_H
 
-#define GJ_INTRINSICS(X)                                                          \
-    X(RANGE,       "builtins", "range",       "range(stop) / range(start, stop[, step])") \
-    X(ABS,         "builtins", "abs",         "absolute value")                  \
-    X(MIN,         "builtins", "min",         "smallest of 2+ scalars")           \
-    X(MAX,         "builtins", "max",         "largest of 2+ scalars")            \
-    X(LEN,         "builtins", "len",         "length of the first axis")         \
-    X(INT,         "builtins", "int",         "convert to int64 (truncates)")     \
-    X(FLOAT,       "builtins", "float",       "convert to float64")               \
-    X(BOOL,        "builtins", "bool",        "truth value")                      \
-    X(GRID,        "gpujit",   "grid",        "absolute thread index, grid(1..3)") \
-    X(GRIDSIZE,    "gpujit",   "gridsize",    "threads in the grid, gridsize(1..3)") \
-    X(THREADIDX,   "gpujit",   "threadIdx",   "thread index within the block")    \
-    X(BLOCKIDX,    "gpujit",   "blockIdx",    "block index within the grid")      \
-    X(BLOCKDIM,    "gpujit",   "blockDim",    "threads per block")                \
-    X(GRIDDIM,     "gpujit",   "gridDim",     "blocks per grid")                  \
-    X(SYNCTHREADS, "gpujit",   "syncthreads", "block-wide barrier")               \
-    X(DIM3_X,      "dim3",     "x",           "x component")                      \
-    X(DIM3_Y,      "dim3",     "y",           "y component")                      \
-    X(DIM3_Z,      "dim3",     "z",           "z component")                      \
-    X(ROUND,       "builtins", "round",       "round half to even: int64, or a float with ndigits") \
-    X(POW,         "builtins", "pow",         "pow(a, b) is a ** b")             \
-    X(DIVMOD,      "builtins", "divmod",      "(a // b, a % b)")                 \
-    X(COMPLEX,     "builtins", "complex",     "complex(re[, im]): complex128")   \
-    X(NP_ABS,      "numpy",    "abs",         "absolute value, dtype kept")       \
-    X(NP_ABSOLUTE, "numpy",    "absolute",    "absolute value, dtype kept")       \
-    X(NP_REAL,     "numpy",    "real",        "real part")                        \
-    X(NP_IMAG,     "numpy",    "imag",        "imaginary part")                   \
-    X(NP_CONJ,     "numpy",    "conj",        "complex conjugate")                \
-    X(NP_CONJUGATE,"numpy",    "conjugate",   "complex conjugate")                \
-    X(CMATH_PHASE, "cmath",    "phase",       "argument of a complex number")     \
-    X(CMATH_POLAR, "cmath",    "polar",       "(abs(z), phase(z))")               \
-    X(CMATH_RECT,  "cmath",    "rect",        "r * (cos(phi) + sin(phi) j)")      \
-    X(METHOD_CONJUGATE, "method", "conjugate", "x.conjugate() of a number")       \
-    NP_SCALAR_TYPES(X)
+struct GjType;
+struct GjLower;
+struct GjIntrCall;
+
+/* Special registers, as PTX names them; the per-axis ones take an axis
+   0..2 (x, y, z), the others ignore it.  Each is an i32 (target.h reads
+   them; lower_thread.c gives their ranges). */
+typedef enum GjSreg {
+    GJ_SREG_TID,        /* thread index in the block (threadIdx) */
+    GJ_SREG_NTID,       /* threads per block (blockDim) */
+    GJ_SREG_CTAID,      /* block index in the grid (blockIdx) */
+    GJ_SREG_NCTAID,     /* blocks per grid (gridDim) */
+    GJ_SREG_LANEID,     /* lane in the warp */
+    GJ_SREG_WARPSIZE,   /* threads per warp */
+    GJ_NSREGS
+} GjSreg;
+
+/* How a call of an intrinsic is typed (typeinfer.c, call_type).  The arity
+   (the row's min/max) is checked before the rule runs. */
+typedef enum GjTypeRule {
+    GJ_TR_VALUE,        /* not callable: a value (threadIdx, math.pi) or namespace */
+    GJ_TR_FIXED,        /* scalar arguments -> the row's result type (syncthreads: None) */
+    GJ_TR_ARG_TYPE,     /* -> the concrete type of argument `sub` ((mask, value, int) -> value) */
+    GJ_TR_ARRAY_ELEM,   /* (array, index, value...) -> element type of the array */
+    GJ_TR_RANGE,        /* integers -> range iterator of their promotion */
+    GJ_TR_ABS,          /* scalar -> its magnitude's type (builtins keep literals weak) */
+    GJ_TR_NP_ABS,       /* scalar -> its magnitude's concrete type */
+    GJ_TR_MINMAX,       /* 2+ real scalars -> their promotion */
+    GJ_TR_LEN,          /* array or tuple -> int64 */
+    GJ_TR_CONVERT,      /* scalar -> the row's result (int(), float(), bool()) */
+    GJ_TR_COMPLEX,      /* complex(re[, im]) -> complex128 */
+    GJ_TR_ROUND,        /* round(x) -> int64, round(x, n) -> x's type */
+    GJ_TR_POW,          /* (a, b) -> type of a ** b */
+    GJ_TR_DIVMOD,       /* (a, b) -> (a // b, a % b) */
+    GJ_TR_GRID,         /* the constant 1..3 -> int64 or a tuple of them */
+    GJ_TR_REAL_PART,    /* numpy.real/imag -> the real type */
+    GJ_TR_SAME,         /* scalar -> its concrete type (numpy.conj) */
+    GJ_TR_RECEIVER,     /* x.method() -> x's type */
+    GJ_TR_PHASE,        /* cmath.phase, cmath.polar, cmath.rect */
+    GJ_TR_POLAR,
+    GJ_TR_RECT,
+    GJ_TR_MATH,         /* a GJ_MATH_FUNCS row (GjMathKind says more) */
+    GJ_TR_NPTYPE,       /* numpy.float32(x) ... -> that dtype */
+} GjTypeRule;
+
+/* Row flags. */
+enum {
+    GJ_IF_DIM3 = 1,          /* a dim3 object (threadIdx): its .x/.y/.z are values */
+    GJ_IF_WRITES_ARG0 = 2,   /* stores through its first argument (atomics): the
+                                written-arrays analysis marks that array */
+    GJ_IF_BARRIER = 4,       /* synchronises threads: the CPU target runs the block
+                                as fibers */
+};
+
+/* Lowers one call; `call` has the arguments (already in positional order),
+   their types and the result type.  Returns the value, or NULL with a
+   LOWERING diagnostic.  LLVMValueRef without including LLVM here. */
+typedef struct LLVMOpaqueValue *(*GjIntrLowerFn)(struct GjLower *L, const struct GjIntrCall *call);
+
+/* One row, as intrinsics.c stores it. */
+typedef struct GjIntrinsicRow {
+    const char *ns;           /* "builtins", "gpujit", "gpujit.atomic", "math", ... */
+    const char *name;         /* "": no such function in this namespace */
+    const char *qualname;     /* "gpujit.grid", "math.sqrt"; builtins bare: "range" */
+    const char *params;       /* parameter names, "shape, dtype"; "" when it takes none
+                                 by keyword */
+    int min_args, max_args;   /* max -1: any number */
+    GjTypeRule rule;
+    const struct GjType *result;   /* FIXED, CONVERT: the result type; ARG_TYPE: NULL */
+    int sub;                       /* what the rule or lowering function reads: ARG_TYPE:
+                                      the argument giving the type; a dim3 object: its
+                                      GjSreg; a family function: which member it is
+                                      (gridsize: 1) */
+    GjIntrLowerFn lower;           /* NULL for values */
+    unsigned flags;                /* GJ_IF_* */
+    const char *doc;               /* first line of the Python docstring */
+} GjIntrinsicRow;
+
+/* The family row lists.  A row is
+     X(id, ns, name, params, min, max, rule, result, sub, lower, flags, doc)
+   `lower` names a GjIntrLowerFn declared in lower_intr.h; `result` is a
+   GjType singleton (types.h) or NULL. */
+
+/* builtins and the numeric helpers of numpy/cmath (lower_math.c) */
+#define GJ_INTR_BUILTIN_ROWS(X)                                                                \
+    X(RANGE,  "builtins", "range",  "", 1, 3, GJ_TR_RANGE, NULL, 0, gj_lower_range, 0,          \
+      "range(stop) / range(start, stop[, step])")                                            \
+    X(ABS,    "builtins", "abs",    "", 1, 1, GJ_TR_ABS, NULL, 0, gj_lower_abs_call, 0, "absolute value") \
+    X(MIN,    "builtins", "min",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
+      "smallest of 2+ scalars")                                                              \
+    X(MAX,    "builtins", "max",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
+      "largest of 2+ scalars")                                                               \
+    X(LEN,    "builtins", "len",    "", 1, 1, GJ_TR_LEN, NULL, 0, gj_lower_len, 0,              \
+      "length of the first axis")                                                            \
+    X(INT,    "builtins", "int",    "", 1, 1, GJ_TR_CONVERT, &gj_ty_int64, 0, gj_lower_convert, 0, \
+      "convert to int64 (truncates)")                                                        \
+    X(FLOAT,  "builtins", "float",  "", 1, 1, GJ_TR_CONVERT, &gj_ty_float64, 0, gj_lower_convert, \
+      0, "convert to float64")                                                               \
+    X(BOOL,   "builtins", "bool",   "", 1, 1, GJ_TR_CONVERT, &gj_ty_bool, 0, gj_lower_convert, 0, \
+      "truth value")                                                                         \
+    X(ROUND,  "builtins", "round",  "", 1, 2, GJ_TR_ROUND, NULL, 0, gj_lower_round, 0,          \
+      "round half to even: int64, or a float with ndigits")                                  \
+    X(POW,    "builtins", "pow",    "", 2, 2, GJ_TR_POW, NULL, 0, gj_lower_pow, 0, "pow(a, b) is a ** b") \
+    X(DIVMOD, "builtins", "divmod", "", 2, 2, GJ_TR_DIVMOD, NULL, 0, gj_lower_divmod, 0,        \
+      "(a // b, a % b)")                                                                     \
+    X(COMPLEX,"builtins", "complex","", 1, 2, GJ_TR_COMPLEX, NULL, 0, gj_lower_complex_ctor, 0, \
+      "complex(re[, im]): complex128")                                                       \
+    X(NP_ABS,      "numpy", "abs",      "", 1, 1, GJ_TR_NP_ABS, NULL, 0, gj_lower_abs_call, 0,     \
+      "absolute value, dtype kept")                                                          \
+    X(NP_ABSOLUTE, "numpy", "absolute", "", 1, 1, GJ_TR_NP_ABS, NULL, 0, gj_lower_abs_call, 0,     \
+      "absolute value, dtype kept")                                                          \
+    X(NP_REAL, "numpy", "real", "", 1, 1, GJ_TR_REAL_PART, NULL, 0, gj_lower_part, 0, "real part") \
+    X(NP_IMAG, "numpy", "imag", "", 1, 1, GJ_TR_REAL_PART, NULL, 0, gj_lower_part, 0,         \
+      "imaginary part")                                                                      \
+    X(NP_CONJ, "numpy", "conj", "", 1, 1, GJ_TR_SAME, NULL, 0, gj_lower_conjugate, 0,         \
+      "complex conjugate")                                                                   \
+    X(NP_CONJUGATE, "numpy", "conjugate", "", 1, 1, GJ_TR_SAME, NULL, 0, gj_lower_conjugate, 0, \
+      "complex conjugate")                                                                   \
+    X(CMATH_PHASE, "cmath", "phase", "", 1, 1, GJ_TR_PHASE, NULL, 0, gj_lower_phase, 0,       \
+      "argument of a complex number")                                                        \
+    X(CMATH_POLAR, "cmath", "polar", "", 1, 1, GJ_TR_POLAR, NULL, 0, gj_lower_polar, 0,       \
+      "(abs(z), phase(z))")                                                                  \
+    X(CMATH_RECT,  "cmath", "rect",  "", 2, 2, GJ_TR_RECT, NULL, 0, gj_lower_rect, 0,         \
+      "r * (cos(phi) + sin(phi) j)")                                                         \
+    X(METHOD_CONJUGATE, "method", "conjugate", "", 0, 0, GJ_TR_RECEIVER, NULL, 0,             \
+      gj_lower_conjugate, 0, "x.conjugate() of a number")
+
+/* thread indexing and the block barrier (lower_thread.c) */
+#define GJ_INTR_THREAD_ROWS(X)                                                                 \
+    X(GRID,      "gpujit", "grid",     "ndim", 1, 1, GJ_TR_GRID, NULL, 0, gj_lower_grid, 0,     \
+      "grid(ndim) -> int or tuple of int: the absolute index of the thread in the grid")    \
+    X(GRIDSIZE,  "gpujit", "gridsize", "ndim", 1, 1, GJ_TR_GRID, NULL, 1, gj_lower_grid, 0,     \
+      "gridsize(ndim) -> int or tuple of int: the number of threads in the grid")           \
+    X(THREADIDX, "gpujit", "threadIdx", "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_TID, NULL, GJ_IF_DIM3, \
+      "Index of the thread in its block (.x, .y, .z).")                                     \
+    X(BLOCKIDX,  "gpujit", "blockIdx",  "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_CTAID, NULL, GJ_IF_DIM3, \
+      "Index of the block in the grid (.x, .y, .z).")                                       \
+    X(BLOCKDIM,  "gpujit", "blockDim",  "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_NTID, NULL, GJ_IF_DIM3, \
+      "Threads per block (.x, .y, .z).")                                                    \
+    X(GRIDDIM,   "gpujit", "gridDim",   "", 0, 0, GJ_TR_VALUE, NULL, GJ_SREG_NCTAID, NULL, GJ_IF_DIM3, \
+      "Blocks per grid (.x, .y, .z).")                                                      \
+    X(SYNCTHREADS, "gpujit", "syncthreads", "", 0, 0, GJ_TR_FIXED, &gj_ty_none, 0,            \
+      gj_lower_syncthreads, GJ_IF_BARRIER,                                                  \
+      "syncthreads() -> None: waits until every thread of the block has reached it.")      \
+    X(DIM3_X, "dim3", "x", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "x component")            \
+    X(DIM3_Y, "dim3", "y", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "y component")            \
+    X(DIM3_Z, "dim3", "z", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "z component")
+
+/* memory spaces: gpujit.shared.array, gpujit.local.array, gpujit.const.array_like
+   (lower_array.c) */
+#define GJ_INTR_MEMORY_ROWS(X)
+
+/* atomics: gpujit.atomic.* (lower_atomic.c) */
+#define GJ_INTR_ATOMIC_ROWS(X)
+
+/* warp primitives, fences, bit operations (lower_warp.c) */
+#define GJ_INTR_WARP_ROWS(X)
+
+/* print (lower_print.c) */
+#define GJ_INTR_PRINT_ROWS(X)
+
+#define GJ_INTRINSICS(X)                                                                       \
+    GJ_INTR_BUILTIN_ROWS(X) GJ_INTR_THREAD_ROWS(X) GJ_INTR_MEMORY_ROWS(X)                      \
+    GJ_INTR_ATOMIC_ROWS(X) GJ_INTR_WARP_ROWS(X) GJ_INTR_PRINT_ROWS(X) NP_SCALAR_TYPES(X)
 
 /* NumPy's scalar types called as constructors: np.float32(x) converts x as
    NumPy's astype does (floats truncate toward zero, integers wrap). */
-#define NP_SCALAR_TYPE(X, id, name) X(NPTYPE_##id, "numpy", name, "numpy." name "(x)")
+#define NP_SCALAR_TYPE(X, id, name)                                                        \
+    X(NPTYPE_##id, "numpy", name, "", 1, 1, GJ_TR_NPTYPE, NULL, 0, gj_lower_convert, 0,       \
+      "numpy." name "(x)")
 #define NP_SCALAR_TYPES(X)                                                         \
     NP_SCALAR_TYPE(X, BOOL, "bool") NP_SCALAR_TYPE(X, BOOL_, "bool_")               \
     NP_SCALAR_TYPE(X, INT8, "int8") NP_SCALAR_TYPE(X, INT16, "int16")               \
@@ -155,7 +294,7 @@ typedef enum GjMathConst {
 typedef enum GjMathNs { GJ_NS_MATH, GJ_NS_NUMPY, GJ_NS_CMATH } GjMathNs;
 
 typedef enum GjIntrinsic {
-#define X(name, ns, pyname, doc) GJ_INTR_##name,
+#define X(name, ...) GJ_INTR_##name,
     GJ_INTRINSICS(X)
 #undef X
 #define X(id, m, np, cm, ...) GJ_INTR_MATH_##id, GJ_INTR_NP_##id, GJ_INTR_CMATH_##id,
@@ -165,17 +304,18 @@ typedef enum GjIntrinsic {
     GJ_NINTRINSICS
 } GjIntrinsic;
 
-/* Case labels for every table-made intrinsic, for exhaustive switches:
-   `GJ_INTR_TABLE_CASES: return by_table(...)`. */
-#define GJ_INTR_CASE3(id, ...) case GJ_INTR_MATH_##id: case GJ_INTR_NP_##id: case GJ_INTR_CMATH_##id:
-#define GJ_INTR_CASE1(id, ...) case GJ_INTR_##id:
-#define GJ_INTR_MATH_CASES GJ_MATH_FUNCS(GJ_INTR_CASE3)
-#define GJ_INTR_CONST_CASES GJ_MATH_CONSTS(GJ_INTR_CASE3)
-#define GJ_INTR_NPTYPE_CASES NP_SCALAR_TYPES(GJ_INTR_CASE1)
-
 /* The intrinsic called `name` in namespace `ns`, or -1. */
 int gj_intrinsic_lookup(const char *ns, const char *name);
+/* The intrinsic a qualified name "gpujit.atomic.add", "math.sqrt" (also
+   "np.sqrt") names, or -1. */
+int gj_intrinsic_lookup_qualified(const char *qualname);
+/* Whether ns ("gpujit.atomic") is a namespace some row lives in. */
+int gj_intrinsic_is_namespace(const char *ns);
 const char *gj_intrinsic_name(GjIntrinsic i);   /* "gpujit.grid" style */
+/* Row i of the table (i < GJ_NINTRINSICS). */
+const GjIntrinsicRow *gj_intrinsic_row(GjIntrinsic i);
+/* The position of the parameter called `name` in row i's params, or -1. */
+int gj_intrinsic_param_index(GjIntrinsic i, const char *name);
 
 /* The math row of intrinsic i (and its module in *ns), or -1. */
 int gj_intrinsic_math_fn(GjIntrinsic i, GjMathNs *ns);

@@ -26,8 +26,9 @@ static const struct {
     const char *name;
     int nargs;
     int term;
+    unsigned effects;
 } op_info[] = {
-#define X(name, nargs, term, doc) {#name, nargs, term},
+#define X(name, nargs, term, effects, doc) {#name, nargs, term, effects},
     GJ_IR_OPS(X)
 #undef X
 };
@@ -125,6 +126,10 @@ const char *gj_ir_op_name(GjOp op) {
 
 int gj_ir_op_is_terminator(GjOp op) {
     return (unsigned)op < GJ_NOPS && op_info[op].term;
+}
+
+unsigned gj_ir_op_effects(GjOp op) {
+    return (unsigned)op < GJ_NOPS ? op_info[op].effects : 0;
 }
 
 const char *gj_ir_binop_symbol(GjBinop b) {

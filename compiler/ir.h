@@ -14,7 +14,8 @@
  * alloca; LLVM's mem2reg turns them into SSA.
  *
  * The op set is the X-macro below: name, operand count (-1: variadic),
- * whether the op terminates a block, and its meaning.  Switches over GjOp
+ * whether the op terminates a block, its effects (GJ_OPE_*), and its
+ * meaning.  Switches over GjOp
  * compile with -Wswitch-enum, so a new op shows up everywhere it matters.
  *
  * Invariants after build.c:  block 0 is the entry; every block ends in
@@ -30,32 +31,40 @@
 #include "codeview.h"
 #include "types.h"
 
+/* Effects of an op, for the written-arrays analysis (effects.c). */
+enum {
+    GJ_OPE_WRITES_A0 = 1,   /* stores through its first operand (an array or a view) */
+    GJ_OPE_CALL = 2,        /* a call: the callee's effects (a device function's
+                               written parameters, an intrinsic row's GJ_IF_WRITES_ARG0) */
+};
+
 #define GJ_IR_OPS(X)                                                                  \
-    X(CONST,       0, 0, "constant imm.c (int/float/bool: weak literal types; None)")  \
-    X(GLOBAL,      0, 0, "compile-time object: module/intrinsic imm.global")          \
-    X(LOAD_VAR,    0, 0, "value of variable imm.var")                                 \
-    X(STORE_VAR,   1, 0, "variable imm.var = a0")                                     \
-    X(BINOP,       2, 0, "a0 <imm.sub> a1, imm.sub a GjBinop")                         \
-    X(UNOP,        1, 0, "<imm.sub> a0, imm.sub a GjUnop")                             \
-    X(COMPARE,     2, 0, "a0 <imm.sub> a1, imm.sub a GjCmp; result bool")              \
-    X(TRUTH,       1, 0, "bool(a0): Python truth of a scalar")                         \
-    X(GETATTR,     1, 0, "a0.<imm.name>")                                              \
-    X(GETITEM,     2, 0, "a0[a1]")                                                     \
-    X(SETITEM,     3, 0, "a0[a1] = a2 (a2 cast to the element type)")                  \
-    X(CALL,       -1, 0, "a0(a1, ..., an-1)")                                          \
-    X(BUILD_TUPLE,-1, 0, "(a0, ..., an-1)")                                            \
-    X(BUILD_SLICE,-1, 0, "slice(a0, a1[, a2]): start, stop, step, each None or an integer") \
-    X(TUPLE_GET,   1, 0, "a0[imm.i], imm.i a constant index")                          \
-    X(GET_ITER,    1, 0, "iter(a0): a range to its iterator")                          \
-    X(ITER_VALID,  1, 0, "iterator a0 is not exhausted (bool)")                        \
-    X(ITER_VALUE,  1, 0, "current value of iterator a0")                               \
-    X(ITER_NEXT,   1, 0, "iterator a0 advanced one step")                              \
-    X(JUMP,        0, 1, "go to succ[0]")                                              \
-    X(BRANCH,      1, 1, "a0 (bool) ? succ[0] : succ[1]")                              \
-    X(RETURN,      1, 1, "return a0")
+    X(CONST,       0, 0, 0, "constant imm.c (int/float/bool: weak literal types; None)")     \
+    X(GLOBAL,      0, 0, 0, "compile-time object: module/intrinsic imm.global")              \
+    X(LOAD_VAR,    0, 0, 0, "value of variable imm.var")                                     \
+    X(STORE_VAR,   1, 0, 0, "variable imm.var = a0")                                         \
+    X(BINOP,       2, 0, 0, "a0 <imm.sub> a1, imm.sub a GjBinop")                            \
+    X(UNOP,        1, 0, 0, "<imm.sub> a0, imm.sub a GjUnop")                                \
+    X(COMPARE,     2, 0, 0, "a0 <imm.sub> a1, imm.sub a GjCmp; result bool")                 \
+    X(TRUTH,       1, 0, 0, "bool(a0): Python truth of a scalar")                            \
+    X(GETATTR,     1, 0, 0, "a0.<imm.name>")                                                 \
+    X(GETITEM,     2, 0, 0, "a0[a1]")                                                        \
+    X(SETITEM,     3, 0, GJ_OPE_WRITES_A0, "a0[a1] = a2 (a2 cast to the element type)")      \
+    X(CALL,       -1, 0, GJ_OPE_CALL, "a0(a1, ..., an-1); imm.c: None, or the keyword "        \
+                                       "names of the last arguments")                         \
+    X(BUILD_TUPLE,-1, 0, 0, "(a0, ..., an-1)")                                               \
+    X(BUILD_SLICE,-1, 0, 0, "slice(a0, a1[, a2]): start, stop, step, each None or an integer") \
+    X(TUPLE_GET,   1, 0, 0, "a0[imm.i], imm.i a constant index")                             \
+    X(GET_ITER,    1, 0, 0, "iter(a0): a range to its iterator")                             \
+    X(ITER_VALID,  1, 0, 0, "iterator a0 is not exhausted (bool)")                           \
+    X(ITER_VALUE,  1, 0, 0, "current value of iterator a0")                                  \
+    X(ITER_NEXT,   1, 0, 0, "iterator a0 advanced one step")                                 \
+    X(JUMP,        0, 1, 0, "go to succ[0]")                                                 \
+    X(BRANCH,      1, 1, 0, "a0 (bool) ? succ[0] : succ[1]")                                 \
+    X(RETURN,      1, 1, 0, "return a0")
 
 typedef enum GjOp {
-#define X(name, nargs, term, doc) GJ_OP_##name,
+#define X(name, nargs, term, effects, doc) GJ_OP_##name,
     GJ_IR_OPS(X)
 #undef X
     GJ_NOPS
@@ -137,7 +146,7 @@ typedef struct GjSpec {
     GjFunc *f;                   /* typed IR; f->ret_type is the return type */
     int busy;                    /* being typed now: a call to it is recursion */
     void *llfn;                  /* LLVMValueRef once lowered (lower.c) */
-    char *written;               /* [nargs] once lowered: may store through arg i */
+    char *written;               /* [nargs] once analysed (effects.c): may store through arg i */
 } GjSpec;
 
 /* ---- construction (ir.c) ---- */
@@ -153,6 +162,7 @@ int32_t gj_ir_emit_value(GjCtx *c, GjFunc *f, GjBlock *b, GjOp op, GjLoc loc,
 
 const char *gj_ir_op_name(GjOp op);
 int gj_ir_op_is_terminator(GjOp op);
+unsigned gj_ir_op_effects(GjOp op);         /* GJ_OPE_* */
 const char *gj_ir_binop_symbol(GjBinop b);  /* "+", "//" */
 const char *gj_ir_unop_symbol(GjUnop u);
 const char *gj_ir_cmp_symbol(GjCmp k);
@@ -171,6 +181,11 @@ GjStatus gj_infer_func(GjCtx *c, GjFunc *f);
    being typed (direct or mutual recursion) is an UNSUPPORTED error at loc. */
 GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args, int32_t nargs,
                      GjLoc loc, GjSpec **out);
+/* effects.c: written[i] (f->code->argcount entries) is set when f may store
+   through array parameter i (a conservative analysis of the typed IR, from
+   the ops' and intrinsic rows' effect flags); device functions it calls are
+   analysed on demand (GjSpec.written). */
+GjStatus gj_effects_written(GjCtx *c, GjFunc *f, char *written);
 /* The type a device-function parameter gets for an argument of type t: weak
    literals concrete (int64, float64), also inside tuples. */
 const GjType *gj_spec_arg_type(GjCtx *c, const GjType *t);

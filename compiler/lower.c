@@ -17,9 +17,10 @@
  * block per reachable GjBlock.  Temps are LLVM values, valid only in the
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
  * semantics (casts, operators), lower_math.c the math functions and numeric
- * builtins, lower_array.c arrays, views and frozen arrays; this file walks
- * the IR and handles tuples, iterators, intrinsic calls, device-function
- * calls and the thread-index registers.
+ * builtins, lower_thread.c thread indexing and the barrier, lower_array.c
+ * arrays, views and frozen arrays; this file walks the IR and handles
+ * tuples, iterators, device-function calls, and calls of intrinsics through
+ * their row's lowering function (intrinsics.h, lower_intr.h).
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
  * on error the module is disposed and *mod stays NULL.
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #include "intrinsics.h"
+#include "lower_intr.h"
 #include "lower_ops.h"
 
 static void report(GjLower *L, const char *fmt, va_list ap) {
@@ -114,148 +116,18 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
     return gj_lower_fail(L, "cannot use this constant as %s", t->name);
 }
 
-/* ---- thread indexing ------------------------------------------------------- */
-
-/* Special register <reg> ("tid", "ctaid", "ntid", "nctaid") along <axis>: i32. */
-static LLVMValueRef special_reg(GjLower *L, const char *reg, char axis) {
-    return L->target->special_reg(L, reg, axis);
-}
-
-static LLVMValueRef special_reg64(GjLower *L, const char *reg, char axis) {
-    LLVMValueRef r = special_reg(L, reg, axis);
-    return r ? LLVMBuildZExt(L->b, r, L->i64, "") : NULL;
-}
-
-/* grid(1) along one axis: ctaid * ntid + tid, in i64 so large grids do not wrap. */
-static LLVMValueRef grid_axis(GjLower *L, char axis) {
-    LLVMValueRef ctaid = special_reg64(L, "ctaid", axis), ntid = special_reg64(L, "ntid", axis);
-    LLVMValueRef tid = special_reg64(L, "tid", axis);
-    if (!ctaid || !ntid || !tid)
-        return NULL;
-    return LLVMBuildAdd(L->b, LLVMBuildMul(L->b, ctaid, ntid, ""), tid, "");
-}
-
-/* gridsize(1) along one axis: ntid * nctaid, in i64. */
-static LLVMValueRef gridsize_axis(GjLower *L, char axis) {
-    LLVMValueRef ntid = special_reg64(L, "ntid", axis), nctaid = special_reg64(L, "nctaid", axis);
-    return ntid && nctaid ? LLVMBuildMul(L->b, ntid, nctaid, "") : NULL;
-}
-
-static const char *dim3_register(int intrinsic) {
-    switch (intrinsic) {
-    case GJ_INTR_THREADIDX: return "tid";
-    case GJ_INTR_BLOCKIDX: return "ctaid";
-    case GJ_INTR_BLOCKDIM: return "ntid";
-    case GJ_INTR_GRIDDIM: return "nctaid";
-    default: return NULL;
-    }
-}
-
-/* gpujit.grid(n) / gridsize(n): an int64, or an n-tuple of them. */
-static LLVMValueRef grid_call(GjLower *L, int is_size, LLVMValueRef ndim_value, const GjType *rt) {
-    long long ndim = LLVMIsAConstantInt(ndim_value) ? LLVMConstIntGetSExtValue(ndim_value) : 0;
-    if (ndim < 1 || ndim > 3)
-        return gj_lower_fail(L, "grid()/gridsize() take the constant 1, 2 or 3");
-    LLVMValueRef axes[3];
-    for (int k = 0; k < ndim; k++) {
-        char axis = (char)('x' + k);
-        if (!(axes[k] = is_size ? gridsize_axis(L, axis) : grid_axis(L, axis)))
-            return NULL;
-    }
-    if (ndim == 1)
-        return gj_lower_cast(L, axes[0], &gj_ty_int64, rt);
-    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
-    for (int k = 0; k < ndim; k++)
-        out = LLVMBuildInsertValue(L->b, out, axes[k], (unsigned)k, "");
-    return out;
-}
-
-/* The block barrier; on the CPU target its threads then run as fibers. */
-static LLVMValueRef syncthreads(GjLower *L) {
-    L->needs_fibers = 1;
-    return L->target->barrier(L);
-}
-
 /* ---- calls ------------------------------------------------------------------- */
 
-typedef struct CallArgs {
-    LLVMValueRef *v;         /* v[0] is the first argument (not the callee) */
-    const GjType **t;
-    int n;
-} CallArgs;
-
-static LLVMValueRef range_call(GjLower *L, const CallArgs *a, const GjType *rt) {
-    const GjType *et = rt->elems[0];
-    LLVMTypeRef ety = gj_lower_type(L, et);
-    LLVMValueRef start = LLVMConstInt(ety, 0, 0), step = LLVMConstInt(ety, 1, 0), stop;
-    int first = a->n >= 2;
-    if (first && !(start = gj_lower_cast(L, a->v[0], a->t[0], et)))
-        return NULL;
-    if (!(stop = gj_lower_cast(L, a->v[first], a->t[first], et)))
-        return NULL;
-    if (a->n == 3 && !(step = gj_lower_cast(L, a->v[2], a->t[2], et)))
-        return NULL;
-    LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, rt));
-    it = LLVMBuildInsertValue(L->b, it, start, 0, "");
-    it = LLVMBuildInsertValue(L->b, it, stop, 1, "");
-    return LLVMBuildInsertValue(L->b, it, step, 2, "");
-}
-
-static LLVMValueRef minmax_call(GjLower *L, int is_max, const CallArgs *a, const GjType *rt) {
-    LLVMValueRef acc = gj_lower_cast(L, a->v[0], a->t[0], rt);
-    for (int k = 1; acc && k < a->n; k++) {
-        LLVMValueRef x = gj_lower_cast(L, a->v[k], a->t[k], rt);
-        acc = x ? gj_lower_minmax(L, is_max, acc, x, rt) : NULL;
-    }
-    return acc;
-}
-
-static LLVMValueRef len_call(GjLower *L, LLVMValueRef x, const GjType *xt, const GjType *rt) {
-    if (xt->kind == GJ_TK_TUPLE)
-        return LLVMConstInt(gj_lower_type(L, rt), (unsigned long long)xt->n, 0);
-    if (xt->kind == GJ_TK_ARRAY)
-        return gj_lower_cast(L, gj_lower_array_dim(L, x, 1, 0), &gj_ty_int64, rt);
-    return gj_lower_fail(L, "len() of %s is not supported", xt->name);
-}
-
-static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, const CallArgs *a,
-                                   const GjType *rt) {
-    if (a->n == 0 && id != GJ_INTR_SYNCTHREADS && id != GJ_INTR_METHOD_CONJUGATE)
-        return gj_lower_fail(L, "%s() needs an argument", gj_intrinsic_name(id));
-    LLVMValueRef x = a->v[0];
-    const GjType *xt = a->t[0];
-    switch (id) {
-    case GJ_INTR_RANGE:
-        return range_call(L, a, rt);
-    case GJ_INTR_ABS: case GJ_INTR_NP_ABS: case GJ_INTR_NP_ABSOLUTE:
-        if (gj_lower_class(xt) == GJ_NC_COMPLEX)   /* |z| computed in z's type */
-            return gj_lower_cast(L, gj_lower_abs(L, x, gj_ty_concrete(xt)),
-                                 gj_ty_concrete(xt)->bits == 64 ? &gj_ty_float32
-                                                                : &gj_ty_float64, rt);
-        return (x = gj_lower_cast(L, x, xt, rt)) ? gj_lower_abs(L, x, rt) : NULL;
-    case GJ_INTR_MIN: case GJ_INTR_MAX:
-        return minmax_call(L, id == GJ_INTR_MAX, a, rt);
-    case GJ_INTR_LEN:
-        return len_call(L, x, xt, rt);
-    case GJ_INTR_INT: case GJ_INTR_FLOAT: case GJ_INTR_BOOL:
-        return gj_lower_cast(L, x, xt, rt);   /* int() truncates: fptosi */
-    case GJ_INTR_GRID: case GJ_INTR_GRIDSIZE:
-        return grid_call(L, id == GJ_INTR_GRIDSIZE, x, rt);
-    case GJ_INTR_SYNCTHREADS:
-        return syncthreads(L) ? LLVMGetUndef(L->empty) : NULL;
-    case GJ_INTR_ROUND: case GJ_INTR_POW: case GJ_INTR_DIVMOD: case GJ_INTR_COMPLEX:
-    case GJ_INTR_NP_REAL: case GJ_INTR_NP_IMAG: case GJ_INTR_NP_CONJ: case GJ_INTR_NP_CONJUGATE:
-    case GJ_INTR_CMATH_PHASE: case GJ_INTR_CMATH_POLAR: case GJ_INTR_CMATH_RECT:
-    case GJ_INTR_METHOD_CONJUGATE:
-    GJ_INTR_MATH_CASES
-    GJ_INTR_NPTYPE_CASES
-        return gj_lower_math_call(L, id, a->v, a->t, a->n, rt);
-    GJ_INTR_CONST_CASES
-    case GJ_INTR_THREADIDX: case GJ_INTR_BLOCKIDX: case GJ_INTR_BLOCKDIM: case GJ_INTR_GRIDDIM:
-    case GJ_INTR_DIM3_X: case GJ_INTR_DIM3_Y: case GJ_INTR_DIM3_Z: case GJ_NINTRINSICS:
-        break;
-    }
-    return gj_lower_fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
+/* A call of an intrinsic: its row's lowering function (lower_intr.h). */
+static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, GjIntrCall *call) {
+    const GjIntrinsicRow *row = gj_intrinsic_row(id);
+    if (!row->lower)
+        return gj_lower_fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
+    if (row->flags & GJ_IF_BARRIER)
+        L->needs_fibers = 1;
+    call->id = id;
+    call->row = row;
+    return row->lower(L, call);
 }
 
 static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
@@ -312,11 +184,8 @@ static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, cons
                               : LLVMConstNull(gj_lower_type(L, rt));
     }
     if (ot->kind == GJ_TK_DIM3) {
-        const char *reg = dim3_register(ot->intrinsic);
-        if (reg && name[0] >= 'x' && name[0] <= 'z' && name[1] == '\0') {
-            LLVMValueRef r = special_reg(L, reg, name[0]);
-            return r ? gj_lower_cast(L, r, &gj_ty_uint32, rt) : NULL;   /* zero-extended */
-        }
+        if (name[0] >= 'x' && name[0] <= 'z' && name[1] == '\0')
+            return gj_lower_dim3_attr(L, ot->intrinsic, name[0] - 'x', rt);
     } else if (ot->kind == GJ_TK_ARRAY) {
         LLVMValueRef v = NULL;
         if (strcmp(name, "size") == 0)
@@ -345,7 +214,7 @@ static LLVMValueRef tuple_get(GjLower *L, LLVMValueRef tup, const GjType *tt, in
     return LLVMBuildExtractValue(L->b, tup, (unsigned)i, "");
 }
 
-static LLVMValueRef build_tuple(GjLower *L, const CallArgs *a, const GjType *rt) {
+static LLVMValueRef build_tuple(GjLower *L, const GjIntrCall *a, const GjType *rt) {
     LLVMTypeRef ty = gj_lower_type(L, rt);
     if (!ty || rt->kind != GJ_TK_TUPLE || rt->n != a->n)
         return gj_lower_fail(L, "tuples of type %s are not supported", rt->name);
@@ -548,14 +417,15 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         }
         LLVMValueRef args[16];
         const GjType *types[16];
-        CallArgs ca = {args, types, in->nargs - 1};
+        GjIntrCall ca = {.v = args, .t = types, .n = in->nargs - 1, .rt = rt};
         if (t[0]->kind != GJ_TK_CALLABLE || ca.n > 16)
             return fail_status(L, "this call is not supported");
         for (int k = 0; k < ca.n; k++) {
             args[k] = L->temps[in->args[k + 1]];
             types[k] = f->temp_types[in->args[k + 1]];
         }
-        if (t[0]->intrinsic == GJ_INTR_METHOD_CONJUGATE) {   /* x.conjugate(): x is args[0] */
+        if (gj_intrinsic_row((GjIntrinsic)t[0]->intrinsic)->rule == GJ_TR_RECEIVER) {
+            /* x.conjugate(): x is args[0] */
             const GjIns *def = defining_ins(blk, in->args[0]);
             if (!def || def->op != GJ_OP_GETATTR || ca.n != 0)
                 return fail_status(L, "this method call is not supported");
@@ -563,13 +433,13 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
             types[0] = f->temp_types[def->args[0]];
             ca.n = 1;
         }
-        v = call_intrinsic(L, (GjIntrinsic)t[0]->intrinsic, &ca, rt);
+        v = call_intrinsic(L, (GjIntrinsic)t[0]->intrinsic, &ca);
         break;
     }
     case GJ_OP_BUILD_TUPLE: {
         LLVMValueRef args[64];
         const GjType *types[64];
-        CallArgs ca = {args, types, in->nargs};
+        GjIntrCall ca = {.v = args, .t = types, .n = in->nargs};
         if (in->nargs > 64)
             return fail_status(L, "tuples of more than 64 items are not supported");
         for (int k = 0; k < ca.n; k++) {
@@ -890,95 +760,6 @@ static GjStatus lower_blocks(GjLower *L) {
     return GJ_OK;
 }
 
-/* ---- written arrays ------------------------------------------------------------------ */
-
-/* Whether a value of type `holder` (an array, or a tuple of them) may be or
-   contain an array of a type that `stored` is or contains. */
-static int shares_array(const GjType *holder, const GjType *stored) {
-    if (stored->kind == GJ_TK_TUPLE) {
-        for (int i = 0; i < stored->n; i++)
-            if (shares_array(holder, stored->elems[i]))
-                return 1;
-        return 0;
-    }
-    if (stored->kind != GJ_TK_ARRAY)
-        return 0;
-    /* By dtype, not type: a view (a[i], a[2:]) has another ndim or layout. */
-    if (holder->kind == GJ_TK_ARRAY && holder->dtype == stored->dtype)
-        return 1;
-    for (int i = 0; holder->kind == GJ_TK_TUPLE && i < holder->n; i++)
-        if (shares_array(holder->elems[i], stored))
-            return 1;
-    return 0;
-}
-
-typedef struct Written {
-    const GjFunc *f;
-    const int32_t *source;    /* per temp: the variable it was loaded from, or -1 */
-    const char *reassigned;   /* per variable */
-    char *written;            /* per parameter: may be stored through */
-} Written;
-
-/* Temp t is stored through (SETITEM, or passed where a callee stores): exactly
-   the parameter it was loaded from when that variable is never reassigned;
-   otherwise every parameter whose type may hold one of t's arrays. */
-static void mark_stored(Written *w, int32_t t) {
-    int nargs = w->f->code->argcount;
-    int32_t v = w->source[t];
-    if (v >= 0 && v < nargs && !w->reassigned[v]) {
-        w->written[v] = 1;
-        return;
-    }
-    for (int p = 0; p < nargs; p++)
-        if (shares_array(param_type(w->f, p), w->f->temp_types[t]))
-            w->written[p] = 1;
-}
-
-/* Sets written[i] for each parameter a SETITEM, or a device function called
-   with it, may store through (a conservative store analysis). */
-static void mark_written(GjLower *L, char *written) {
-    GjFunc *f = L->f;
-    int32_t *source = GJ_NEW_N(&L->c->arena, int32_t, f->ntemps + 1);
-    char *reassigned = GJ_NEW_N(&L->c->arena, char, f->nvars + 1);
-    if (!source || !reassigned)
-        return;
-    Written w = {f, source, reassigned, written};
-    for (int32_t t = 0; t < f->ntemps; t++)
-        source[t] = -1;
-    for (int32_t i = 0; i < f->nblocks; i++) {
-        for (int32_t k = 0; L->bbs[i] && k < f->blocks[i]->nins; k++) {
-            const GjIns *in = &f->blocks[i]->ins[k];
-            if (in->op == GJ_OP_LOAD_VAR && in->dst >= 0)
-                source[in->dst] = in->var;
-            else if (in->op == GJ_OP_GETITEM && in->dst >= 0 && f->temp_types[in->dst] &&
-                     f->temp_types[in->dst]->kind == GJ_TK_ARRAY)
-                source[in->dst] = source[in->args[0]];   /* a view: same memory */
-            else if (in->op == GJ_OP_STORE_VAR)
-                reassigned[in->var] = 1;
-        }
-    }
-    for (int32_t i = 0; i < f->nblocks; i++) {
-        for (int32_t k = 0; L->bbs[i] && k < f->blocks[i]->nins; k++) {
-            const GjIns *in = &f->blocks[i]->ins[k];
-            const GjType *ft = in->nargs > 0 ? f->temp_types[in->args[0]] : NULL;
-            if (in->op == GJ_OP_SETITEM) {
-                mark_stored(&w, in->args[0]);
-            } else if (in->op == GJ_OP_CALL && ft && ft->kind == GJ_TK_CALLABLE && ft->callee) {
-                const GjType *types[256];
-                GjSpec *spec;
-                int32_t n = in->nargs - 1;
-                for (int32_t a = 0; a < n && a < 256; a++)
-                    types[a] = f->temp_types[in->args[a + 1]];
-                if (n > 256 || gj_spec_get(L->c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
-                    continue;
-                for (int32_t a = 0; a < n; a++)
-                    if (!spec->written || spec->written[a])
-                        mark_stored(&w, in->args[a + 1]);
-            }
-        }
-    }
-}
-
 /* Lowers L->f into L->mod as function `name`; L's module-wide fields are set. */
 static GjStatus lower_function(GjLower *L, const char *name) {
     GjFunc *f = L->f;
@@ -1015,8 +796,6 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
             *p = '_';
     caller->c->code = cv;
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
-    if (st == GJ_OK && (spec->written = GJ_NEW_N(&caller->c->arena, char, spec->nargs + 1)))
-        mark_written(&L, spec->written);
     caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
     caller->c->code = saved;
     if (st != GJ_OK) {
@@ -1039,8 +818,8 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     L.i8 = LLVMInt8TypeInContext(llctx);
     L.i32 = LLVMInt32TypeInContext(llctx);
     L.i64 = LLVMInt64TypeInContext(llctx);
-    L.ptr_global = LLVMPointerTypeInContext(llctx, L.target->global_as);
-    L.ptr_const = LLVMPointerTypeInContext(llctx, L.target->const_as);
+    L.ptr_global = LLVMPointerTypeInContext(llctx, L.target->addrspace[GJ_AS_GLOBAL]);
+    L.ptr_const = LLVMPointerTypeInContext(llctx, L.target->addrspace[GJ_AS_CONST]);
     L.empty = LLVMStructTypeInContext(llctx, NULL, 0, 0);
     L.mod = LLVMModuleCreateWithNameInContext(kernel_name, llctx);
     L.target->init_module(&L);
@@ -1050,13 +829,8 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     GjStatus st = lower_function(&L, kernel_name);
     if (st == GJ_OK)
         st = L.target->finish_kernel(&L, kernel_name);
-    char *written = GJ_NEW_N(&c->arena, char, f->code->argcount + 1);
-    if (st == GJ_OK && written && plan && plan->params) {
-        mark_written(&L, written);
-        for (int i = 0; i < f->code->argcount && i < plan->nparams; i++)
-            plan->params[i].written = written[i];
+    if (st == GJ_OK && plan)
         plan->needs_fibers = L.needs_fibers;
-    }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);
         LLVMDisposeDIBuilder(L.dib);

@@ -15,8 +15,8 @@
 #include "compile.h"
 
 /* Lowers typed f as a kernel named kernel_name into a new module in llctx
-   (the caller disposes the module, then the context).  Fills
-   plan->params[i].written for array parameters. */
+   (the caller disposes the module, then the context).  Sets
+   plan->needs_fibers. */
 GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan);
 

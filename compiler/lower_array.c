@@ -5,6 +5,9 @@
  * form (bool as i8), views from slicing with Python's slice.indices()
  * clamping, and frozen NumPy arrays as internal constants in the target's
  * constant address space (64 KiB per module, as CUDA's constant memory).
+ * The data pointer's address space is the array type's (GjAddrSpace).  The
+ * memory family of intrinsics (shared.array, local.array,
+ * const.array_like: GJ_INTR_MEMORY_ROWS) is lowered here too.
  *
  * Called from lower.c's instruction walk; shares GjLower through
  * lower_ops.h.  Errors are LOWERING diagnostics at L->loc.
@@ -214,7 +217,7 @@ static uint64_t const_bytes(GjLower *L) {
     uint64_t n = 0;
     for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
         LLVMTypeRef ty = LLVMGlobalGetValueType(g);
-        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->const_as &&
+        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->addrspace[GJ_AS_CONST] &&
             LLVMGetTypeKind(ty) ==
             LLVMArrayTypeKind)
             n += LLVMGetArrayLength2(ty);
@@ -243,7 +246,7 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
         static const char zero = 0;
         LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
                                                       a->nbytes ? a->nbytes : 1, 1);
-        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, L->target->const_as);
+        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, L->target->addrspace[GJ_AS_CONST]);
         LLVMSetInitializer(g, init);
         LLVMSetGlobalConstant(g, 1);
         LLVMSetLinkage(g, LLVMInternalLinkage);

@@ -1,7 +1,8 @@
 /*
- * lower_math.c - calls of math, numpy and cmath functions and of the numeric
- * builtins (round, pow, divmod, complex), NumPy scalar constructors
- * (np.float32(x)) and number methods (z.conjugate()), for lower.c.
+ * lower_math.c - the math family of intrinsics (lower_intr.h): calls of
+ * math, numpy and cmath functions and of the builtins (range, abs, min,
+ * max, len, int, float, bool, round, pow, divmod, complex), NumPy scalar
+ * constructors (np.float32(x)) and number methods (z.conjugate()).
  *
  * Input: the call's argument values and types and the result type that
  * typeinfer.c chose (it decided every promotion; this file only converts
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "intrinsics.h"
+#include "lower_intr.h"
 
 static LLVMValueRef fail(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -487,44 +489,109 @@ static LLVMValueRef polar_part(GjLower *L, int want_abs, LLVMValueRef x, const G
     return want_abs ? ld2(L, "hypot", re, im) : ld2(L, "atan2", im, re);
 }
 
-LLVMValueRef gj_lower_math_call(GjLower *L, int id, LLVMValueRef *args, const GjType **types,
-                                int n, const GjType *rt) {
-    if (gj_intrinsic_math_fn((GjIntrinsic)id, NULL) >= 0)
-        return math_fn_call(L, id, args, types, n, rt);
-    if (gj_intrinsic_np_type((GjIntrinsic)id))
-        return gj_lower_cast(L, args[0], types[0], rt);
-    switch (id) {
-    case GJ_INTR_ROUND:
-        return round_call(L, args, types, n, rt);
-    case GJ_INTR_POW:
-        return gj_lower_binop(L, GJ_BIN_POW, args[0], types[0], args[1], types[1], rt);
-    case GJ_INTR_DIVMOD: {
-        const GjType *et = rt->elems[0];
-        return pair(L, rt, gj_lower_binop(L, GJ_BIN_FLOORDIV, args[0], types[0], args[1],
-                                          types[1], et),
-                    gj_lower_binop(L, GJ_BIN_MOD, args[0], types[0], args[1], types[1], et));
+/* ---- one lowering function per row (intrinsics.h, GJ_INTR_BUILTIN_ROWS) ---- */
+
+LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *c) {
+    return math_fn_call(L, c->id, c->v, c->t, c->n, c->rt);
+}
+
+LLVMValueRef gj_lower_round(GjLower *L, const GjIntrCall *c) {
+    return round_call(L, c->v, c->t, c->n, c->rt);
+}
+
+LLVMValueRef gj_lower_pow(GjLower *L, const GjIntrCall *c) {
+    return gj_lower_binop(L, GJ_BIN_POW, c->v[0], c->t[0], c->v[1], c->t[1], c->rt);
+}
+
+LLVMValueRef gj_lower_divmod(GjLower *L, const GjIntrCall *c) {
+    const GjType *et = c->rt->elems[0];
+    return pair(L, c->rt, gj_lower_binop(L, GJ_BIN_FLOORDIV, c->v[0], c->t[0], c->v[1], c->t[1], et),
+                gj_lower_binop(L, GJ_BIN_MOD, c->v[0], c->t[0], c->v[1], c->t[1], et));
+}
+
+LLVMValueRef gj_lower_complex_ctor(GjLower *L, const GjIntrCall *c) {
+    return complex_ctor(L, c->v, c->t, c->n, c->rt);
+}
+
+/* numpy.real / numpy.imag */
+LLVMValueRef gj_lower_part(GjLower *L, const GjIntrCall *c) {
+    return part(L, c->id == GJ_INTR_NP_IMAG, c->v[0], c->t[0], c->rt);
+}
+
+/* numpy.conj, numpy.conjugate, x.conjugate() (the receiver is v[0]) */
+LLVMValueRef gj_lower_conjugate(GjLower *L, const GjIntrCall *c) {
+    return conjugate(L, c->v[0], c->t[0], c->rt);
+}
+
+LLVMValueRef gj_lower_phase(GjLower *L, const GjIntrCall *c) {
+    return polar_part(L, 0, c->v[0], c->t[0], c->rt);
+}
+
+LLVMValueRef gj_lower_polar(GjLower *L, const GjIntrCall *c) {
+    const GjType *ft = c->rt->elems[0];
+    return pair(L, c->rt, polar_part(L, 1, c->v[0], c->t[0], ft),
+                polar_part(L, 0, c->v[0], c->t[0], ft));
+}
+
+LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *c) {
+    const GjType *ft = part_of(c->rt);
+    LLVMValueRef r = gj_lower_cast(L, c->v[0], c->t[0], ft);
+    LLVMValueRef phi = gj_lower_cast(L, c->v[1], c->t[1], ft);
+    if (!r || !phi)
+        return NULL;
+    return gj_lower_complex(L, fmul_(L, r, ld1(L, "cos", phi)), fmul_(L, r, ld1(L, "sin", phi)));
+}
+
+/* range(stop) / range(start, stop[, step]): the iterator's (start, stop, step). */
+LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
+    const GjType *et = c->rt->elems[0];
+    LLVMTypeRef ety = gj_lower_type(L, et);
+    LLVMValueRef start = LLVMConstInt(ety, 0, 0), step = LLVMConstInt(ety, 1, 0), stop;
+    int first = c->n >= 2;
+    if (first && !(start = gj_lower_cast(L, c->v[0], c->t[0], et)))
+        return NULL;
+    if (!(stop = gj_lower_cast(L, c->v[first], c->t[first], et)))
+        return NULL;
+    if (c->n == 3 && !(step = gj_lower_cast(L, c->v[2], c->t[2], et)))
+        return NULL;
+    LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, c->rt));
+    it = LLVMBuildInsertValue(L->b, it, start, 0, "");
+    it = LLVMBuildInsertValue(L->b, it, stop, 1, "");
+    return LLVMBuildInsertValue(L->b, it, step, 2, "");
+}
+
+/* abs, numpy.abs, numpy.absolute: |z| of a complex is computed in z's type. */
+LLVMValueRef gj_lower_abs_call(GjLower *L, const GjIntrCall *c) {
+    LLVMValueRef x = c->v[0];
+    const GjType *xt = c->t[0];
+    if (gj_lower_class(xt) == GJ_NC_COMPLEX)
+        return gj_lower_cast(L, gj_lower_abs(L, x, gj_ty_concrete(xt)),
+                             gj_ty_concrete(xt)->bits == 64 ? &gj_ty_float32 : &gj_ty_float64,
+                             c->rt);
+    return (x = gj_lower_cast(L, x, xt, c->rt)) ? gj_lower_abs(L, x, c->rt) : NULL;
+}
+
+LLVMValueRef gj_lower_minmax_call(GjLower *L, const GjIntrCall *c) {
+    int is_max = c->id == GJ_INTR_MAX;
+    LLVMValueRef acc = gj_lower_cast(L, c->v[0], c->t[0], c->rt);
+    for (int k = 1; acc && k < c->n; k++) {
+        LLVMValueRef x = gj_lower_cast(L, c->v[k], c->t[k], c->rt);
+        acc = x ? gj_lower_minmax(L, is_max, acc, x, c->rt) : NULL;
     }
-    case GJ_INTR_COMPLEX:
-        return complex_ctor(L, args, types, n, rt);
-    case GJ_INTR_NP_REAL: case GJ_INTR_NP_IMAG:
-        return part(L, id == GJ_INTR_NP_IMAG, args[0], types[0], rt);
-    case GJ_INTR_NP_CONJ: case GJ_INTR_NP_CONJUGATE: case GJ_INTR_METHOD_CONJUGATE:
-        return conjugate(L, args[0], types[0], rt);
-    case GJ_INTR_CMATH_PHASE:
-        return polar_part(L, 0, args[0], types[0], rt);
-    case GJ_INTR_CMATH_POLAR:
-        return pair(L, rt, polar_part(L, 1, args[0], types[0], rt->elems[0]),
-                    polar_part(L, 0, args[0], types[0], rt->elems[0]));
-    case GJ_INTR_CMATH_RECT: {
-        const GjType *ft = part_of(rt);
-        LLVMValueRef r = gj_lower_cast(L, args[0], types[0], ft);
-        LLVMValueRef phi = gj_lower_cast(L, args[1], types[1], ft);
-        if (!r || !phi)
-            return NULL;
-        return gj_lower_complex(L, fmul_(L, r, ld1(L, "cos", phi)), fmul_(L, r, ld1(L, "sin", phi)));
-    }
-    default:
-        break;
-    }
-    return fail(L, "%s cannot be called in a kernel", gj_intrinsic_name((GjIntrinsic)id));
+    return acc;
+}
+
+LLVMValueRef gj_lower_len(GjLower *L, const GjIntrCall *c) {
+    const GjType *xt = c->t[0];
+    if (xt->kind == GJ_TK_TUPLE)
+        return LLVMConstInt(gj_lower_type(L, c->rt), (unsigned long long)xt->n, 0);
+    if (xt->kind == GJ_TK_ARRAY)
+        return gj_lower_cast(L, gj_lower_array_dim(L, c->v[0], 1, 0), &gj_ty_int64, c->rt);
+    return fail(L, "len() of %s is not supported", xt->name);
+}
+
+/* int(), float(), bool(), numpy.float32(x) ...: a cast (int() truncates: fptosi;
+   NumPy's constructors convert as astype does). */
+LLVMValueRef gj_lower_convert(GjLower *L, const GjIntrCall *c) {
+    return gj_lower_cast(L, c->v[0], c->t[0], c->rt);
 }

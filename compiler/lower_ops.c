@@ -47,6 +47,10 @@ static LLVMTypeRef float_type(GjLower *L, int bits) {
     }
 }
 
+LLVMTypeRef gj_lower_data_ptr(GjLower *L, const GjType *t) {
+    return LLVMPointerTypeInContext(L->ctx, L->target->addrspace[t->addrspace]);
+}
+
 LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
     if (!t)
         return NULL;
@@ -64,7 +68,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
     }
     case GJ_TK_ARRAY: {
         LLVMTypeRef dims = LLVMArrayType2(L->i64, (uint64_t)t->ndim);
-        LLVMTypeRef fields[3] = {t->readonly ? L->ptr_const : L->ptr_global, dims, dims};
+        LLVMTypeRef fields[3] = {gj_lower_data_ptr(L, t), dims, dims};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
     case GJ_TK_TUPLE: {

@@ -87,6 +87,8 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
 GjNumClass gj_lower_class(const GjType *t);
 /* The LLVM type of values of t (weak literals materialised); NULL if t has none. */
 LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t);
+/* The pointer type of array type t's data: its address space on the target. */
+LLVMTypeRef gj_lower_data_ptr(GjLower *L, const GjType *t);
 /* Converts v from type `from` to type `to` (scalars by class and width;
    equal types unchanged); records a LOWERING diag and returns NULL if impossible. */
 LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to);
@@ -132,10 +134,5 @@ LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVM
    exp(b log a)). */
 LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b);
 
-/* Calls of math/numpy/cmath functions, round, divmod, pow, complex(),
-   NumPy scalar constructors and number methods; NULL (diag recorded) when
-   id is none of them or the call cannot be lowered. */
-LLVMValueRef gj_lower_math_call(GjLower *L, int id, LLVMValueRef *args, const GjType **types,
-                                int n, const GjType *rt);
 
 #endif

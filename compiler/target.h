@@ -3,11 +3,12 @@
  * machine the kernel runs on.  Everything in the generated code that
  * differs between a GPU and the host CPU goes through one GjTarget:
  *
- *   - the module's triple and data layout, and the address space of array
- *     data (NVPTX global = 1, host = 0);
+ *   - the module's triple and data layout, and the LLVM address space of
+ *     each GjAddrSpace (NVPTX global 1, shared 3, const 4, local 5; host 0);
  *   - the kernel's calling convention and signature (a PTX .entry, or an
  *     internal body plus a wrapper with runtime/cpuexec.h's ABI);
- *   - the special registers (thread/block index and extents per axis);
+ *   - the special registers (GjSreg: thread/block index and extents per
+ *     axis, lane, warp size);
  *   - the block barrier;
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
@@ -23,13 +24,15 @@
 #include <llvm-c/Core.h>
 
 #include "compile.h"
+#include "intrinsics.h"
+#include "types.h"
 
 typedef struct GjLower GjLower;
 
+
 typedef struct GjTarget {
     const char *name;            /* "nvptx", "cpu" */
-    unsigned global_as;          /* address space of array data */
-    unsigned const_as;           /* address space of frozen arrays (constant memory) */
+    unsigned addrspace[GJ_NADDRSPACES];   /* LLVM address space of each GjAddrSpace */
     /* 1 if kernels and device functions take the thread's context as a last,
        extra parameter (L->thread: the host's GjCpuThread *); 0 if special
        registers and barriers need none. */
@@ -41,9 +44,9 @@ typedef struct GjTarget {
     GjStatus (*declare_kernel)(GjLower *L, const char *name, LLVMTypeRef *params, unsigned n);
     /* After the body is lowered: entry wrappers and the like. */
     GjStatus (*finish_kernel)(GjLower *L, const char *name);
-    /* Special register `reg` ("tid", "ctaid", "ntid", "nctaid": PTX's names)
-       along axis 'x'..'z', as i32. */
-    LLVMValueRef (*special_reg)(GjLower *L, const char *reg, char axis);
+    /* Special register `reg` along `axis` (0..2) as an i32, or NULL with a
+       diag when the target has no such register. */
+    LLVMValueRef (*special_reg)(GjLower *L, GjSreg reg, int axis);
     /* __syncthreads(); returns the call (non-NULL) or NULL with a diag. */
     LLVMValueRef (*barrier)(GjLower *L);
     /* The math library's name for function `base` ("sin", "pow", "fmod")

@@ -12,8 +12,8 @@
  * loads each parameter from params[k] (the kernelParams array a CUDA launch
  * would get) and calls the body, which O3 then inlines.  Special registers
  * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier is a
- * call of gj_cpu_barrier(t) (cpujit.c resolves it), and math functions are
- * libm's (sinf, pow).
+ * call of gj_cpu_barrier(t) (its address comes from the runtime symbol
+ * table, compile.h's GjRuntimeSymbol), and math functions are libm's.
  */
 #include "target.h"
 
@@ -22,7 +22,6 @@
 
 #include <llvm-c/TargetMachine.h>
 
-#include "cpuexec.h"
 #include "lower_ops.h"
 
 static void cpu_init_module(GjLower *L) {
@@ -80,16 +79,20 @@ static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
     return GJ_OK;
 }
 
-/* PTX register name -> GjCpuThread field (GJ_CPU_THREAD_ABI). */
-static int thread_field(const char *reg) {
-    if (strcmp(reg, "tid") == 0)
-        return GJ_CPU_THREAD_TID;
-    if (strcmp(reg, "ctaid") == 0)
-        return GJ_CPU_THREAD_BID;
-    if (strcmp(reg, "ntid") == 0)
-        return GJ_CPU_THREAD_BDIM;
-    if (strcmp(reg, "nctaid") == 0)
-        return GJ_CPU_THREAD_GDIM;
+/* GjCpuThread's fields (runtime/cpuexec.h; grep tag GJ_CPU_THREAD_ABI): four
+   uint32_t[3] (tid, bid, bdim, gdim), two pointers, two uint32_t. */
+enum { THREAD_TID, THREAD_BID, THREAD_BDIM, THREAD_GDIM };
+
+/* The GjCpuThread field holding register reg, or -1. */
+static int thread_field(GjSreg reg) {
+    switch (reg) {
+    case GJ_SREG_TID: return THREAD_TID;
+    case GJ_SREG_CTAID: return THREAD_BID;
+    case GJ_SREG_NTID: return THREAD_BDIM;
+    case GJ_SREG_NCTAID: return THREAD_GDIM;
+    case GJ_SREG_LANEID: case GJ_SREG_WARPSIZE: case GJ_NSREGS:
+        break;
+    }
     return -1;
 }
 
@@ -101,17 +104,17 @@ static LLVMTypeRef thread_type(GjLower *L) {
     return LLVMStructTypeInContext(L->ctx, fields, 8, 0);
 }
 
-static LLVMValueRef cpu_special_reg(GjLower *L, const char *reg, char axis) {
+static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
     int field = thread_field(reg);
-    if (field < 0 || axis < 'x' || axis > 'z') {
-        gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "no special register %s.%c on the CPU", reg,
-                 axis);
+    if (field < 0 || axis < 0 || axis > 2) {
+        gj_error(L->c, GJ_DIAG_UNSUPPORTED, L->loc,
+                 "special register %d is not supported on the CPU target", (int)reg);
         return NULL;
     }
     LLVMValueRef idx[3] = {LLVMConstInt(L->i32, 0, 0), LLVMConstInt(L->i32, (unsigned)field, 0),
-                           LLVMConstInt(L->i32, (unsigned)(axis - 'x'), 0)};
+                           LLVMConstInt(L->i32, (unsigned)axis, 0)};
     LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, thread_type(L), L->thread, idx, 3, "");
-    LLVMValueRef v = LLVMBuildLoad2(L->b, L->i32, p, reg);
+    LLVMValueRef v = LLVMBuildLoad2(L->b, L->i32, p, "");
     LLVMSetAlignment(v, 4);
     return v;
 }
@@ -134,8 +137,7 @@ static void cpu_math_name(char *buf, size_t len, const char *base, int is_double
 
 const GjTarget gj_target_cpu = {
     .name = "cpu",
-    .global_as = 0,
-    .const_as = 0,
+    .addrspace = {0, 0, 0, 0},
     .thread_param = 1,
     .init_module = cpu_init_module,
     .declare_kernel = cpu_declare_kernel,

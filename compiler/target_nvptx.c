@@ -37,10 +37,17 @@ static GjStatus nvptx_finish_kernel(GjLower *L, const char *name) {
     return GJ_OK;
 }
 
-/* llvm.nvvm.read.ptx.sreg.<reg>.<axis>: i32. */
-static LLVMValueRef nvptx_special_reg(GjLower *L, const char *reg, char axis) {
+/* llvm.nvvm.read.ptx.sreg.<reg>[.<axis>]: i32. */
+static LLVMValueRef nvptx_special_reg(GjLower *L, GjSreg reg, int axis) {
+    static const char *const names[GJ_NSREGS] = {
+        [GJ_SREG_TID] = "tid", [GJ_SREG_NTID] = "ntid", [GJ_SREG_CTAID] = "ctaid",
+        [GJ_SREG_NCTAID] = "nctaid", [GJ_SREG_LANEID] = "laneid", [GJ_SREG_WARPSIZE] = "warpsize",
+    };
     char name[48];
-    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", reg, axis);
+    if (reg == GJ_SREG_LANEID || reg == GJ_SREG_WARPSIZE)
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s", names[reg]);
+    else
+        snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", names[reg], 'x' + axis);
     return gj_lower_call_intrinsic(L, name, NULL, NULL, 0);
 }
 
@@ -62,8 +69,7 @@ static void nvptx_math_name(char *buf, size_t len, const char *base, int is_doub
 
 const GjTarget gj_target_nvptx = {
     .name = "nvptx",
-    .global_as = 1,
-    .const_as = 4,
+    .addrspace = {[GJ_AS_GLOBAL] = 1, [GJ_AS_SHARED] = 3, [GJ_AS_LOCAL] = 5, [GJ_AS_CONST] = 4},
     .thread_param = 0,
     .init_module = nvptx_init_module,
     .declare_kernel = nvptx_declare_kernel,

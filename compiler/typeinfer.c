@@ -112,32 +112,20 @@ static const GjType *intrinsic_type(Infer *in, int id) {
     double value;
     if (gj_intrinsic_constant((GjIntrinsic)id, &value))
         return &gj_ty_weak_float;
-    if (id == GJ_INTR_THREADIDX || id == GJ_INTR_BLOCKIDX || id == GJ_INTR_BLOCKDIM ||
-        id == GJ_INTR_GRIDDIM)
+    if (gj_intrinsic_row((GjIntrinsic)id)->flags & GJ_IF_DIM3)
         return gj_ty_dim3(in->c, id);
     return gj_ty_callable(in->c, id);
 }
 
-/* An intrinsic global is named by pymodule as "grid" (a gpujit object) or,
-   for functions imported from other modules, "math.sqrt". */
-static int lookup_intrinsic_global(const char *name) {
-    const char *dot = strchr(name, '.');
-    if (dot) {
-        char ns[32];
-        size_t n = (size_t)(dot - name);
-        if (n >= sizeof ns)
-            return -1;
-        memcpy(ns, name, n);
-        ns[n] = '\0';
-        return gj_intrinsic_lookup(strcmp(ns, "np") == 0 ? "numpy" : ns, dot + 1);
-    }
-    static const char *const namespaces[] = {"gpujit", "math", "numpy", "cmath"};
-    for (size_t i = 0; i < sizeof namespaces / sizeof namespaces[0]; i++) {
-        int id = gj_intrinsic_lookup(namespaces[i], name);
-        if (id >= 0)
-            return id;
-    }
-    return -1;
+/* An intrinsic global is named by pymodule with its namespace:
+   "gpujit.grid", "gpujit.atomic" (a namespace), "math.sqrt". */
+static const GjType *intrinsic_global_type(Infer *in, const char *name, GjLoc loc) {
+    int id = gj_intrinsic_lookup_qualified(name);
+    if (id >= 0)
+        return intrinsic_type(in, id);
+    if (gj_intrinsic_is_namespace(name))
+        return gj_ty_module(in->c, name);
+    return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s' is not supported in kernels", name);
 }
 
 /* A frozen NumPy array: a readonly C-contiguous array in constant memory. */
@@ -152,7 +140,7 @@ static const GjType *const_array_type(Infer *in, const GjGlobal *g, GjLoc loc) {
                     "global array '%s' is %zu bytes; constant memory holds 64 KiB, so pass "
                     "it to the kernel as an argument", g->key, g->array->nbytes);
     const GjType *t = gj_ty_array(in->c, dtype, g->array->ndim, GJ_LAYOUT_C);
-    return t ? gj_ty_readonly_array(in->c, t) : NULL;
+    return t ? gj_ty_array_in(in->c, t, GJ_AS_CONST) : NULL;
 }
 
 static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
@@ -168,9 +156,7 @@ static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
                         "the built-in '%s' is not supported in kernels", g->name);
         return intrinsic_type(in, id);
     case GJ_GLOBAL_INTRINSIC:
-        if ((id = lookup_intrinsic_global(g->name)) < 0)
-            return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s' is not supported in kernels", g->name);
-        return intrinsic_type(in, id);
+        return intrinsic_global_type(in, g->name, loc);
     case GJ_GLOBAL_CONST:
         return const_type(in, &g->value, loc);
     case GJ_GLOBAL_FUNCTION:
@@ -300,16 +286,20 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
             return int64_tuple(in, obj->ndim);
         return fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported", name,
                     obj->name);
-    case GJ_TK_MODULE:
-        if ((id = gj_intrinsic_lookup(obj->name, name)) < 0)
-            return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s.%s' is not supported in kernels",
-                        obj->name, name);
-        return intrinsic_type(in, id);
+    case GJ_TK_MODULE: {
+        if ((id = gj_intrinsic_lookup(obj->name, name)) >= 0)
+            return intrinsic_type(in, id);
+        const char *nested = gj_arena_printf(&in->c->arena, "%s.%s", obj->name, name);
+        if (nested && gj_intrinsic_is_namespace(nested))   /* gpujit.atomic */
+            return gj_ty_module(in->c, nested);
+        return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s.%s' is not supported in kernels",
+                    obj->name, name);
+    }
     case GJ_TK_DIM3:
         if ((id = gj_intrinsic_lookup("dim3", name)) < 0)
             return fail(in, GJ_DIAG_TYPING, loc, "%s has no attribute '%s' (only x, y, z)",
                         gj_intrinsic_name((GjIntrinsic)obj->intrinsic), name);
-        return &gj_ty_int32;   /* as numba types threadIdx.x */
+        return &gj_ty_int64;   /* zero-extended registers: indices never wrap (lower_thread.c) */
     case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT: case GJ_TK_COMPLEX:
     case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
         /* x.real, x.imag, x.conjugate() of any number, as NumPy scalars have */
@@ -392,7 +382,8 @@ static const GjType *array_index_type(Infer *in, const GjType *arr, const GjType
         layout = GJ_LAYOUT_C;
     else if (arr->layout == GJ_LAYOUT_F && view_contiguous(items, arr->ndim, 0))
         layout = kept == 1 ? GJ_LAYOUT_C : GJ_LAYOUT_F;   /* 1-d contiguous is C */
-    return gj_ty_array(in->c, arr->dtype, kept, layout);
+    const GjType *view = gj_ty_array(in->c, arr->dtype, kept, layout);
+    return view ? gj_ty_array_in(in->c, view, arr->addrspace) : NULL;
 }
 
 /* The one type every element of tuple t converts to: their common type
@@ -456,7 +447,7 @@ static const GjType *setitem_check(Infer *in, const GjIns *ins, const GjType *ar
     if (arr->kind != GJ_TK_ARRAY)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s does not support item assignment",
                     arr->name);
-    if (arr->readonly)
+    if (arr->addrspace == GJ_AS_CONST)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot store into %s: module-level arrays "
                     "are frozen into constant memory; pass the array as an argument instead",
                     arr->name);
@@ -698,6 +689,104 @@ static const GjType *receiver_type(Infer *in, const GjIns *ins) {
     return arg_type(in, def, 0);
 }
 
+/* The type of a call of intrinsic `id` by its row's typing rule; the
+   arity is checked already. */
+static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
+    const GjType *t;
+    switch (row->rule) {
+    case GJ_TR_VALUE:
+        break;
+    case GJ_TR_FIXED:
+        for (int k = 1; k < ins->nargs; k++)
+            if (!gj_ty_is_scalar(arg_type(in, ins, k)))
+                return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() arguments must be scalars, not %s",
+                            fn_name(id), arg_type(in, ins, k)->name);
+        return row->result;
+    case GJ_TR_ARG_TYPE:
+        return gj_ty_concrete(arg_type(in, ins, row->sub + 1));
+    case GJ_TR_ARRAY_ELEM:
+        t = arg_type(in, ins, 1);
+        if (t->kind != GJ_TK_ARRAY)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs an array, not %s", fn_name(id),
+                        t->name);
+        if (t->addrspace == GJ_AS_CONST)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() cannot write to %s", fn_name(id),
+                        t->name);
+        return t->dtype;
+    case GJ_TR_RANGE:
+        if (!(t = promote_args(in, ins, id, 1)))
+            return NULL;
+        return gj_ty_range_iter(in->c, gj_ty_concrete(t));
+    case GJ_TR_ABS:
+        return (t = promote_args(in, ins, id, 0)) ? abs_type(t) : NULL;
+    case GJ_TR_NP_ABS:
+        return (t = promote_args(in, ins, id, 0)) ? abs_type(gj_ty_concrete(t)) : NULL;
+    case GJ_TR_MINMAX:
+        if (!(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        if (is_complex(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "complex numbers cannot be ordered");
+        return t;
+    case GJ_TR_LEN:
+        t = arg_type(in, ins, 1);
+        if (t->kind != GJ_TK_ARRAY && t->kind != GJ_TK_TUPLE)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "len() of %s is not supported", t->name);
+        return &gj_ty_int64;
+    case GJ_TR_CONVERT:
+        if (!promote_args(in, ins, id, 0))
+            return NULL;
+        if (row->result != &gj_ty_bool && is_complex(arg_type(in, ins, 1)))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s with %s()",
+                        arg_type(in, ins, 1)->name, fn_name(id));
+        return row->result;
+    case GJ_TR_COMPLEX:
+        return complex_ctor_type(in, ins, id);
+    case GJ_TR_ROUND:
+        return round_type(in, ins, id);
+    case GJ_TR_POW:
+        return binop_type(in, GJ_BIN_POW, arg_type(in, ins, 1), arg_type(in, ins, 2), ins->loc);
+    case GJ_TR_DIVMOD: {
+        if (!(t = binop_type(in, GJ_BIN_FLOORDIV, arg_type(in, ins, 1), arg_type(in, ins, 2),
+                             ins->loc)))
+            return NULL;
+        const GjType *elems[2] = {t, t};
+        return gj_ty_tuple(in->c, elems, 2);
+    }
+    case GJ_TR_GRID:
+        return grid_type(in, ins, id);
+    case GJ_TR_REAL_PART:
+        return (t = promote_args(in, ins, id, 0)) ? real_part_type(gj_ty_concrete(t)) : NULL;
+    case GJ_TR_SAME:
+        return (t = promote_args(in, ins, id, 0)) ? gj_ty_concrete(t) : NULL;
+    case GJ_TR_RECEIVER:
+        if (!(t = receiver_type(in, ins)))
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "%s must be called at once",
+                        row->name);
+        return t;
+    case GJ_TR_PHASE: case GJ_TR_POLAR: {
+        if (!(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        t = gj_ty_concrete(real_part_type(t));   /* a float32 phase for complex64 */
+        t = t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64;
+        if (row->rule == GJ_TR_PHASE)
+            return t;
+        const GjType *elems[2] = {t, t};
+        return gj_ty_tuple(in->c, elems, 2);
+    }
+    case GJ_TR_RECT:
+        if (!(t = promote_args(in, ins, id, 0)))
+            return NULL;
+        if (is_complex(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "cmath.rect() needs real numbers");
+        return gj_ty_concrete(complex_of(t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64));
+    case GJ_TR_MATH:
+        return math_call_type(in, ins, id);
+    case GJ_TR_NPTYPE:
+        return np_type_call(in, ins, id);
+    }
+    return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s has no typing rule", fn_name(id));
+}
+
 /* A call of a @gpujit.jit function: its specialisation's return type.  A
    failure in a sweep before the last may come from an argument type that
    still widens, so it is forgotten there; the last sweep reports it. */
@@ -717,112 +806,81 @@ static const GjType *device_call_type(Infer *in, const GjIns *ins, const GjType 
     return spec->f->ret_type;
 }
 
-static const GjType *call_type(Infer *in, const GjIns *ins, const GjType *callee) {
+/* The name of parameter p in a row's "a, b, c" list, into buf. */
+static const char *param_name(const GjIntrinsicRow *row, int p, char *buf, size_t len) {
+    const char *s = row->params;
+    for (int k = 0; k < p && *s; k++) {
+        s += strcspn(s, ",");
+        s += strspn(s, ", ");
+    }
+    snprintf(buf, len, "%.*s", (int)strcspn(s, ","), s);
+    return buf;
+}
+
+/* A keyword call of intrinsic id becomes a positional one: each keyword
+   argument moves to its parameter's position (the row's names), and the
+   call's keyword names are cleared, so typing and lowering see positions
+   only.  Rows have no default values: every parameter up to the last one
+   given must be given. */
+static int place_keywords(Infer *in, GjIns *ins, int id, const GjIntrinsicRow *row) {
+    int32_t nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0, n = ins->nargs - 1;
+    if (nkw == 0)
+        return 1;
+    if (!row->params[0])
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "%s() takes no keyword arguments in kernels", fn_name(id)) != NULL;
+    int32_t *args = GJ_NEW_N(&in->c->arena, int32_t, ins->nargs);
+    if (!args)
+        return fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory") != NULL;
+    args[0] = ins->args[0];
+    for (int32_t k = 1; k <= n; k++)
+        args[k] = k <= n - nkw ? ins->args[k] : -1;
+    for (int32_t j = 0; j < nkw; j++) {
+        const char *name = ins->c.items[j].s ? ins->c.items[j].s : "?";
+        int p = gj_intrinsic_param_index((GjIntrinsic)id, name);
+        if (p < 0)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() got an unexpected keyword argument '%s'", fn_name(id), name) != NULL;
+        if (p < n && args[p + 1] >= 0)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() got multiple values for argument '%s'", fn_name(id), name) != NULL;
+        if (p >= n)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() needs the arguments before '%s'", fn_name(id), name) != NULL;
+        args[p + 1] = ins->args[n - nkw + j + 1];
+    }
+    for (int32_t p = 0; p < n; p++) {
+        char buf[64];
+        if (args[p + 1] < 0)
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() missing argument '%s'", fn_name(id),
+                        param_name(row, p, buf, sizeof buf)) != NULL;
+    }
+    ins->args = args;
+    ins->c = (GjConst){.kind = GJ_CONST_NONE};
+    return 1;
+}
+
+static const GjType *call_type(Infer *in, GjIns *ins, const GjType *callee) {
     if (callee->kind != GJ_TK_CALLABLE)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    if (callee->callee && ins->c.kind == GJ_CONST_TUPLE && ins->c.n > 0)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "keyword arguments in calls of device functions are not supported");
     if (callee->callee)
         return device_call_type(in, ins, callee);
     int id = callee->intrinsic;
-    const GjType *t;
-    switch ((GjIntrinsic)id) {
-    case GJ_INTR_RANGE:
-        if (!expect_nargs(in, ins, id, 1, 3) || !(t = promote_args(in, ins, id, 1)))
-            return NULL;
-        return gj_ty_range_iter(in->c, gj_ty_concrete(t));
-    case GJ_INTR_ABS:
-        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        return abs_type(t);
-    case GJ_INTR_MIN: case GJ_INTR_MAX:
-        if (ins->nargs == 2)
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                        "%s() of one iterable is not supported; pass two or more scalars",
-                        fn_name(id));
-        if (!expect_nargs(in, ins, id, 2, INT_MAX) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        if (is_complex(t))
-            return fail(in, GJ_DIAG_TYPING, ins->loc, "complex numbers cannot be ordered");
-        return t;
-    case GJ_INTR_LEN:
-        if (!expect_nargs(in, ins, id, 1, 1))
-            return NULL;
-        t = arg_type(in, ins, 1);
-        if (t->kind != GJ_TK_ARRAY && t->kind != GJ_TK_TUPLE)
-            return fail(in, GJ_DIAG_TYPING, ins->loc, "len() of %s is not supported", t->name);
-        return &gj_ty_int64;
-    case GJ_INTR_INT: case GJ_INTR_FLOAT: case GJ_INTR_BOOL:
-        if (!expect_nargs(in, ins, id, 1, 1) || !promote_args(in, ins, id, 0))
-            return NULL;
-        if (id == GJ_INTR_BOOL)
-            return &gj_ty_bool;
-        if (is_complex(arg_type(in, ins, 1)))
-            return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s with %s()",
-                        arg_type(in, ins, 1)->name, fn_name(id));
-        return id == GJ_INTR_INT ? &gj_ty_int64 : &gj_ty_float64;
-    case GJ_INTR_COMPLEX:
-        return complex_ctor_type(in, ins, id);
-    case GJ_INTR_ROUND:
-        return round_type(in, ins, id);
-    case GJ_INTR_POW:
-        if (!expect_nargs(in, ins, id, 2, 2))
-            return NULL;
-        return binop_type(in, GJ_BIN_POW, arg_type(in, ins, 1), arg_type(in, ins, 2), ins->loc);
-    case GJ_INTR_DIVMOD: {
-        if (!expect_nargs(in, ins, id, 2, 2) ||
-            !(t = binop_type(in, GJ_BIN_FLOORDIV, arg_type(in, ins, 1), arg_type(in, ins, 2),
-                             ins->loc)))
-            return NULL;
-        const GjType *elems[2] = {t, t};
-        return gj_ty_tuple(in->c, elems, 2);
-    }
-    case GJ_INTR_GRID: case GJ_INTR_GRIDSIZE:
-        return grid_type(in, ins, id);
-    case GJ_INTR_SYNCTHREADS:
-        return expect_nargs(in, ins, id, 0, 0) ? &gj_ty_none : NULL;
-    case GJ_INTR_NP_ABS: case GJ_INTR_NP_ABSOLUTE:
-        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        return abs_type(gj_ty_concrete(t));
-    case GJ_INTR_NP_REAL: case GJ_INTR_NP_IMAG:
-        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        return real_part_type(gj_ty_concrete(t));
-    case GJ_INTR_NP_CONJ: case GJ_INTR_NP_CONJUGATE:
-        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        return gj_ty_concrete(t);
-    case GJ_INTR_METHOD_CONJUGATE:
-        if (!expect_nargs(in, ins, id, 0, 0))
-            return NULL;
-        if (!(t = receiver_type(in, ins)))
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "conjugate must be called at once");
-        return t;
-    case GJ_INTR_CMATH_PHASE: case GJ_INTR_CMATH_POLAR: {
-        if (!expect_nargs(in, ins, id, 1, 1) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        t = gj_ty_concrete(real_part_type(t));   /* a float32 phase for complex64 */
-        t = t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64;
-        if (id == GJ_INTR_CMATH_PHASE)
-            return t;
-        const GjType *elems[2] = {t, t};
-        return gj_ty_tuple(in->c, elems, 2);
-    }
-    case GJ_INTR_CMATH_RECT:
-        if (!expect_nargs(in, ins, id, 2, 2) || !(t = promote_args(in, ins, id, 0)))
-            return NULL;
-        if (is_complex(t))
-            return fail(in, GJ_DIAG_TYPING, ins->loc, "cmath.rect() needs real numbers");
-        return gj_ty_concrete(complex_of(t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64));
-    GJ_INTR_MATH_CASES
-        return math_call_type(in, ins, id);
-    GJ_INTR_NPTYPE_CASES
-        return np_type_call(in, ins, id);
-    GJ_INTR_CONST_CASES
-    case GJ_INTR_THREADIDX: case GJ_INTR_BLOCKIDX: case GJ_INTR_BLOCKDIM: case GJ_INTR_GRIDDIM:
-    case GJ_INTR_DIM3_X: case GJ_INTR_DIM3_Y: case GJ_INTR_DIM3_Z: case GJ_NINTRINSICS:
-        break;
-    }
-    return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    const GjIntrinsicRow *row = gj_intrinsic_row((GjIntrinsic)id);
+    if (row->rule == GJ_TR_VALUE)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    if (!place_keywords(in, ins, id, row))
+        return NULL;
+    if (row->rule == GJ_TR_MINMAX && ins->nargs == 2)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "%s() of one iterable is not supported; pass two or more scalars",
+                    fn_name(id));
+    if (!expect_nargs(in, ins, id, row->min_args, row->max_args < 0 ? INT_MAX : row->max_args))
+        return NULL;
+    return rule_type(in, ins, id, row);
 }
 
 /* ---- instructions ----------------------------------------------------- */
@@ -919,7 +977,7 @@ static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
 
 /* The type of ins's result (&gj_ty_none for instructions without one), or
    NULL when an operand is not typed yet or the instruction is ill-typed. */
-static const GjType *ins_type(Infer *in, const GjIns *ins) {
+static const GjType *ins_type(Infer *in, GjIns *ins) {
     for (int k = 0; k < ins->nargs; k++) {
         if (!arg_type(in, ins, k))
             return NULL;
@@ -1035,7 +1093,7 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
 
 static GjStatus sweep_block(Infer *in, GjBlock *b) {
     for (int32_t k = 0; k < b->nins; k++) {
-        const GjIns *ins = &b->ins[k];
+        GjIns *ins = &b->ins[k];
         const GjType *t = ins_type(in, ins);
         if (in->c->diag) {
             gj_note(in->c, "typing of %s at %s:%d", ins_what(in, ins),

@@ -96,7 +96,7 @@ void gj_ty_init(GjCtx *c) {
 static int same_type(const GjType *a, const GjType *b) {
     if (a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim ||
         a->layout != b->layout || a->n != b->n || a->intrinsic != b->intrinsic ||
-        a->readonly != b->readonly || a->callee != b->callee)
+        a->addrspace != b->addrspace || a->callee != b->callee)
         return 0;
     for (int i = 0; i < a->n; i++) {
         if (a->elems[i] != b->elems[i])
@@ -204,12 +204,19 @@ const GjType *gj_ty_callable(GjCtx *c, int intrinsic) {
     return intern(c, &key, gj_arena_printf(&c->arena, "function(%s)", name));
 }
 
-const GjType *gj_ty_readonly_array(GjCtx *c, const GjType *t) {
-    if (t->kind != GJ_TK_ARRAY || t->readonly)
+const GjType *gj_ty_array_in(GjCtx *c, const GjType *t, GjAddrSpace as) {
+    static const char *const prefix[GJ_NADDRSPACES] = {
+        [GJ_AS_GLOBAL] = "", [GJ_AS_SHARED] = "shared ", [GJ_AS_LOCAL] = "local ",
+        [GJ_AS_CONST] = "readonly ",
+    };
+    if (t->kind != GJ_TK_ARRAY || t->addrspace == as)
         return t;
-    GjType key = *t;
-    key.readonly = 1;
-    return intern(c, &key, gj_arena_printf(&c->arena, "readonly %s", t->name));
+    const GjType *global = gj_ty_array(c, t->dtype, t->ndim, t->layout);
+    if (!global || as == GJ_AS_GLOBAL)
+        return global;
+    GjType key = *global;
+    key.addrspace = as;
+    return intern(c, &key, gj_arena_printf(&c->arena, "%s%s", prefix[as], global->name));
 }
 
 const GjType *gj_ty_function(GjCtx *c, const struct GjCallee *callee, const char *name) {

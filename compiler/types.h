@@ -44,6 +44,16 @@ typedef enum GjLayout {
     GJ_LAYOUT_A = 'A',   /* any strides */
 } GjLayout;
 
+/* Where an array's data lives.  Kernel parameters are global; frozen
+   module-level arrays are constant (and cannot be stored to). */
+typedef enum GjAddrSpace {
+    GJ_AS_GLOBAL,     /* device memory: kernel parameters (the zero value) */
+    GJ_AS_SHARED,     /* per-block shared memory */
+    GJ_AS_LOCAL,      /* per-thread memory */
+    GJ_AS_CONST,      /* constant memory: read-only in kernels */
+    GJ_NADDRSPACES
+} GjAddrSpace;
+
 typedef struct GjType GjType;
 struct GjType {
     GjTypeKind kind;
@@ -55,8 +65,7 @@ struct GjType {
     int n;                    /* TUPLE */
     const GjType **elems;     /* TUPLE; RANGE_ITER: elems[0] */
     int intrinsic;            /* DIM3, CALLABLE: a GjIntrinsic (intrinsics.h) */
-    int readonly;             /* ARRAY: a frozen module-level array in constant
-                                 memory; it cannot be stored to */
+    GjAddrSpace addrspace;    /* ARRAY: where its data lives */
     const struct GjCallee *callee;   /* CALLABLE: a @gpujit.jit function (then
                                         intrinsic is -1), else NULL */
 };
@@ -80,8 +89,9 @@ const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic);
 const GjType *gj_ty_module(GjCtx *c, const char *name);
 const GjType *gj_ty_callable(GjCtx *c, int intrinsic);
-/* The readonly (constant memory) twin of array type t. */
-const GjType *gj_ty_readonly_array(GjCtx *c, const GjType *t);
+/* The twin of array type t in address space as ("readonly array(...)" for
+   constant memory, "shared array(...)", "local array(...)"). */
+const GjType *gj_ty_array_in(GjCtx *c, const GjType *t, GjAddrSpace as);
 /* The type of a @gpujit.jit function called from a kernel, "function(name)". */
 const GjType *gj_ty_function(GjCtx *c, const struct GjCallee *callee, const char *name);
 

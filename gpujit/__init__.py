@@ -57,7 +57,7 @@ from ._gpujit import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "grid", "gridsize", "threadIdx", "blockIdx", "blockDim", "gridDim", "syncthreads",
+    "jit",   # + the kernel API (grid, threadIdx, ...), added from the intrinsic table below
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
     "compile_ptx", "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
@@ -155,7 +155,9 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
 # ---- kernel API objects --------------------------------------------------------
 #
 # The compiler recognises these objects by their `_gpujit_intrinsic` name
-# (pymodule/codeview.c freezes globals); in Python they only raise.
+# (pymodule/codeview.c freezes globals); in Python they only raise.  They are
+# made from the compiler's intrinsic table (compiler/intrinsics.h), so a row
+# added there needs no edit here.
 
 class _Intrinsic:
     def __init__(self, name, doc):
@@ -181,22 +183,42 @@ class _Dim3(_Intrinsic):
         raise AttributeError(attr)
 
 
-grid = _Intrinsic("grid", """grid(ndim) -> int or tuple of int
+class _Namespace:
+    """A namespace of kernel API objects (``gpujit.atomic``)."""
 
-The absolute index of the calling thread in the grid:
-``blockIdx.x * blockDim.x + threadIdx.x`` for ``ndim == 1``, a tuple of
-``ndim`` (1 to 3) such indices otherwise. Kernel code only.""")
-gridsize = _Intrinsic("gridsize", """gridsize(ndim) -> int or tuple of int
+    def __init__(self, name):
+        self._gpujit_intrinsic = name
 
-The number of threads in the grid along each of ``ndim`` (1 to 3)
-dimensions: ``blockDim.x * gridDim.x`` for ``ndim == 1``. Kernel code only.""")
-threadIdx = _Dim3("threadIdx", "Index of the thread in its block (.x, .y, .z). Kernel code only.")
-blockIdx = _Dim3("blockIdx", "Index of the block in the grid (.x, .y, .z). Kernel code only.")
-blockDim = _Dim3("blockDim", "Threads per block (.x, .y, .z). Kernel code only.")
-gridDim = _Dim3("gridDim", "Blocks per grid (.x, .y, .z). Kernel code only.")
-syncthreads = _Intrinsic("syncthreads", """syncthreads() -> None
+    def __repr__(self):
+        return f"<gpujit namespace {self._gpujit_intrinsic}>"
 
-Barrier: waits until every thread of the block has reached it. Kernel code only.""")
+    def __reduce__(self):
+        return self._gpujit_intrinsic
+
+
+def _make_kernel_api():
+    """Builds gpujit's kernel API objects (and their ``__all__`` entries) from
+    the compiler's intrinsic table."""
+    made = {}
+    for name, kind, params, doc in _gpujit._intrinsics():
+        obj = (_Dim3 if kind == "dim3" else _Intrinsic)(name, doc + "\n\nKernel code only.")
+        *outer, last = name.split(".")
+        if not outer or len(outer) == 1 and outer[0] not in made:
+            __all__.append(outer[0] if outer else last)
+        scope = globals()
+        for k in range(len(outer)):
+            ns_name = ".".join(outer[:k + 1])
+            if ns_name not in made:
+                made[ns_name] = _Namespace(ns_name)
+                if k == 0:
+                    globals()[outer[0]] = made[ns_name]
+                else:
+                    setattr(made[".".join(outer[:k])], outer[k], made[ns_name])
+            scope = vars(made[ns_name])
+        scope[last] = obj
+
+
+_make_kernel_api()
 
 
 # ---- devices ---------------------------------------------------------------------

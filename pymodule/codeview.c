@@ -24,6 +24,7 @@
 
 #include <string.h>
 
+#include "intrinsics.h"
 #include "types.h"
 
 /* Modules whose attributes the compiler resolves itself (intrinsics.h). */
@@ -274,10 +275,12 @@ static int known_module(PyObject *o, const char **name) {
     return found;
 }
 
-/* o's `_gpujit_intrinsic` name (gpujit's kernel API objects), or NULL. */
+/* "gpujit." + o's `_gpujit_intrinsic` name (gpujit's kernel API objects:
+   "grid", "atomic.add", the namespace "atomic"), or NULL. */
 static const char *intrinsic_name(GjCtx *c, PyObject *o) {
     PyObject *v = PyObject_GetAttrString(o, "_gpujit_intrinsic");
-    const char *name = v && PyUnicode_Check(v) ? copy_str(c, v) : NULL;
+    const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
+    const char *name = s ? gj_arena_printf(&c->arena, "gpujit.%s", s) : NULL;
     Py_XDECREF(v);
     PyErr_Clear();
     return name;
@@ -565,8 +568,29 @@ static int read_positions(PyObject *instr, GjLoc *loc) {
     return rc;
 }
 
-static int read_instr(GjCtx *c, PyObject *instr, GjInstr *in) {
+/* dis leaves KW_NAMES's argval unresolved in 3.11 ("<unknown>"): its oparg
+   indexes co_consts, which holds the tuple of keyword names. */
+static PyObject *kw_names_argval(PyObject *instr, PyObject *argval, PyObject *consts) {
+    PyObject *opname = PyObject_GetAttrString(instr, "opname");
+    PyObject *arg = PyObject_GetAttrString(instr, "arg");
+    int is_kw = opname && PyUnicode_Check(opname) &&
+                PyUnicode_CompareWithASCIIString(opname, "KW_NAMES") == 0;
+    Py_ssize_t k = is_kw && consts && arg && PyLong_Check(arg) ? PyLong_AsSsize_t(arg) : -1;
+    Py_XDECREF(opname);
+    Py_XDECREF(arg);
+    PyErr_Clear();
+    PyObject *names = k >= 0 && k < PyTuple_Size(consts) ? PyTuple_GetItem(consts, k) : NULL;
+    if (!names || !PyTuple_Check(names))
+        return argval;
+    Py_INCREF(names);
+    Py_DECREF(argval);
+    return names;
+}
+
+static int read_instr(GjCtx *c, PyObject *instr, PyObject *consts, GjInstr *in) {
     PyObject *argval = PyObject_GetAttrString(instr, "argval");
+    if (argval)
+        argval = kw_names_argval(instr, argval, consts);
     int rc = argval && (in->opname = str_attr(c, instr, "opname")) &&
              opt_int_attr(instr, "arg", &in->arg) == 0 &&
              int_attr(instr, "offset", &in->offset) == 0 &&
@@ -586,6 +610,11 @@ static int read_instructions(PyObject *func, GjCtx *c, GjCodeView *cv) {
     PyObject *dis = PyImport_ImportModule("dis");
     PyObject *it = dis ? PyObject_CallMethod(dis, "get_instructions", "O", func) : NULL;
     PyObject *list = it ? PySequence_List(it) : NULL;
+    PyObject *code = list ? PyObject_GetAttrString(func, "__code__") : NULL;
+    PyObject *consts = code ? PyObject_GetAttrString(code, "co_consts") : NULL;
+    if (consts && !PyTuple_Check(consts))
+        Py_CLEAR(consts);
+    PyErr_Clear();
     int rc = -1;
     if (!list)
         goto done;
@@ -594,7 +623,7 @@ static int read_instructions(PyObject *func, GjCtx *c, GjCodeView *cv) {
     if (!cv->instrs && no_memory())
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (read_instr(c, PyList_GetItem(list, i), &cv->instrs[i]) < 0)
+        if (read_instr(c, PyList_GetItem(list, i), consts, &cv->instrs[i]) < 0)
             goto done;
     }
     cv->ninstrs = (int32_t)n;
@@ -603,6 +632,8 @@ done:
     Py_XDECREF(dis);
     Py_XDECREF(it);
     Py_XDECREF(list);
+    Py_XDECREF(code);
+    Py_XDECREF(consts);
     return rc;
 }
 
@@ -716,4 +747,29 @@ static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
              read_source(c, cv) < 0 ? -1 : 0;
     Py_DECREF(code);
     return rc;
+}
+
+/* _intrinsics() -> [(name, kind, params, doc)]: gpujit's kernel API as the
+   compiler's table (intrinsics.h) has it, for gpujit/__init__.py to build
+   its objects from.  name is relative to gpujit ("grid", "atomic.add");
+   kind is "dim3" or "function". */
+PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    PyObject *out = PyList_New(0);
+    for (int i = 0; out && i < GJ_NINTRINSICS; i++) {
+        const GjIntrinsicRow *r = gj_intrinsic_row((GjIntrinsic)i);
+        if (!r->name[0] || strncmp(r->ns, "gpujit", 6) != 0 || (r->ns[6] && r->ns[6] != '.'))
+            continue;
+        PyObject *name = r->ns[6] ? PyUnicode_FromFormat("%s.%s", r->ns + 7, r->name)
+                                  : PyUnicode_FromString(r->name);
+        PyObject *item = name ? Py_BuildValue("(Osss)", name,
+                                              (r->flags & GJ_IF_DIM3) ? "dim3" : "function",
+                                              r->params, r->doc) : NULL;
+        Py_XDECREF(name);
+        if (!item || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
 }

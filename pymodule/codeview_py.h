@@ -22,4 +22,8 @@
    it as a diagnostic. */
 int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv);
 
+/* _gpujit._intrinsics(): the kernel API rows of the intrinsic table as
+   (name, kind, params, doc) tuples, for gpujit/__init__.py. */
+PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);
+
 #endif

@@ -31,6 +31,7 @@
 #include <structmember.h>
 
 #include "codeview_py.h"
+#include "cpuexec.h"
 
 enum { LLVM19_SM90_PTX = 78 };   /* PTX ISA LLVM 19 emits by default for sm_90 */
 
@@ -115,6 +116,18 @@ static int driver_max_ptx(int v)
     return 78;
 }
 
+/* The runtime functions that CPU-target kernel code calls (runtime/cpuexec.h,
+   "called from kernel code"), handed to the compiler by address: one row
+   each.  The compiler declares them in the code it generates (target_cpu.c). */
+#define GJ_CPU_RUNTIME_SYMBOLS(X) \
+    X(gj_cpu_barrier)
+
+static const GjRuntimeSymbol cpu_runtime_symbols[] = {
+#define X(fn) {#fn, (void (*)(void))fn},
+    GJ_CPU_RUNTIME_SYMBOLS(X)
+#undef X
+};
+
 /* Compile options for device `ordinal` (the defaults, sm_90, without a GPU;
    the host CPU for GJ_MEM_HOST). */
 static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o)
@@ -126,6 +139,8 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
     o->want_llvm_ir = 1;
     if (ordinal == GJ_MEM_HOST) {
         o->target = GJ_TARGET_CPU;
+        o->runtime_symbols = cpu_runtime_symbols;
+        o->nruntime_symbols = (int)(sizeof cpu_runtime_symbols / sizeof cpu_runtime_symbols[0]);
         return;
     }
     GjCuDeviceInfo info;

@@ -849,8 +849,12 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
 }
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
+PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
 
 static PyMethodDef module_methods[] = {
+    {"_intrinsics", gj_py_intrinsics, METH_NOARGS,
+     "_intrinsics()\n--\n\nThe kernel API rows of the compiler's intrinsic table: "
+     "(name, kind, params, doc) tuples."},
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
      "Never raises; loads the driver on first call."},

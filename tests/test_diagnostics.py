@@ -137,6 +137,21 @@ def test_keyword_arguments_unsupported():
     compile_error(keyword_call, exc=gpujit.UnsupportedError)
 
 
+def grid_bad_keyword(out):
+    out[0] = gpujit.grid(dims=1)
+
+
+def grid_twice(out):
+    out[0] = gpujit.grid(1, ndim=1)
+
+
+def test_intrinsic_keyword_arguments_checked():
+    msg = compile_error(grid_bad_keyword, "void(int64[:])", exc=gpujit.TypingError)
+    assert "unexpected keyword argument 'dims'" in msg
+    msg = compile_error(grid_twice, "void(int64[:])", exc=gpujit.TypingError)
+    assert "multiple values for argument 'ndim'" in msg
+
+
 def test_wrong_parameter_count_in_signature():
     with pytest.raises((TypeError, gpujit.GpujitError)):
         gpujit.compile_ptx(uses_list, "void(float32[:])")

@@ -121,6 +121,48 @@ def test_loads_and_stores_are_global():
     assert re.search(r"\bst\.global\.f32\b", ptx)
 
 
+def _opcodes(ptx):
+    body = ptx[ptx.index(".entry"):]
+    return sorted(m.group(1) for m in re.finditer(r"^\s+(?:@%p\d+\s+)?([a-z][\w.]*)\s", body, re.M))
+
+
+def test_thread_index_is_a_widening_multiply():
+    # Thread registers are int64 values zero-extended from 32-bit registers with
+    # range metadata: blockIdx.x * blockDim.x is one 32x32->64 multiply, and the
+    # hand-written index compiles to exactly what grid(1) does.
+    def by_grid(out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = 1.0
+
+    def by_hand(out):
+        i = gpujit.blockIdx.x * gpujit.blockDim.x + gpujit.threadIdx.x
+        if i < out.size:
+            out[i] = 1.0
+
+    ptxs = [gpujit.compile_ptx(k, "void(float32[:])")[0] for k in (by_grid, by_hand)]
+    for ptx in ptxs:
+        assert len(re.findall(r"\b(mul|mad)\.wide\.u32\b", ptx)) == 1, ptx
+        assert len(re.findall(r"\bcvt\.u64\.u32\b", ptx)) <= 1, ptx   # only threadIdx.x
+        assert not re.search(r"\bmul\.lo\.s32\b", ptx), ptx
+    assert _opcodes(ptxs[0]) == _opcodes(ptxs[1])
+
+
+def test_intrinsic_keyword_argument_is_positional():
+    def by_keyword(out):
+        i = gpujit.grid(ndim=1)
+        if i < out.size:
+            out[i] = 1.0
+
+    def by_position(out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = 1.0
+
+    ptxs = [gpujit.compile_ptx(k, "void(float32[:])")[0] for k in (by_keyword, by_position)]
+    assert _opcodes(ptxs[0]) == _opcodes(ptxs[1])
+
+
 def test_signature_layouts_parse():
     for sig in ("void(float32[::1], float32[::1], float32[::1])",
                 "(float32[:], float32[:], float32[:])",

@@ -34,7 +34,7 @@ def kernels():
                     break
             out[i] = s + (b[i] if s > 0 else -b[i]) + math.sqrt(abs(a[i])) + min(j, n, 5)
     def simple(x, y):
-        i = gpujit.grid(1)
+        i = gpujit.grid(ndim=1)   # a keyword call: KW_NAMES (3.11, 3.12), CALL_KW (3.13)
         if i < y.size:
             y[i] = x[i] // 3 + x[i] % 5 - x[-1]
     def views(b, out, n):

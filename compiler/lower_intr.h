@@ -1,0 +1,55 @@
+/*
+ * lower_intr.h - the lowering functions of intrinsic calls, one family per
+ * file, each named by the rows of intrinsics.h.  lower.c builds a
+ * GjIntrCall (arguments in positional order, keyword arguments already
+ * placed by the row's parameter names) and calls row->lower; nothing else
+ * dispatches on which intrinsic it is.
+ *
+ *   lower_thread.c   thread indexing (grid, gridsize, dim3 registers), barrier
+ *   lower_math.c     builtins and math/numpy/cmath functions
+ *   lower_array.c    arrays and memory spaces
+ */
+#ifndef GJ_LOWER_INTR_H
+#define GJ_LOWER_INTR_H
+
+#include <llvm-c/Core.h>
+
+#include "intrinsics.h"
+#include "types.h"
+
+typedef struct GjLower GjLower;
+
+typedef struct GjIntrCall {
+    GjIntrinsic id;
+    const GjIntrinsicRow *row;
+    LLVMValueRef *v;         /* v[0] is the first argument (not the callee); for a
+                                method, the receiver comes first */
+    const GjType **t;
+    int n;
+    const GjType *rt;        /* the call's type (typeinfer.c) */
+} GjIntrCall;
+
+/* lower_thread.c */
+LLVMValueRef gj_lower_grid(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_syncthreads(GjLower *L, const GjIntrCall *call);
+/* threadIdx.x & co: register of dim3 intrinsic `dim3` along axis 0..2, as rt */
+LLVMValueRef gj_lower_dim3_attr(GjLower *L, int dim3, int axis, const GjType *rt);
+
+/* lower_math.c */
+LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_abs_call(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_minmax_call(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_len(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_convert(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_round(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_pow(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_divmod(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_complex_ctor(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_part(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_conjugate(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_phase(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_polar(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
+
+#endif
