@@ -50,13 +50,21 @@ typedef struct GjCpuLaunch {
     void **params;
     unsigned grid[3];
     unsigned block[3];
-    size_t shared_bytes;  /* per block, zero-initialised */
+    size_t shared_bytes;  /* per block: static + dynamic shared memory, in bytes */
     int needs_fibers;     /* the kernel uses barriers or warp operations */
 } GjCpuLaunch;
 
+/* Shared memory: each block gets its own `shared_bytes` bytes at
+   t->shared, 64-byte aligned and zeroed before the block starts (CUDA does
+   not zero it; kernels must not rely on it).  Only the total comes in: the
+   compiler lays out the static shared arrays and the dynamic part within it
+   (e.g. static arrays first, each at its alignment, then the dynamic array
+   at a 16-byte boundary), as it does for the GPU. */
+
 /* Runs the whole grid and returns when every block is done (0), or -1 with
-   a message in err (at most errlen bytes) when resources run out.  Safe to
-   call from several host threads at once. */
+   a message in err (at most errlen bytes) when resources run out or kernel
+   code misused a collective operation (below).  Safe to call from several
+   host threads at once. */
 int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen);
 
 /* Number of worker threads the pool uses (GPUJIT_CPU_THREADS or the core count). */
@@ -64,12 +72,89 @@ int gj_cpu_workers(void);
 
 /* ---- called from kernel code ---- */
 
+/* CUDA's block- and warp-level primitives, with numba.cuda semantics.  A
+   kernel that calls any of them but gj_cpu_vprintf and gj_cpu_threadfence
+   must be launched with needs_fibers, so each thread is a fiber and a warp
+   is 32 consecutive linear thread indices (lane = linear % 32; the last
+   warp of a block may be partial).  Values travel zero-extended in 64 bits,
+   floats as their bits.
+
+   Masks.  A warp operation with mask M waits until every lane of M that has
+   not returned has arrived at a warp operation with mask M, then completes
+   for them all.  Lanes of M that have returned, or do not exist, do not take
+   part (a shuffle from one gives the caller's own value), so early exits
+   never hang.  Lanes with disjoint masks meet separately, as on the GPU.
+   What CUDA leaves undefined is an error, never a hang: the launch returns
+   -1 with a message naming the thread and the lanes, and stops the grid:
+     - a mask without the calling lane, or a shuffle width that is not a
+       power of two from 1 to 32;
+     - lanes of one mask at different operations (a shuffle and a vote);
+     - a deadlock: a warp operation waits for a lane that waits at the block
+       barrier, or at a warp operation with another mask, and nothing else
+       can run (on the GPU such a kernel hangs). */
+
 /* __syncthreads(): every thread of the block reaches it before any passes. */
 void gj_cpu_barrier(GjCpuThread *t);
 
-/* __syncwarp() with the full mask: every thread of the warp that has not
-   returned reaches it before any passes.  Warp shuffles and votes can be
-   built on it (write a slot, sync, read the partner's slot, sync). */
+/* __syncthreads_count/and/or(predicate): the block barrier, returning to
+   every thread the number of threads with a non-zero predicate (count), or
+   whether all (and) or any (or) have one, as 0/1.  Threads that returned do
+   not count.  Each thread gets its result privately: calls in a loop are
+   safe. */
+enum { GJ_CPU_SYNC_COUNT = 0, GJ_CPU_SYNC_AND = 1, GJ_CPU_SYNC_OR = 2 };
+int32_t gj_cpu_syncthreads_op(GjCpuThread *t, int32_t predicate, int32_t op);
+
+/* __syncwarp(mask): the lanes named in mask meet.  gj_cpu_syncwarp is
+   __syncwarp() (the full mask). */
+void gj_cpu_syncwarp_mask(GjCpuThread *t, uint32_t mask);
 void gj_cpu_syncwarp(GjCpuThread *t);
+
+/* __shfl_sync (idx), __shfl_up_sync, __shfl_down_sync, __shfl_xor_sync with
+   CUDA's width rules: the warp is cut into sections of `width` lanes (a
+   power of two, at most 32); idx reads lane (src % width) of the caller's
+   section; up/down read lane -/+ delta when it is in the caller's section,
+   else the caller's own value; xor reads lane ^ lane_mask when it is not
+   beyond the caller's section (lower sections can be read), else the
+   caller's own value.  A source lane not taking part gives the caller's own
+   value (undefined on the GPU). */
+enum { GJ_CPU_SHFL_IDX = 0, GJ_CPU_SHFL_UP = 1, GJ_CPU_SHFL_DOWN = 2, GJ_CPU_SHFL_XOR = 3 };
+uint64_t gj_cpu_warp_shfl(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t lane_or_delta,
+                          int32_t width, int32_t mode);
+
+/* __all_sync, __any_sync, __uni_sync (eq: all predicates alike) give 0/1;
+   __ballot_sync gives bit i set for each lane i taking part with a non-zero
+   predicate. */
+enum { GJ_CPU_VOTE_ALL = 0, GJ_CPU_VOTE_ANY = 1, GJ_CPU_VOTE_EQ = 2, GJ_CPU_VOTE_BALLOT = 3 };
+uint32_t gj_cpu_warp_vote(GjCpuThread *t, uint32_t mask, int32_t predicate, int32_t mode);
+
+/* __match_any_sync: the lanes taking part whose value equals the caller's.
+   __match_all_sync: mask if every lane taking part has the same value, else
+   0, and *all_pred (may be NULL) set to 1 or 0. */
+enum { GJ_CPU_MATCH_ANY = 0, GJ_CPU_MATCH_ALL = 1 };
+uint32_t gj_cpu_warp_match(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t mode,
+                           int32_t *all_pred);
+
+/* __activemask(): the lanes of the caller's warp that exist and have not
+   returned (fibers do not diverge, so this is all of them, not the lanes of
+   the caller's branch as on the GPU). */
+uint32_t gj_cpu_activemask(GjCpuThread *t);
+
+/* __threadfence(): a sequentially consistent fence.  The compiler may as
+   well emit `fence seq_cst` itself (threadfence_block: a single-thread
+   fence; the fibers of a block share one OS thread). */
+void gj_cpu_threadfence(GjCpuThread *t);
+
+/* CUDA's device-side vprintf: `format` in printf syntax, `args` (may be NULL
+   without conversions) holding each argument at its natural alignment:
+   int and char 4 bytes; long, long long, size_t, double (floats promoted)
+   and pointers (%s, %p) 8 bytes.  Handles the conversions d i u o x X c s p
+   f F e E g G a A with flags, width, precision ('*' takes a 4-byte int) and
+   length modifiers; others (%n too) are printed as written.  The line goes
+   to fd 1 in one write(2) under a process-wide lock, after flushing C's
+   stdout, so lines of different threads never interleave (Python's
+   sys.stdout has its own buffer: flush it before a launch).  Returns the
+   number of arguments read, -1 for a NULL format, -2 when out of memory or
+   the write fails. */
+int32_t gj_cpu_vprintf(const char *format, const void *args);
 
 #endif
