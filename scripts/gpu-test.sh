@@ -5,7 +5,8 @@
 #
 # Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
 # the extension's libraries), pytest.log and pytest.xml, one log per example
-# (vector_add, saxpy, heat, mandelbrot) and mandelbrot.png.  Arguments go to
+# (vector_add, saxpy, heat, mandelbrot, matmul, reduction, histogram) and
+# mandelbrot.png.  Arguments go to
 # pytest (paths relative to tests/).  Exits non-zero if any step failed.
 set -uo pipefail
 
@@ -55,6 +56,9 @@ step vector_add "$out/vector_add.log" "$py" -P examples/vector_add.py
 step saxpy "$out/saxpy.log" "$py" -P examples/saxpy.py
 step heat "$out/heat.log" "$py" -P examples/heat.py
 step mandelbrot "$out/mandelbrot.log" "$py" -P examples/mandelbrot.py "$out/mandelbrot.png"
+step matmul "$out/matmul.log" "$py" -P examples/matmul.py
+step reduction "$out/reduction.log" "$py" -P examples/reduction.py
+step histogram "$out/histogram.log" "$py" -P examples/histogram.py
 
 if ((${#failed[@]})); then
     echo "gpu-test: FAILED: ${failed[*]}" >&2

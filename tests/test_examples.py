@@ -1,0 +1,35 @@
+"""The examples run as a user runs them, on the CPU target (small sizes) and,
+on a GPU machine, on the GPU: each checks its own result against NumPy and
+exits non-zero when it differs, so a zero status is a checked result."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import gpujit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# example -> arguments that keep the CPU-target run short
+EXAMPLES = {
+    "vector_add.py": [],
+    "saxpy.py": [],
+    "heat.py": [],
+    "matmul.py": ["--shape", "67", "45", "81"],
+    "reduction.py": ["--n", "100003", "--blocks", "37"],
+    "histogram.py": ["--n", "200003", "--blocks", "23"],
+}
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_runs_and_checks_itself(name, target):
+    if target == "cuda" and not gpujit.is_available():
+        pytest.skip("no CUDA device available")
+    env = dict(os.environ, GPUJIT_TARGET=target)
+    proc = subprocess.run([sys.executable, "-P", os.path.join(ROOT, "examples", name),
+                           *EXAMPLES[name]], capture_output=True, text=True, env=env,
+                          cwd=os.path.dirname(os.path.abspath(__file__)), timeout=600)
+    assert proc.returncode == 0, f"{name}:\n{proc.stdout}\n{proc.stderr}"
+    assert f"target: {target}" in proc.stdout
