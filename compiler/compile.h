@@ -86,6 +86,7 @@ typedef struct GjCompileResult {
     void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t) */
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */
     int needs_fibers;         /* the kernel calls a barrier (or warp operation) */
+    int prints;               /* the kernel calls print (a CPU launch flushes sys.stdout) */
 } GjCompileResult;
 
 void gj_compile_options_default(GjCompileOptions *o);   /* sm_90, O3 */

@@ -65,6 +65,7 @@ typedef enum GjTypeRule {
     GJ_TR_RECT,
     GJ_TR_MATH,         /* a GJ_MATH_FUNCS row (GjMathKind says more) */
     GJ_TR_NPTYPE,       /* numpy.float32(x) ... -> that dtype */
+    GJ_TR_PRINT,        /* real scalars, None and str constants -> None */
 } GjTypeRule;
 
 /* Row flags. */
@@ -74,6 +75,7 @@ enum {
                                 written-arrays analysis marks that array */
     GJ_IF_BARRIER = 4,       /* synchronises threads: the CPU target runs the block
                                 as fibers */
+    GJ_IF_PRINTS = 8,        /* writes to stdout: a CPU launch flushes sys.stdout first */
 };
 
 /* Lowers one call; `call` has the arguments (already in positional order),
@@ -180,8 +182,10 @@ typedef struct GjIntrinsicRow {
 /* warp primitives, fences, bit operations (lower_warp.c) */
 #define GJ_INTR_WARP_ROWS(X)
 
-/* print (lower_print.c) */
-#define GJ_INTR_PRINT_ROWS(X)
+/* print (lower_print.c); 16 arguments at most, as lower.c passes calls */
+#define GJ_INTR_PRINT_ROWS(X)                                                                  \
+    X(PRINT, "builtins", "print", "", 0, 16, GJ_TR_PRINT, &gj_ty_none, 0, gj_lower_print,       \
+      GJ_IF_PRINTS, "print(*values): one line per thread, values separated by spaces")
 
 #define GJ_INTRINSICS(X)                                                                       \
     GJ_INTR_BUILTIN_ROWS(X) GJ_INTR_THREAD_ROWS(X) GJ_INTR_MEMORY_ROWS(X)                      \

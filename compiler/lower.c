@@ -62,6 +62,19 @@ LLVMValueRef gj_lower_i64(GjLower *L, long long v) {
     return LLVMConstInt(L->i64, (unsigned long long)v, 1);
 }
 
+LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty) {
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(L->fn);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(b, first);
+    else
+        LLVMPositionBuilderAtEnd(b, entry);
+    LLVMValueRef p = LLVMBuildAlloca(b, ty, "");
+    LLVMDisposeBuilder(b);
+    return p;
+}
+
 /* ---- constants ------------------------------------------------------------ */
 
 /* The value of constant k as type t (the temp's type, which may differ from
@@ -125,6 +138,8 @@ static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, GjIntrCall *call)
         return gj_lower_fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
     if (row->flags & GJ_IF_BARRIER)
         L->needs_fibers = 1;
+    if (row->flags & GJ_IF_PRINTS)
+        L->prints = 1;
     call->id = id;
     call->row = row;
     return row->lower(L, call);
@@ -797,6 +812,7 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
     caller->c->code = cv;
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
     caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
+    caller->prints |= L.prints;
     caller->c->code = saved;
     if (st != GJ_OK) {
         if (!caller->c->diag)
@@ -829,8 +845,10 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     GjStatus st = lower_function(&L, kernel_name);
     if (st == GJ_OK)
         st = L.target->finish_kernel(&L, kernel_name);
-    if (st == GJ_OK && plan)
+    if (st == GJ_OK && plan) {
         plan->needs_fibers = L.needs_fibers;
+        plan->prints = L.prints;
+    }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);
         LLVMDisposeDIBuilder(L.dib);

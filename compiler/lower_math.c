@@ -270,27 +270,13 @@ static LLVMValueRef float_fn(GjLower *L, GjMathFn fn, LLVMValueRef *x, int n) {
     return gj_lower_libdevice(L, impl, x, (unsigned)n);
 }
 
-/* An alloca in the kernel's entry block, so SROA can promote it. */
-static LLVMValueRef entry_alloca(GjLower *L, LLVMTypeRef ty) {
-    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(L->fn);
-    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
-    LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first)
-        LLVMPositionBuilderBefore(b, first);
-    else
-        LLVMPositionBuilderAtEnd(b, entry);
-    LLVMValueRef p = LLVMBuildAlloca(b, ty, "");
-    LLVMDisposeBuilder(b);
-    return p;
-}
-
 /* frexp(x) -> (m, e), x == m * 2**e with 0.5 <= |m| < 1; e is 0 for 0,
    inf and nan, as CPython and NumPy give. */
 static LLVMValueRef frexp_call(GjLower *L, LLVMValueRef x, const GjType *xt, const GjType *rt) {
     const GjType *ft = rt->elems[0];
     if (!(x = gj_lower_cast(L, x, xt, ft)))
         return NULL;
-    LLVMValueRef slot = entry_alloca(L, L->i32);
+    LLVMValueRef slot = gj_lower_entry_alloca(L, L->i32);
     LLVMValueRef m = ld2(L, "frexp", x, slot);
     LLVMValueRef e = LLVMBuildLoad2(L->b, L->i32, slot, "");
     e = sel(L, float_pred(L, GJ_MF_ISFINITE, x), e, LLVMConstInt(L->i32, 0, 0));

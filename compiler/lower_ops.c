@@ -33,7 +33,7 @@ GjNumClass gj_lower_class(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
     case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
         return GJ_NC_OTHER;
     }
     return GJ_NC_OTHER;
@@ -93,7 +93,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
         return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
     }
-    case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
+    case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE: case GJ_TK_STR:
         return L->empty;
     case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
         return NULL;

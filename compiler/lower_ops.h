@@ -54,6 +54,7 @@ typedef struct GjLower {
                                      compile's own function (kernel, or device=True) */
     LLVMValueRef thread;          /* CPU target: the kernel's GjCpuThread * parameter */
     int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
+    int prints;                   /* the kernel calls print */
 } GjLower;
 
 /* ---- lower.c ---- */
@@ -61,6 +62,9 @@ typedef struct GjLower {
 /* Records a LOWERING diagnostic at L->loc; returns NULL ("no value"). */
 LLVMValueRef gj_lower_fail(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 LLVMValueRef gj_lower_i64(GjLower *L, long long v);   /* an i64 constant */
+/* An alloca in the function's entry block: SROA can promote it, and one in a
+   loop does not grow the stack. */
+LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty);
 
 /* ---- lower_array.c ---- */
 

@@ -10,6 +10,7 @@
  *   - the special registers (GjSreg: thread/block index and extents per
  *     axis, lane, warp size);
  *   - the block barrier;
+ *   - the device-side printf (CUDA's vprintf, or the runtime's);
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
  *
@@ -49,6 +50,9 @@ typedef struct GjTarget {
     LLVMValueRef (*special_reg)(GjLower *L, GjSreg reg, int axis);
     /* __syncthreads(); returns the call (non-NULL) or NULL with a diag. */
     LLVMValueRef (*barrier)(GjLower *L);
+    /* The device-side printf, int32 name(ptr format, ptr args) with CUDA's
+       vprintf ABI (lower_print.c): "vprintf", or runtime/cpuexec.h's. */
+    const char *vprintf_name;
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf. */
     void (*math_name)(char *buf, size_t len, const char *base, int is_double);

@@ -144,5 +144,6 @@ const GjTarget gj_target_cpu = {
     .finish_kernel = cpu_finish_kernel,
     .special_reg = cpu_special_reg,
     .barrier = cpu_barrier,
+    .vprintf_name = "gj_cpu_vprintf",
     .math_name = cpu_math_name,
 };

@@ -76,6 +76,7 @@ const GjTarget gj_target_nvptx = {
     .finish_kernel = nvptx_finish_kernel,
     .special_reg = nvptx_special_reg,
     .barrier = nvptx_barrier,
+    .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT */
     .math_name = nvptx_math_name,
 };
 

@@ -97,8 +97,8 @@ static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
         }
         return gj_ty_tuple(in->c, elems, k->n);
     }
-    case GJ_CONST_STR:
-        return fail(in, GJ_DIAG_UNSUPPORTED, loc, "string constants are not supported in kernels");
+    case GJ_CONST_STR:   /* print() takes one; other uses fail where they are typed */
+        return gj_ty_str(in->c, k->s ? k->s : "");
     case GJ_CONST_OTHER:
         break;
     }
@@ -309,7 +309,7 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
             return gj_ty_callable(in->c, GJ_INTR_METHOD_CONJUGATE);
         break;
     case GJ_TK_NONE: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
         break;
     }
     return fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported", name,
@@ -680,6 +680,23 @@ static const GjType *np_type_call(Infer *in, const GjIns *ins, int id) {
     return to;
 }
 
+/* print(*values): each a real number, bool, None or str constant
+   (lower_print.c formats them). */
+static const GjType *print_type(Infer *in, const GjIns *ins, int id) {
+    for (int k = 1; k < ins->nargs; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (is_complex(t))
+            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "%s() of %s (argument %d) is not supported; print .real and .imag",
+                        fn_name(id), gj_ty_concrete(t)->name, k);
+        if (!gj_ty_is_scalar(t) && t->kind != GJ_TK_STR && t->kind != GJ_TK_NONE)
+            return fail(in, GJ_DIAG_TYPING, ins->loc,
+                        "%s() cannot print argument %d, a %s: it prints numbers, bools, None "
+                        "and str constants", fn_name(id), k, t->name);
+    }
+    return &gj_ty_none;
+}
+
 /* The receiver of a method call: x in x.conjugate(), the object of the
    GETATTR that defined the callee. */
 static const GjType *receiver_type(Infer *in, const GjIns *ins) {
@@ -783,6 +800,8 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         return math_call_type(in, ins, id);
     case GJ_TR_NPTYPE:
         return np_type_call(in, ins, id);
+    case GJ_TR_PRINT:
+        return print_type(in, ins, id);
     }
     return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s has no typing rule", fn_name(id));
 }

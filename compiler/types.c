@@ -104,6 +104,8 @@ static int same_type(const GjType *a, const GjType *b) {
     }
     if (a->kind == GJ_TK_MODULE)
         return strcmp(a->name, b->name) == 0;
+    if (a->kind == GJ_TK_STR)
+        return strcmp(a->text, b->text) == 0;
     return 1;
 }
 
@@ -195,6 +197,14 @@ const GjType *gj_ty_module(GjCtx *c, const char *name) {
     return intern(c, &key, gj_arena_strdup(&c->arena, name));
 }
 
+const GjType *gj_ty_str(GjCtx *c, const char *text) {
+    GjType key = {.kind = GJ_TK_STR, .text = text};
+    GjType *t = (GjType *)intern(c, &key, "str");
+    if (t && t->text == text)   /* new: the type owns its text */
+        t->text = gj_arena_strdup(&c->arena, text);
+    return t && t->text ? t : NULL;
+}
+
 /* Named as Python shows the object: "function(range)", "function(math.sqrt)". */
 const GjType *gj_ty_callable(GjCtx *c, int intrinsic) {
     GjType key = {.kind = GJ_TK_CALLABLE, .intrinsic = intrinsic};
@@ -233,7 +243,7 @@ int gj_ty_is_scalar(const GjType *t) {
         return 1;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
         return 0;
     }
     return 0;
@@ -264,7 +274,7 @@ const GjType *gj_ty_concrete(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
         break;
     }
     return t;
@@ -283,7 +293,7 @@ static int category(const GjType *t) {
     case GJ_TK_COMPLEX: case GJ_TK_WEAK_COMPLEX: return CAT_COMPLEX;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
         break;
     }
     return -1;
@@ -364,7 +374,7 @@ static const GjType *promote_weak(const GjType *w, const GjType *s) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
         break;
     }
     return NULL;

@@ -36,6 +36,7 @@ typedef enum GjTypeKind {
     GJ_TK_CALLABLE,    /* a compile-time callable (builtin, intrinsic): intrinsic */
     GJ_TK_SLICE,       /* start:stop:step; elems[3] each none (omitted) or an integer */
     GJ_TK_TUPLE_ITER,  /* iterator over tuple elems[1], yielding elems[0] */
+    GJ_TK_STR,         /* a str constant (an argument of print): its characters are text */
 } GjTypeKind;
 
 typedef enum GjLayout {
@@ -68,6 +69,8 @@ struct GjType {
     GjAddrSpace addrspace;    /* ARRAY: where its data lives */
     const struct GjCallee *callee;   /* CALLABLE: a @gpujit.jit function (then
                                         intrinsic is -1), else NULL */
+    const char *text;         /* STR: the constant, NUL-terminated (a literal type,
+                                 as numba's StringLiteral: no value at run time) */
 };
 
 extern const GjType gj_ty_none, gj_ty_bool,
@@ -89,6 +92,8 @@ const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic);
 const GjType *gj_ty_module(GjCtx *c, const char *name);
 const GjType *gj_ty_callable(GjCtx *c, int intrinsic);
+/* The type of the str constant `text`, named "str". */
+const GjType *gj_ty_str(GjCtx *c, const char *text);
 /* The twin of array type t in address space as ("readonly array(...)" for
    constant memory, "shared array(...)", "local array(...)"). */
 const GjType *gj_ty_array_in(GjCtx *c, const GjType *t, GjAddrSpace as);

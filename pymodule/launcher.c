@@ -485,11 +485,26 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
     return copy_back_strided(st, e, args, n);
 }
 
+/* A kernel that prints writes to fd 1 (the CPU target at once, CUDA's
+   printf buffer at the next synchronisation): what Python's sys.stdout
+   holds goes first. */
+static int flush_stdout(void)
+{
+    PyObject *out = PySys_GetObject("stdout");   /* borrowed */
+    if (!out || out == Py_None)
+        return 0;
+    PyObject *r = PyObject_CallMethod(out, "flush", NULL);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
 /* Copies host arguments in, launches, copies written ones back; with host
    arguments the call synchronizes before returning. */
 static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
                   uint64_t *slots, int device)
 {
+    if (e->res.prints && flush_stdout() < 0)
+        return -1;
     if (device == GJ_MEM_HOST)
         return launch_cpu(st, l, e, args, n, params, slots);
     GjCuError err;

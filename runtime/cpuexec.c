@@ -20,7 +20,9 @@
  * warp's lanes, so an early exit never deadlocks; a real deadlock (CUDA
  * misuse) ends the block and the launch with an error naming the lanes.
  *
- * Also here: gj_cpu_vprintf, CUDA's device-side printf for the CPU target.
+ * The block barrier and warp collectives that kernel code calls are in
+ * cpuwarp.c, gj_cpu_vprintf in cpuprint.c; cpuexec_impl.h has what the
+ * three share.
  *
  * The context switch is a few lines of assembly on x86-64 and aarch64
  * (callee-saved registers and the stack pointer; the floating-point control
@@ -28,6 +30,7 @@
  * where x86 shadow stacks are enforced.  Nothing here exits or aborts.
  */
 #include "cpuexec.h"
+#include "cpuexec_impl.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -42,11 +45,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define MAX_THREADS_PER_BLOCK 1024u
 #define MAX_WORKERS 1024u
-#define WARP 32u
 #define GUARD_BUDGET 16384u   /* guard pages in all, to stay far below vm.max_map_count */
-#define ERRLEN 200
 
 /* ---- context switch ------------------------------------------------------ */
 
@@ -155,15 +155,6 @@ __asm__(
 #define FRAME_PAD 0
 #endif
 
-/* AddressSanitizer must be told about stack switches, or it reports the
-   fibers' frames as overflows of the thread's stack. */
-#if defined(__SANITIZE_ADDRESS__)
-#define GJ_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GJ_ASAN 1
-#endif
-#endif
 #ifdef GJ_ASAN
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
@@ -189,98 +180,6 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
-/* A suspended execution context: the saved stack pointer (assembly switch)
-   or a ucontext (fallback), and its ThreadSanitizer fiber. */
-typedef struct Ctx {
-    void *sp;
-    ucontext_t *uc;
-    void *tsan;
-} Ctx;
-
-/* ---- blocks, fibers and collectives -------------------------------------- */
-
-/* The block barrier: fibers wait until the `live` ones (not yet returned)
-   have all arrived; syncthreads_count/and/or add up their predicates. */
-typedef struct Barrier {
-    unsigned live;          /* fibers that have not returned */
-    unsigned arrived;       /* fibers parked here now, plus the one arriving */
-    unsigned npred, ntrue;  /* predicates given at this barrier, non-zero ones */
-} Barrier;
-
-/* A warp: lanes that have returned (or do not exist, in a partial last
-   warp) and lanes parked at a warp operation. */
-typedef struct Warp {
-    uint32_t exited;
-    uint32_t parked;
-} Warp;
-
-enum { RUNNABLE, AT_BARRIER, AT_WARP_OP };   /* Fiber.wait */
-
-/* The collective operations (Slot.op); their modes are cpuexec.h's. */
-enum { OP_BARRIER, OP_SYNCTHREADS, OP_SYNCWARP, OP_SHFL, OP_VOTE, OP_MATCH };
-
-/* What a thread brings to its collective, and what it takes away.  Written
-   by the thread as it arrives, results by whichever fiber completes the
-   collective; read back by the thread once released.  Each thread has its
-   own, so a result cannot be overwritten by the next collective before its
-   owner has read it. */
-typedef struct Slot {
-    int op, mode;
-    uint32_t mask;          /* warp operations */
-    int32_t arg, width;     /* shuffles: source lane, delta or lane mask; width */
-    uint64_t value;         /* shuffled or matched value, predicate */
-    uint64_t result;
-    int32_t pred;           /* match_all's predicate */
-} Slot;
-
-typedef struct Fiber {
-    Ctx ctx;
-    unsigned char *stack;   /* lowest usable byte; the guard page is below */
-    int wait;               /* RUNNABLE, AT_BARRIER or AT_WARP_OP */
-    int done;               /* the kernel function returned */
-    Slot slot;
-} Fiber;
-
-typedef struct Job Job;
-
-struct GjCpuBlock {
-    GjCpuKernelFn fn;
-    void **params;
-    unsigned nthreads;
-    int fibered;            /* 0: the threads run as a plain loop */
-    Job *job;
-    /* fiber mode only */
-    Fiber *fibers;          /* [nthreads] */
-    GjCpuThread *threads;   /* [nthreads] */
-    unsigned live;          /* fibers that have not returned */
-    unsigned current;       /* the running fiber */
-    int from_sched;         /* it was switched to by the scheduler, not a fiber */
-    int failed;             /* a misuse ended the block: the scheduler abandons it */
-    int use_asm;
-    size_t stack_bytes;     /* usable bytes of each fiber's stack */
-    Ctx sched;              /* the worker's scheduler loop */
-    ucontext_t sched_uc;
-#ifdef GJ_ASAN
-    const void *sched_bottom;
-    size_t sched_size;
-#endif
-    Barrier bar;
-    Warp warps[MAX_THREADS_PER_BLOCK / WARP];
-};
-
-/* One launch, on the launcher's stack while it runs. */
-struct Job {
-    const GjCpuLaunch *launch;
-    uint64_t nblocks;
-    unsigned nthreads;      /* per block */
-    int fibered;
-    _Atomic uint64_t next;  /* next block index to hand out */
-    _Atomic uint64_t done;  /* blocks run */
-    atomic_int misuse;      /* a barrier without fibers */
-    atomic_int failed;      /* a kernel misused a collective: no more blocks start */
-    char why[2 * ERRLEN];   /* the first such misuse, written by whoever set `failed` */
-};
-
 typedef struct Worker {
     pthread_t thread;
     unsigned index;
@@ -301,7 +200,6 @@ typedef struct Pool {
     pthread_once_t once;
     pthread_mutex_t launch_lock;  /* one launch at a time (error-checking) */
     pthread_mutex_t lock;         /* guards generation, job, helpers, busy */
-    pthread_mutex_t print_lock;   /* gj_cpu_vprintf: one line at a time */
     pthread_cond_t wake;          /* helpers: a new generation */
     pthread_cond_t idle;          /* launcher: busy reached 0 */
     uint64_t generation;
@@ -320,7 +218,6 @@ typedef struct Pool {
 static Pool P = {
     .once = PTHREAD_ONCE_INIT,
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .print_lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
     .idle = PTHREAD_COND_INITIALIZER,
 };
@@ -387,7 +284,7 @@ static void resume(GjCpuBlock *b, unsigned i)
    scheduler), or back to the scheduler at the end or when the block has
    failed.  Returns when fiber i is switched to again (never, once it has
    returned or the block has failed). */
-static void switch_away(GjCpuBlock *b, unsigned i)
+void gj_cpu_switch_away(GjCpuBlock *b, unsigned i)
 {
     unsigned j = b->failed ? b->nthreads : i + 1;
     while (j < b->nthreads && (b->fibers[j].done || b->fibers[j].wait))
@@ -409,8 +306,6 @@ static void switch_away(GjCpuBlock *b, unsigned i)
 #endif
 }
 
-static void warp_exit(GjCpuBlock *b, unsigned i);
-
 /* Opens the block barrier: hands each syncthreads_count/and/or its result. */
 static void barrier_release(GjCpuBlock *b)
 {
@@ -430,14 +325,14 @@ static void barrier_release(GjCpuBlock *b)
 
 /* Parks fiber i at the block barrier until every live fiber has arrived;
    the last one to arrive opens it and carries on without switching. */
-static void barrier_arrive(GjCpuBlock *b, unsigned i)
+void gj_cpu_barrier_arrive(GjCpuBlock *b, unsigned i)
 {
     b->fibers[i].wait = AT_BARRIER;
     if (++b->bar.arrived >= b->bar.live) {
         barrier_release(b);
         return;
     }
-    switch_away(b, i);
+    gj_cpu_switch_away(b, i);
 }
 
 static void fiber_main(void *arg)
@@ -453,8 +348,8 @@ static void fiber_main(void *arg)
     /* A returned fiber no longer counts: what it leaves complete opens. */
     if (--b->bar.live <= b->bar.arrived && b->bar.arrived > 0)
         barrier_release(b);
-    warp_exit(b, i);
-    switch_away(b, i);
+    gj_cpu_warp_exit(b, i);
+    gj_cpu_switch_away(b, i);
 }
 
 /* makecontext passes ints: the block pointer travels in two halves. */
@@ -494,8 +389,6 @@ static void fiber_init(GjCpuBlock *b, unsigned i)
                 (int)(unsigned)(p & 0xffffffffu));
 }
 
-static void deadlocked(GjCpuBlock *b);
-
 /* Runs fibers round-robin until all have returned, or the block fails.
    When none can run but some still wait, a warp operation waits for a lane
    that is parked elsewhere (at the block barrier, or at a warp operation
@@ -509,7 +402,7 @@ static void schedule(GjCpuBlock *b)
         if (i < b->nthreads)
             resume(b, i);
         else
-            deadlocked(b);
+            gj_cpu_deadlocked(b);
     }
 }
 
@@ -766,7 +659,7 @@ static void on_fork_child(void)
 {
     init_launch_lock();
     pthread_mutex_init(&P.lock, NULL);
-    pthread_mutex_init(&P.print_lock, NULL);
+    gj_cpu_print_after_fork();
     pthread_cond_init(&P.wake, NULL);
     pthread_cond_init(&P.idle, NULL);
     P.nstarted = 0;
@@ -931,500 +824,4 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
     }
     pthread_mutex_unlock(&P.launch_lock);
     return status;
-}
-
-/* ---- called from kernel code: misuse --------------------------------------- */
-
-/* Records the launch's first misuse, prefixed with the thread it concerns;
-   gj_cpu_launch returns it.  Later ones are dropped. */
-static void record(GjCpuBlock *b, const GjCpuThread *t, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void record(GjCpuBlock *b, const GjCpuThread *t, const char *fmt, ...)
-{
-    Job *job = b->job;
-    if (atomic_exchange(&job->failed, 1))
-        return;
-    int k = snprintf(job->why, sizeof job->why, "thread (%u, %u, %u) of block (%u, %u, %u): ",
-                     t->tid[0], t->tid[1], t->tid[2], t->bid[0], t->bid[1], t->bid[2]);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(job->why + k, sizeof job->why - (size_t)k, fmt, ap);
-    va_end(ap);
-}
-
-/* A misuse in kernel code: recorded, then with fibers the block is
-   abandoned (the running fiber switches to the scheduler, never to return);
-   a thread without fibers carries on and the launch fails at its end. */
-#define FAIL(t, ...)                                                     \
-    do {                                                                 \
-        GjCpuBlock *b_ = (t)->block;                                     \
-        record(b_, (t), __VA_ARGS__);                                    \
-        if (b_->fibered) {                                               \
-            b_->failed = 1;                                              \
-            switch_away(b_, b_->current);                                \
-        }                                                                \
-    } while (0)
-
-/* Without fibers there is nothing to switch to: a group of one passes, a
-   larger one is the compiler's error (the launcher must ask for fibers when
-   a kernel may synchronise), reported by the launch. */
-static void unsynchronised(GjCpuBlock *b, unsigned members)
-{
-    if (members > 1)
-        atomic_store_explicit(&b->job->misuse, 1, memory_order_relaxed);
-}
-
-/* The lanes of warp w that exist (fewer in a partial last warp). */
-static uint32_t warp_lanes(const GjCpuBlock *b, unsigned w)
-{
-    unsigned c = b->nthreads - w * WARP;
-    return c < WARP ? ~(~0u << c) : ~0u;
-}
-
-/* numba.cuda's names, for messages. */
-static const char *op_name(const Slot *s)
-{
-    static const char *const names[][4] = {
-        [OP_BARRIER] = { "syncthreads" },
-        [OP_SYNCTHREADS] = { "syncthreads_count", "syncthreads_and", "syncthreads_or" },
-        [OP_SYNCWARP] = { "syncwarp" },
-        [OP_SHFL] = { "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync" },
-        [OP_VOTE] = { "all_sync", "any_sync", "eq_sync", "ballot_sync" },
-        [OP_MATCH] = { "match_any_sync", "match_all_sync" },
-    };
-    return names[s->op][s->mode];
-}
-
-/* An out-of-range mode is the compiler's error: reported, mode 0 used. */
-static int32_t check_mode(GjCpuThread *t, const char *what, int32_t mode, int32_t max)
-{
-    if (mode >= 0 && mode <= max)
-        return mode;
-    FAIL(t, "internal error: %s called with mode %d", what, mode);
-    return 0;
-}
-
-/* Nothing can run and a warp operation still waits (schedule()): name the
-   first waiting lane and the lane it waits for, and abandon the block. */
-static void deadlocked(GjCpuBlock *b)
-{
-    b->failed = 1;
-    for (unsigned i = 0; i < b->nthreads; i++) {
-        const Slot *s = &b->fibers[i].slot;
-        if (b->fibers[i].wait != AT_WARP_OP)
-            continue;
-        const Fiber *l0 = &b->fibers[i / WARP * WARP];
-        uint32_t need = s->mask & ~b->warps[i / WARP].exited;
-        for (; need; need &= need - 1) {
-            unsigned j = (unsigned)__builtin_ctz(need);
-            const Slot *o = &l0[j].slot;
-            if (l0[j].wait == AT_WARP_OP && o->mask == s->mask)
-                continue;
-            if (l0[j].wait == AT_BARRIER)
-                record(b, &b->threads[i], "%s with mask 0x%08x waited for lane %u, which "
-                       "reached %s instead (a deadlock on the GPU)", op_name(s), s->mask, j,
-                       op_name(o));
-            else
-                record(b, &b->threads[i], "%s with mask 0x%08x waited for lane %u, which "
-                       "waits at %s with mask 0x%08x (a deadlock on the GPU)", op_name(s),
-                       s->mask, j, op_name(o), o->mask);
-            return;
-        }
-    }
-    record(b, &b->threads[0], "internal error: the block's threads wait for each other");
-}
-
-/* ---- called from kernel code: collectives ----------------------------------- */
-
-/* The lane whose value `lane` reads, by the rules of PTX shfl.sync: the
-   warp is cut into sections of `width` lanes; up and down stay within the
-   caller's section, idx wraps within it, xor may reach lower sections but
-   not higher ones; a lane out of those bounds, or not taking part, reads
-   its own value (on the GPU a lane not taking part gives an undefined one). */
-static unsigned shfl_source(unsigned lane, const Slot *s, uint32_t part)
-{
-    uint32_t seg = (WARP - (uint32_t)s->width) & (WARP - 1);   /* lane bits naming the section */
-    int64_t lo = lane & seg, hi = lo | (~seg & (WARP - 1));
-    uint32_t arg = (uint32_t)s->arg;
-    int64_t j;
-    int ok;
-    switch (s->mode) {
-    case GJ_CPU_SHFL_IDX: j = lo | (arg & ~seg & (WARP - 1)); ok = 1; break;
-    case GJ_CPU_SHFL_UP: j = (int64_t)lane - arg; ok = j >= lo; break;
-    case GJ_CPU_SHFL_DOWN: j = (int64_t)lane + arg; ok = j <= hi; break;
-    default: j = lane ^ arg; ok = j <= hi; break;
-    }
-    return ok && (part >> j & 1) ? (unsigned)j : lane;
-}
-
-/* Computes every result of a warp operation whose lanes `part` (bits of
-   lanes l0[0..31]) have all arrived with the same operation and mask. */
-static void collect(Fiber *l0, uint32_t part)
-{
-    uint32_t ballot = 0;
-    int same = 1;
-    const Slot *first = &l0[__builtin_ctz(part)].slot;
-    for (uint32_t r = part; r; r &= r - 1) {
-        unsigned j = (unsigned)__builtin_ctz(r);
-        ballot |= (uint32_t)(l0[j].slot.value != 0) << j;
-        same &= l0[j].slot.value == first->value;
-    }
-    for (uint32_t r = part; r; r &= r - 1) {
-        unsigned j = (unsigned)__builtin_ctz(r);
-        Slot *s = &l0[j].slot;
-        if (s->op == OP_SHFL) {
-            s->result = l0[shfl_source(j, s, part)].slot.value;
-        } else if (s->op == OP_VOTE) {
-            s->result = s->mode == GJ_CPU_VOTE_ALL ? ballot == part
-                      : s->mode == GJ_CPU_VOTE_ANY ? ballot != 0
-                      : s->mode == GJ_CPU_VOTE_EQ ? ballot == 0 || ballot == part
-                      : ballot;
-        } else if (s->op == OP_MATCH && s->mode == GJ_CPU_MATCH_ANY) {
-            uint32_t m = 0;
-            for (uint32_t q = part; q; q &= q - 1)
-                m |= (uint32_t)(l0[__builtin_ctz(q)].slot.value == s->value) << __builtin_ctz(q);
-            s->result = m;
-        } else if (s->op == OP_MATCH) {
-            s->result = same ? s->mask : 0;
-            s->pred = same;
-        }
-    }
-}
-
-/* Completes the warp operation with mask m in warp w if every lane of m
-   that has not returned is parked at one with mask m; 0 if some are still
-   to come.  Lanes that met with one mask at different operations are a
-   misuse. */
-static int warp_try(GjCpuBlock *b, unsigned w, uint32_t m)
-{
-    Warp *wp = &b->warps[w];
-    Fiber *l0 = &b->fibers[w * WARP];
-    uint32_t part = m & ~wp->exited;
-    if (part & ~wp->parked)
-        return 0;
-    for (uint32_t r = part; r; r &= r - 1)
-        if (l0[__builtin_ctz(r)].slot.mask != m)
-            return 0;
-    unsigned a = (unsigned)__builtin_ctz(part);
-    for (uint32_t r = part; r; r &= r - 1) {
-        unsigned j = (unsigned)__builtin_ctz(r);
-        if (l0[j].slot.op != l0[a].slot.op || l0[j].slot.mode != l0[a].slot.mode)
-            FAIL(&b->threads[w * WARP + a], "lanes %u and %u of warp %u met with mask 0x%08x at "
-                 "different warp operations, %s and %s", a, j, w, m, op_name(&l0[a].slot),
-                 op_name(&l0[j].slot));
-    }
-    collect(l0, part);
-    wp->parked &= ~part;
-    for (uint32_t r = part; r; r &= r - 1)
-        l0[__builtin_ctz(r)].wait = RUNNABLE;
-    return 1;
-}
-
-/* Fiber i has returned: the warp operations waiting only for it complete. */
-static void warp_exit(GjCpuBlock *b, unsigned i)
-{
-    unsigned w = i / WARP;
-    Warp *wp = &b->warps[w];
-    wp->exited |= 1u << (i % WARP);
-    uint32_t todo = wp->parked;
-    while (todo) {
-        unsigned j = (unsigned)__builtin_ctz(todo);
-        warp_try(b, w, b->fibers[w * WARP + j].slot.mask);
-        todo &= wp->parked & ~(1u << j);
-    }
-}
-
-/* Runs warp operation a for thread t and returns t's slot, holding the
-   result.  With fibers, t parks until its mask's lanes have all come;
-   without (a block of one thread), t is the only lane. */
-static const Slot *warp_op(GjCpuThread *t, Fiber *alone, Slot a)
-{
-    GjCpuBlock *b = t->block;
-    uint32_t me = 1u << t->lane;
-    if (!(a.mask & me)) {
-        FAIL(t, "%s with mask 0x%08x, which does not name the calling lane %u", op_name(&a),
-             a.mask, t->lane);
-        a.mask |= me;
-    }
-    if (a.op == OP_SHFL && (a.width < 1 || a.width > (int32_t)WARP || (a.width & (a.width - 1)))) {
-        FAIL(t, "%s with width %d: the width must be a power of two from 1 to 32", op_name(&a),
-             a.width);
-        a.width = WARP;
-    }
-    if (!b->fibered) {
-        unsynchronised(b, (unsigned)__builtin_popcount(warp_lanes(b, t->warp)));
-        alone->slot = a;
-        collect(alone, 1);
-        return &alone->slot;
-    }
-    unsigned i = (unsigned)(t - b->threads);
-    Fiber *f = &b->fibers[i];
-    f->slot = a;
-    f->wait = AT_WARP_OP;
-    b->warps[t->warp].parked |= me;
-    if (!warp_try(b, t->warp, a.mask))
-        switch_away(b, i);
-    return &f->slot;
-}
-
-void gj_cpu_barrier(GjCpuThread *t)
-{
-    GjCpuBlock *b = t->block;
-    if (!b->fibered) {
-        unsynchronised(b, b->nthreads);
-        return;
-    }
-    unsigned i = (unsigned)(t - b->threads);
-    b->fibers[i].slot.op = OP_BARRIER;
-    b->fibers[i].slot.mode = 0;
-    barrier_arrive(b, i);
-}
-
-int32_t gj_cpu_syncthreads_op(GjCpuThread *t, int32_t predicate, int32_t op)
-{
-    GjCpuBlock *b = t->block;
-    op = check_mode(t, "syncthreads_op", op, GJ_CPU_SYNC_OR);
-    if (!b->fibered) {
-        unsynchronised(b, b->nthreads);
-        return predicate != 0;   /* count, and, or: alike for one thread */
-    }
-    unsigned i = (unsigned)(t - b->threads);
-    Slot *s = &b->fibers[i].slot;
-    s->op = OP_SYNCTHREADS;
-    s->mode = op;
-    b->bar.npred++;
-    b->bar.ntrue += predicate != 0;
-    barrier_arrive(b, i);
-    return (int32_t)s->result;
-}
-
-void gj_cpu_syncwarp(GjCpuThread *t)
-{
-    gj_cpu_syncwarp_mask(t, 0xffffffffu);
-}
-
-void gj_cpu_syncwarp_mask(GjCpuThread *t, uint32_t mask)
-{
-    Fiber alone;
-    warp_op(t, &alone, (Slot){ .op = OP_SYNCWARP, .mask = mask });
-}
-
-uint64_t gj_cpu_warp_shfl(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t lane_or_delta,
-                          int32_t width, int32_t mode)
-{
-    Fiber alone;
-    Slot a = { .op = OP_SHFL, .mode = check_mode(t, "warp_shfl", mode, GJ_CPU_SHFL_XOR),
-               .mask = mask, .value = value, .arg = lane_or_delta, .width = width };
-    return warp_op(t, &alone, a)->result;
-}
-
-uint32_t gj_cpu_warp_vote(GjCpuThread *t, uint32_t mask, int32_t predicate, int32_t mode)
-{
-    Fiber alone;
-    Slot a = { .op = OP_VOTE, .mode = check_mode(t, "warp_vote", mode, GJ_CPU_VOTE_BALLOT),
-               .mask = mask, .value = predicate != 0 };
-    return (uint32_t)warp_op(t, &alone, a)->result;
-}
-
-uint32_t gj_cpu_warp_match(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t mode,
-                           int32_t *all_pred)
-{
-    Fiber alone;
-    Slot a = { .op = OP_MATCH, .mode = check_mode(t, "warp_match", mode, GJ_CPU_MATCH_ALL),
-               .mask = mask, .value = value };
-    const Slot *s = warp_op(t, &alone, a);
-    if (all_pred && a.mode == GJ_CPU_MATCH_ALL)
-        *all_pred = s->pred;
-    return (uint32_t)s->result;
-}
-
-uint32_t gj_cpu_activemask(GjCpuThread *t)
-{
-    GjCpuBlock *b = t->block;
-    if (!b->fibered) {
-        unsynchronised(b, (unsigned)__builtin_popcount(warp_lanes(b, t->warp)));
-        return 1u << t->lane;
-    }
-    return ~b->warps[t->warp].exited;
-}
-
-void gj_cpu_threadfence(GjCpuThread *t)
-{
-    (void)t;
-    atomic_thread_fence(memory_order_seq_cst);
-}
-
-/* ---- called from kernel code: printf ------------------------------------------ */
-
-/* The line being formatted: on the caller's stack while it is short. */
-typedef struct Line {
-    char *p;
-    size_t len, cap;
-    int heap, oom;
-} Line;
-
-static void put(Line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(Line *l, const char *fmt, ...)
-{
-    va_list ap, again;
-    va_start(ap, fmt);
-    va_copy(again, ap);
-    int n = vsnprintf(l->p + l->len, l->cap - l->len, fmt, ap);
-    if (n >= 0 && (size_t)n >= l->cap - l->len) {
-        size_t cap = (l->len + (size_t)n + 1) * 2;
-        char *p = l->heap ? realloc(l->p, cap) : malloc(cap);
-        if (p && !l->heap)
-            memcpy(p, l->p, l->len);
-        if (p) {
-            l->p = p;
-            l->cap = cap;
-            l->heap = 1;
-            n = vsnprintf(l->p + l->len, l->cap - l->len, fmt, again);
-        } else {
-            n = -1;
-        }
-    }
-    if (n < 0)
-        l->oom = 1;
-    else
-        l->len += (size_t)n;
-    va_end(again);
-    va_end(ap);
-}
-
-/* The next argument of `size` bytes, at its natural alignment; 0 without
-   an argument buffer. */
-static int fetch(const unsigned char *args, size_t *off, size_t size, void *out)
-{
-    if (!args)
-        return 0;
-    *off = (*off + size - 1) & ~(size - 1);
-    memcpy(out, args + *off, size);
-    *off += size;
-    return 1;
-}
-
-/* A field width or precision at *pp: digits, or '*' taking an int
-   argument.  Returns whether there is one, its value in *v (clamped to
-   keep lines sane). */
-static int field(const char **pp, const unsigned char *args, size_t *off, int32_t *nargs,
-                 long *v)
-{
-    const char *p = *pp;
-    *v = 0;
-    if (*p == '*') {
-        int32_t x = 0;
-        if (fetch(args, off, 4, &x))
-            ++*nargs;
-        *v = x < -(1 << 20) ? -(1L << 20) : x > 1 << 20 ? 1L << 20 : x;
-        *pp = p + 1;
-        return 1;
-    }
-    for (; *p >= '0' && *p <= '9'; p++)
-        *v = *v * 10 + (*p - '0') < 1L << 20 ? *v * 10 + (*p - '0') : 1L << 20;
-    int any = p != *pp;
-    *pp = p;
-    return any;
-}
-
-/* Formats the conversion at p (just after its '%') into l; returns where
-   the format goes on.  An unknown conversion is copied as it stands. */
-static const char *convert(Line *l, const char *p, const unsigned char *args, size_t *off,
-                           int32_t *nargs)
-{
-    const char *start = p - 1;
-    char spec[48] = "%";
-    size_t n = 1;
-    for (; *p && strchr("-+ #0", *p); p++)
-        if (n < 8)
-            spec[n++] = *p;
-    long width, prec = -1;
-    int has_width = field(&p, args, off, nargs, &width);
-    if (*p == '.') {
-        p++;
-        field(&p, args, off, nargs, &prec);   /* none ("%.f") is 0; negative, as if absent */
-    }
-    int longs = 0, shorts = 0;
-    for (; *p && strchr("hlLqjzt", *p); p++) {
-        shorts += *p == 'h';
-        longs += *p != 'h';
-    }
-    char conv = *p;
-    if (!conv || !strchr("diouxXcspfFeEgGaA", conv) || !args) {
-        p += conv != 0;
-        put(l, "%.*s", (int)(p - start), start);
-        return p;
-    }
-    p++;
-    if (has_width)
-        n += (size_t)snprintf(spec + n, sizeof spec - n, "%ld", width);
-    if (prec >= 0)
-        n += (size_t)snprintf(spec + n, sizeof spec - n, ".%ld", prec);
-    int is_int = strchr("diouxX", conv) != NULL;
-    if (is_int && longs)
-        n += (size_t)snprintf(spec + n, sizeof spec - n, "ll");
-    else if (is_int && shorts)
-        n += (size_t)snprintf(spec + n, sizeof spec - n, "%s", shorts > 1 ? "hh" : "h");
-    spec[n++] = conv;
-    spec[n] = '\0';
-    ++*nargs;
-    if (is_int && longs) {
-        uint64_t v = 0;
-        fetch(args, off, 8, &v);
-        put(l, spec, (long long)v);
-    } else if (is_int || conv == 'c') {
-        int32_t v = 0;
-        fetch(args, off, 4, &v);
-        put(l, spec, v);
-    } else if (conv == 's' || conv == 'p') {
-        uint64_t v = 0;
-        fetch(args, off, 8, &v);
-        const void *ptr = (const void *)(uintptr_t)v;
-        put(l, spec, conv == 's' && !ptr ? "(null)" : ptr);
-    } else {
-        double v = 0;
-        fetch(args, off, 8, &v);
-        put(l, spec, v);
-    }
-    return p;
-}
-
-int32_t gj_cpu_vprintf(const char *format, const void *args)
-{
-    if (!format)
-        return -1;
-    char stack[256];
-    Line l = { .p = stack, .cap = sizeof stack };
-    size_t off = 0;
-    int32_t nargs = 0;
-    for (const char *p = format; *p && !l.oom;) {
-        size_t k = strcspn(p, "%");
-        if (k) {
-            put(&l, "%.*s", (int)k, p);
-            p += k;
-        } else if (p[1] == '%') {
-            put(&l, "%%");
-            p += 2;
-        } else {
-            p = convert(&l, p + 1, args, &off, &nargs);
-        }
-    }
-    int32_t rc = l.oom ? -2 : nargs;
-    /* One write(2) of the whole line under a process lock, after what C's
-       stdio holds: lines of different threads never interleave. */
-    pthread_mutex_lock(&P.print_lock);
-    fflush(stdout);
-    for (size_t done = 0; rc >= 0 && done < l.len;) {
-        ssize_t w = write(STDOUT_FILENO, l.p + done, l.len - done);
-        if (w > 0)
-            done += (size_t)w;
-        else if (!(w < 0 && errno == EINTR))
-            rc = -2;
-    }
-    pthread_mutex_unlock(&P.print_lock);
-    if (l.heap)
-        free(l.p);
-    return rc;
 }

@@ -15,7 +15,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME = os.path.join(ROOT, "runtime")
-SOURCES = [os.path.join(ROOT, "tests", "c", "test_cpuexec.c"), os.path.join(RUNTIME, "cpuexec.c")]
+SOURCES = [os.path.join(ROOT, "tests", "c", "test_cpuexec.c")] + [
+    os.path.join(RUNTIME, name) for name in ("cpuexec.c", "cpuwarp.c", "cpuprint.c")]
 # The project's warning flags (meson.build, STYLE.md), as errors.
 FLAGS = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
          "-Wmissing-prototypes", "-Wstrict-prototypes", "-Wswitch-enum", "-Werror",

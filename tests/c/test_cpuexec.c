@@ -1,5 +1,6 @@
 /*
- * test_cpuexec.c - unit test of the host-CPU grid executor (runtime/cpuexec.c).
+ * test_cpuexec.c - unit test of the host-CPU grid executor (runtime/cpuexec.c,
+ * cpuwarp.c, cpuprint.c).
  *
  * Built and run by tests/test_cpuexec.py (with the pool's worker count set
  * by GPUJIT_CPU_THREADS, and under AddressSanitizer where available).  The
