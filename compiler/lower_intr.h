@@ -8,6 +8,7 @@
  *   lower_thread.c   thread indexing (grid, gridsize, dim3 registers), barrier
  *   lower_math.c     builtins and math/numpy/cmath functions
  *   lower_array.c    arrays and memory spaces
+ *   lower_atomic.c   atomics
  */
 #ifndef GJ_LOWER_INTR_H
 #define GJ_LOWER_INTR_H
@@ -51,5 +52,8 @@ LLVMValueRef gj_lower_phase(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_polar(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
+
+/* lower_atomic.c: every gpujit.atomic row (its sub says which) */
+LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call);
 
 #endif

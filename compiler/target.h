@@ -10,6 +10,7 @@
  *   - the special registers (GjSreg: thread/block index and extents per
  *     axis, lane, warp size);
  *   - the block barrier;
+ *   - atomic read-modify-write instructions;
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
  *
@@ -49,6 +50,11 @@ typedef struct GjTarget {
     LLVMValueRef (*special_reg)(GjLower *L, GjSreg reg, int axis);
     /* __syncthreads(); returns the call (non-NULL) or NULL with a diag. */
     LLVMValueRef (*barrier)(GjLower *L);
+    /* atomicrmw `op` of v at p (an array element in any address space),
+       relaxed, at the target's widest scope; returns the old value.  NVPTX
+       calls atom.inc/atom.dec for 32-bit uinc_wrap/udec_wrap, which LLVM 19
+       would otherwise expand to a compare-and-swap loop. */
+    LLVMValueRef (*atomic_rmw)(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValueRef p, LLVMValueRef v);
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf. */
     void (*math_name)(char *buf, size_t len, const char *base, int is_double);
