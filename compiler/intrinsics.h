@@ -214,6 +214,10 @@ typedef struct GjIntrinsicRow {
                   GJ_AOP_MIN | GJ_AT_NAN | GJ_AT_INTS | GJ_AT_FLOATS, gj_lower_atomic,         \
                   "nanmin(ary, idx, val) -> old value: ary[idx] = numpy.nanmin((ary[idx], "   \
                   "val)), atomically (NaN is a missing value)")                               \
+    GJ_ATOMIC_ROW(X, NANMAX, "nanmax", "ary, idx, val", 3,                                     \
+                  GJ_AOP_MAX | GJ_AT_NAN | GJ_AT_INTS | GJ_AT_FLOATS, gj_lower_atomic,         \
+                  "nanmax(ary, idx, val) -> old value: ary[idx] = numpy.nanmax((ary[idx], "   \
+                  "val)), atomically (NaN is a missing value)")                               \
     GJ_ATOMIC_ROW(X, CAS, "cas", "ary, idx, old, val", 4, GJ_AOP_CAS | GJ_AT_INTS,             \
                   gj_lower_atomic, "cas(ary, idx, old, val) -> old value: ary[idx] = val if " \
                   "ary[idx] == old, atomically")

@@ -32,6 +32,7 @@ OPS = {
     "max": (INTS + FLOATS, lambda o, v: max(o, v)),
     "min": (INTS + FLOATS, lambda o, v: min(o, v)),
     "nanmin": (INTS + FLOATS, lambda o, v: min(o, v)),
+    "nanmax": (INTS + FLOATS, lambda o, v: max(o, v)),
     "inc": (["uint32", "uint64"], lambda o, v: 0 if o >= v else o + 1),
     "dec": (["uint32", "uint64"], lambda o, v: v if o == 0 or o > v else o - 1),
 }
@@ -252,10 +253,15 @@ def float_nanmin(a, v, olds):
     olds[0] = atomic.nanmin(a, 0, v[0])
 
 
+@gpujit.jit
+def float_nanmax(a, v, olds):
+    olds[0] = atomic.nanmax(a, 0, v[0])
+
+
 NAN = float("nan")
 # (kernel, element, value, element after).  max/min are Python's max(ary[idx], val):
 # a NaN element stays NaN, a NaN value changes nothing (as numba's atomic.max);
-# nanmin treats NaN as missing on both sides (numpy.nanmin of the two).
+# nanmin/nanmax treat NaN as missing on both sides (numpy.nanmin/nanmax of the two).
 FLOAT_MINMAX = [
     (float_max, -7.0, -3.5, -3.5),
     (float_max, -3.5, -7.0, -3.5),
@@ -270,6 +276,10 @@ FLOAT_MINMAX = [
     (float_nanmin, -3.5, NAN, -3.5),
     (float_nanmin, NAN, NAN, NAN),
     (float_nanmin, 2.0, -3.5, -3.5),
+    (float_nanmax, NAN, -3.5, -3.5),
+    (float_nanmax, -3.5, NAN, -3.5),
+    (float_nanmax, NAN, NAN, NAN),
+    (float_nanmax, -7.0, -3.5, -3.5),
 ]
 
 
@@ -392,6 +402,8 @@ def ptx_of(op, dtype):
     ("dec", "uint32", "atom.global.dec.u32"),
     ("max", "float32", "atom.global.cas.b32"),
     ("nanmin", "float64", "atom.global.cas.b64"),
+    ("nanmax", "float32", "atom.global.cas.b32"),
+    ("nanmax", "uint64", "atom.global.max.u64"),
 ])
 def test_ptx_instruction(op, dtype, instruction, ptxas, tmp_path):
     ptx = ptx_of(getattr(atomic, op), dtype)
