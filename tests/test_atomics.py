@@ -327,6 +327,38 @@ def test_array_written_only_by_atomics_is_copied_back():
     np.testing.assert_array_equal(base[1::2], 0)
 
 
+@gpujit.jit(device=True)
+def count_into(ary, k):
+    return atomic.add(ary, k, 1)
+
+
+@gpujit.jit
+def count_through_device_function(ary, olds):
+    i = gpujit.grid(1)
+    if i < olds.size:
+        olds[i] = count_into(ary, i % 3)
+
+
+@execution
+def test_atomic_in_device_function_and_keywords():
+    base = np.zeros(6, np.int64)
+    olds = poison(90, np.int64)
+    count_through_device_function[2, 64](base[::2], olds)   # written back through the copy
+    np.testing.assert_array_equal(base, [30, 0, 30, 0, 30, 0])
+    for k in range(3):
+        np.testing.assert_array_equal(np.sort(olds[k::3]), np.arange(30))
+
+    @gpujit.jit
+    def by_keyword(ary, olds):
+        i = gpujit.grid(1)
+        olds[i] = atomic.cas(ary, idx=0, old=0, val=i + 1)
+
+    ary = np.zeros(1, np.int32)
+    olds = poison(64, np.int32)
+    by_keyword[1, 64](ary, olds)
+    assert (olds == 0).sum() == 1 and ary[0] == np.flatnonzero(olds == 0)[0] + 1
+
+
 @execution
 def test_read_only_array_refused_for_atomics():
     ary = np.zeros(4, np.int32)
