@@ -45,7 +45,8 @@ typedef enum GjTypeRule {
     GJ_TR_VALUE,        /* not callable: a value (threadIdx, math.pi) or namespace */
     GJ_TR_FIXED,        /* scalar arguments -> the row's result type (syncthreads: None) */
     GJ_TR_ARG_TYPE,     /* -> the concrete type of argument `sub` ((mask, value, int) -> value) */
-    GJ_TR_ARRAY_ELEM,   /* (array, index, value...) -> element type of the array */
+    GJ_TR_ATOMIC,       /* (array, index, value...) -> element type of the array, one
+                           of the dtypes `sub` accepts (GJ_AT_*) */
     GJ_TR_RANGE,        /* integers -> range iterator of their promotion */
     GJ_TR_ABS,          /* scalar -> its magnitude's type (builtins keep literals weak) */
     GJ_TR_NP_ABS,       /* scalar -> its magnitude's concrete type */
@@ -176,8 +177,86 @@ typedef struct GjIntrinsicRow {
    (lower_array.c) */
 #define GJ_INTR_MEMORY_ROWS(X)
 
-/* atomics: gpujit.atomic.* (lower_atomic.c) */
-#define GJ_INTR_ATOMIC_ROWS(X)
+/* atomics: gpujit.atomic.* (lower_atomic.c).  Every row takes an array,
+   an index selecting one element and the operands, which convert to the
+   element type; each returns the element's old value.  `sub` is the
+   operation (GjAtomicOp) or'ed with the element dtypes it accepts (GJ_AT_*),
+   which GJ_TR_ATOMIC checks; gj_lower_atomic picks the LLVM operation for
+   the dtype's class (max: signed, unsigned or a float loop) from it. */
+#define GJ_ATOMIC_ROW(X, id, name, params, nargs, sub, lower, doc)                             \
+    X(ATOMIC_##id, "gpujit.atomic", name, params, nargs, nargs, GJ_TR_ATOMIC, NULL, sub, lower, \
+      GJ_IF_WRITES_ARG0, doc)
+#define GJ_INTR_ATOMIC_ROWS(X)                                                                 \
+    GJ_ATOMIC_ROW(X, ADD, "add", "ary, idx, val", 3,                                           \
+                  GJ_AOP_ADD | GJ_AT_INTS | GJ_AT_FLOATS | GJ_AT_FLOAT16, gj_lower_atomic,     \
+                  "add(ary, idx, val) -> old value: ary[idx] += val, atomically")             \
+    GJ_ATOMIC_ROW(X, SUB, "sub", "ary, idx, val", 3, GJ_AOP_SUB | GJ_AT_INTS | GJ_AT_FLOATS,   \
+                  gj_lower_atomic, "sub(ary, idx, val) -> old value: ary[idx] -= val, atomically") \
+    GJ_ATOMIC_ROW(X, AND, "and_", "ary, idx, val", 3, GJ_AOP_AND | GJ_AT_INTS,                 \
+                  gj_lower_atomic, "and_(ary, idx, val) -> old value: ary[idx] &= val, atomically") \
+    GJ_ATOMIC_ROW(X, OR, "or_", "ary, idx, val", 3, GJ_AOP_OR | GJ_AT_INTS,                    \
+                  gj_lower_atomic, "or_(ary, idx, val) -> old value: ary[idx] |= val, atomically") \
+    GJ_ATOMIC_ROW(X, XOR, "xor", "ary, idx, val", 3, GJ_AOP_XOR | GJ_AT_INTS,                  \
+                  gj_lower_atomic, "xor(ary, idx, val) -> old value: ary[idx] ^= val, atomically") \
+    GJ_ATOMIC_ROW(X, EXCH, "exch", "ary, idx, val", 3, GJ_AOP_XCHG | GJ_AT_INTS,               \
+                  gj_lower_atomic, "exch(ary, idx, val) -> old value: ary[idx] = val, atomically") \
+    GJ_ATOMIC_ROW(X, INC, "inc", "ary, idx, val", 3, GJ_AOP_INC | GJ_AT_UINTS, gj_lower_atomic, \
+                  "inc(ary, idx, val) -> old value: ary[idx] = 0 if ary[idx] >= val else "    \
+                  "ary[idx] + 1, atomically")                                                 \
+    GJ_ATOMIC_ROW(X, DEC, "dec", "ary, idx, val", 3, GJ_AOP_DEC | GJ_AT_UINTS, gj_lower_atomic, \
+                  "dec(ary, idx, val) -> old value: ary[idx] = val if ary[idx] == 0 or "      \
+                  "ary[idx] > val else ary[idx] - 1, atomically")                             \
+    GJ_ATOMIC_ROW(X, MAX, "max", "ary, idx, val", 3, GJ_AOP_MAX | GJ_AT_INTS | GJ_AT_FLOATS,   \
+                  gj_lower_atomic, "max(ary, idx, val) -> old value: ary[idx] = "             \
+                  "max(ary[idx], val), atomically (Python's max: a NaN element stays)")       \
+    GJ_ATOMIC_ROW(X, MIN, "min", "ary, idx, val", 3, GJ_AOP_MIN | GJ_AT_INTS | GJ_AT_FLOATS,   \
+                  gj_lower_atomic, "min(ary, idx, val) -> old value: ary[idx] = "             \
+                  "min(ary[idx], val), atomically (Python's min: a NaN element stays)")       \
+    GJ_ATOMIC_ROW(X, NANMIN, "nanmin", "ary, idx, val", 3,                                     \
+                  GJ_AOP_MIN | GJ_AT_NAN | GJ_AT_INTS | GJ_AT_FLOATS, gj_lower_atomic,         \
+                  "nanmin(ary, idx, val) -> old value: ary[idx] = numpy.nanmin((ary[idx], "   \
+                  "val)), atomically (NaN is a missing value)")                               \
+    GJ_ATOMIC_ROW(X, NANMAX, "nanmax", "ary, idx, val", 3,                                     \
+                  GJ_AOP_MAX | GJ_AT_NAN | GJ_AT_INTS | GJ_AT_FLOATS, gj_lower_atomic,         \
+                  "nanmax(ary, idx, val) -> old value: ary[idx] = numpy.nanmax((ary[idx], "   \
+                  "val)), atomically (NaN is a missing value)")                               \
+    GJ_ATOMIC_ROW(X, CAS, "cas", "ary, idx, old, val", 4, GJ_AOP_CAS | GJ_AT_INTS,             \
+                  gj_lower_atomic, "cas(ary, idx, old, val) -> old value: ary[idx] = val if " \
+                  "ary[idx] == old, atomically")
+
+/* The operation of an atomic row, the low byte of its `sub`.  The
+   lowering function maps each to an LLVM atomicrmw operation per numeric
+   class (lower_atomic.c), so a new row needs no new member here unless it
+   needs an operation LLVM lacks. */
+typedef enum GjAtomicOp {
+    GJ_AOP_XCHG,        /* val */
+    GJ_AOP_ADD,         /* old + val */
+    GJ_AOP_SUB,         /* old - val */
+    GJ_AOP_AND,         /* old & val */
+    GJ_AOP_NAND,        /* ~(old & val) */
+    GJ_AOP_OR,          /* old | val */
+    GJ_AOP_XOR,         /* old ^ val */
+    GJ_AOP_MAX,         /* max(old, val); floats by GJ_AT_NAN's rule */
+    GJ_AOP_MIN,         /* min(old, val); likewise */
+    GJ_AOP_INC,         /* unsigned: old >= val ? 0 : old + 1 */
+    GJ_AOP_DEC,         /* unsigned: old == 0 || old > val ? val : old - 1 */
+    GJ_AOP_CAS,         /* (cmp, val): old == cmp ? val : old */
+    GJ_NATOMICOPS
+} GjAtomicOp;
+
+/* The element dtypes an atomic row accepts, and its NaN rule: bits of
+   `sub` above the operation. */
+enum {
+    GJ_AT_OP_MASK = 0xff,
+    GJ_AT_INT32 = 1 << 8, GJ_AT_INT64 = 1 << 9, GJ_AT_UINT32 = 1 << 10, GJ_AT_UINT64 = 1 << 11,
+    GJ_AT_FLOAT16 = 1 << 12, GJ_AT_FLOAT32 = 1 << 13, GJ_AT_FLOAT64 = 1 << 14,
+    GJ_AT_UINTS = GJ_AT_UINT32 | GJ_AT_UINT64,
+    GJ_AT_INTS = GJ_AT_INT32 | GJ_AT_INT64 | GJ_AT_UINTS,
+    GJ_AT_FLOATS = GJ_AT_FLOAT32 | GJ_AT_FLOAT64,
+    GJ_AT_NAN = 1 << 15,   /* float max/min treat NaN as missing on both sides (numpy's
+                              nanmax); without it, as Python's max(ary[idx], val) does: a
+                              NaN element stays, a NaN value changes nothing */
+};
 
 /* warp primitives, fences, bit operations (lower_warp.c) */
 #define GJ_INTR_WARP_ROWS(X)

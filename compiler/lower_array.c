@@ -74,8 +74,8 @@ static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
 /* Address of arr[idx]: data + sum(idx_k * stride_k) bytes.  The contiguous
    axis of a C or F array steps by the itemsize instead (a typed GEP), which
    is what lets the backend fold the address into one mul.wide + add. */
-static LLVMValueRef element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                                const GjType *it) {
+LLVMValueRef gj_lower_element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                  const GjType *it) {
     int ndim = at->ndim;
     int contiguous = at->layout == GJ_LAYOUT_C ? ndim - 1 : at->layout == GJ_LAYOUT_F ? 0 : -1;
     LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
@@ -101,7 +101,7 @@ static LLVMValueRef element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, 
 
 LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
                                  const GjType *it) {
-    LLVMValueRef p = element_ptr(L, arr, at, idx, it);
+    LLVMValueRef p = gj_lower_element_ptr(L, arr, at, idx, it);
     if (!p)
         return NULL;
     LLVMValueRef v = LLVMBuildLoad2(L->b, element_type(L, at->dtype), p, "");
@@ -113,7 +113,7 @@ LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *a
 
 GjStatus gj_lower_store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
                               const GjType *it, LLVMValueRef v, const GjType *vt) {
-    LLVMValueRef p = element_ptr(L, arr, at, idx, it);
+    LLVMValueRef p = gj_lower_element_ptr(L, arr, at, idx, it);
     if (!p || !(v = gj_lower_cast(L, v, vt, at->dtype)))
         return GJ_ERR;
     if (at->dtype->kind == GJ_TK_BOOL)

@@ -9,6 +9,7 @@
  *   lower_math.c     builtins and math/numpy/cmath functions
  *   lower_array.c    arrays and memory spaces
  *   lower_print.c    print
+ *   lower_atomic.c   atomics
  */
 #ifndef GJ_LOWER_INTR_H
 #define GJ_LOWER_INTR_H
@@ -55,5 +56,8 @@ LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
 
 /* lower_print.c */
 LLVMValueRef gj_lower_print(GjLower *L, const GjIntrCall *call);
+
+/* lower_atomic.c: every gpujit.atomic row (its sub says which) */
+LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call);
 
 #endif

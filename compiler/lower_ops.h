@@ -74,6 +74,10 @@ LLVMValueRef gj_lower_array_size(GjLower *L, LLVMValueRef arr, const GjType *at)
 /* arr.shape or arr.strides (field 1 or 2) as a value of tuple_ty. */
 LLVMValueRef gj_lower_array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType *at,
                                        unsigned field, LLVMTypeRef tuple_ty);
+/* The address of arr[idx] (an integer, or a tuple of one per axis), in
+   the address space of at's data. */
+LLVMValueRef gj_lower_element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at,
+                                  LLVMValueRef idx, const GjType *it);
 /* arr[idx] (an integer, or a tuple of one per axis), in the dtype's value form. */
 LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at,
                                    LLVMValueRef idx, const GjType *it);

@@ -11,6 +11,7 @@
  *     axis, lane, warp size);
  *   - the block barrier;
  *   - the device-side printf (CUDA's vprintf, or the runtime's);
+ *   - atomic read-modify-write instructions;
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
  *
@@ -53,6 +54,11 @@ typedef struct GjTarget {
     /* The device-side printf, int32 name(ptr format, ptr args) with CUDA's
        vprintf ABI (lower_print.c): "vprintf", or runtime/cpuexec.h's. */
     const char *vprintf_name;
+    /* atomicrmw `op` of v at p (an array element in any address space),
+       relaxed, at the target's widest scope; returns the old value.  NVPTX
+       calls atom.inc/atom.dec for 32-bit uinc_wrap/udec_wrap, which LLVM 19
+       would otherwise expand to a compare-and-swap loop. */
+    LLVMValueRef (*atomic_rmw)(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValueRef p, LLVMValueRef v);
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf. */
     void (*math_name)(char *buf, size_t len, const char *base, int is_double);

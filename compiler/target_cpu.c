@@ -135,6 +135,13 @@ static void cpu_math_name(char *buf, size_t len, const char *base, int is_double
     snprintf(buf, len, "%s%s", base, is_double ? "" : "f");
 }
 
+/* Blocks run on several OS threads: a real atomic instruction (x86 lock
+   xadd, or LLVM's compare-and-swap loop where the host has no instruction). */
+static LLVMValueRef cpu_atomic_rmw(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValueRef p,
+                                   LLVMValueRef v) {
+    return LLVMBuildAtomicRMW(L->b, op, p, v, LLVMAtomicOrderingMonotonic, 0);
+}
+
 const GjTarget gj_target_cpu = {
     .name = "cpu",
     .addrspace = {0, 0, 0, 0},
@@ -146,4 +153,5 @@ const GjTarget gj_target_cpu = {
     .barrier = cpu_barrier,
     .vprintf_name = "gj_cpu_vprintf",
     .math_name = cpu_math_name,
+    .atomic_rmw = cpu_atomic_rmw,
 };

@@ -7,7 +7,8 @@
  * kernel calling convention (71), never with nvvm.annotations alone (newer
  * LLVM ignores the metadata on modules built through the C API).  Special
  * registers are llvm.nvvm.read.ptx.sreg.* intrinsics, the barrier is
- * llvm.nvvm.barrier0 (renamed in LLVM 21, so it is looked up), and math
+ * llvm.nvvm.barrier0 (renamed in LLVM 21, so it is looked up), atomics are
+ * atomicrmw (atom.global.add...) or atom.inc/dec intrinsics, and math
  * functions are libdevice's __nv_* (nvptx.c links them).
  */
 #include "target.h"
@@ -67,6 +68,23 @@ static void nvptx_math_name(char *buf, size_t len, const char *base, int is_doub
     snprintf(buf, len, "__nv_%s%s", base, is_double ? "" : "f");
 }
 
+/* PTX's atom.<op>.<type>; relaxed at gpu scope is what atom means without
+   qualifiers, and LLVM 19 emits no other.  A 32-bit inc/dec goes through
+   llvm.nvvm.atomic.load.inc/dec.32 (atom.inc.u32, atom.dec.u32) while LLVM
+   has them: newer versions upgrade the intrinsics to the atomicrmw itself. */
+static LLVMValueRef nvptx_atomic_rmw(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValueRef p,
+                                     LLVMValueRef v) {
+    static const char inc[] = "llvm.nvvm.atomic.load.inc.32";
+    static const char dec[] = "llvm.nvvm.atomic.load.dec.32";
+    const char *name = op == LLVMAtomicRMWBinOpUIncWrap ? inc :
+                       op == LLVMAtomicRMWBinOpUDecWrap ? dec : NULL;
+    if (name && LLVMTypeOf(v) == L->i32 && LLVMLookupIntrinsicID(name, sizeof inc - 1)) {
+        LLVMValueRef args[2] = {p, v};
+        return gj_lower_call_intrinsic(L, name, LLVMTypeOf(p), args, 2);
+    }
+    return LLVMBuildAtomicRMW(L->b, op, p, v, LLVMAtomicOrderingMonotonic, 0);
+}
+
 const GjTarget gj_target_nvptx = {
     .name = "nvptx",
     .addrspace = {[GJ_AS_GLOBAL] = 1, [GJ_AS_SHARED] = 3, [GJ_AS_LOCAL] = 5, [GJ_AS_CONST] = 4},
@@ -78,6 +96,7 @@ const GjTarget gj_target_nvptx = {
     .barrier = nvptx_barrier,
     .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT */
     .math_name = nvptx_math_name,
+    .atomic_rmw = nvptx_atomic_rmw,
 };
 
 const GjTarget *gj_target_of(GjTargetKind kind) {

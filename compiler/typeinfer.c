@@ -706,6 +706,52 @@ static const GjType *receiver_type(Infer *in, const GjIns *ins) {
     return arg_type(in, def, 0);
 }
 
+/* An atomic (ary, idx, operands...): ary a writable array whose dtype the
+   row accepts (the GJ_AT_* bits of its sub), idx one element of it, the
+   operands real scalars (they convert to the dtype); -> the dtype. */
+static const GjType *atomic_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
+    static const struct { const GjType *t; int bit; } dtypes[] = {
+        {&gj_ty_int32, GJ_AT_INT32}, {&gj_ty_int64, GJ_AT_INT64},
+        {&gj_ty_uint32, GJ_AT_UINT32}, {&gj_ty_uint64, GJ_AT_UINT64},
+        {&gj_ty_float16, GJ_AT_FLOAT16}, {&gj_ty_float32, GJ_AT_FLOAT32},
+        {&gj_ty_float64, GJ_AT_FLOAT64},
+    };
+    const GjType *t = arg_type(in, ins, 1);
+    if (t->kind != GJ_TK_ARRAY)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs an array, not %s", fn_name(id),
+                    t->name);
+    if (t->addrspace == GJ_AS_CONST)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() cannot write to %s: module-level arrays "
+                    "are frozen into constant memory; pass the array as an argument instead",
+                    fn_name(id), t->name);
+    int ok = 0;
+    char names[96] = "";
+    for (size_t k = 0; k < sizeof dtypes / sizeof dtypes[0]; k++) {
+        if (!(row->sub & dtypes[k].bit))
+            continue;
+        ok |= dtypes[k].t == t->dtype;
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", dtypes[k].t->name);
+    }
+    if (!ok)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() does not support %s arrays (it supports "
+                    "%s)", fn_name(id), t->dtype->name, names);
+    const GjType *elem = array_index_type(in, t, arg_type(in, ins, 2), ins->loc);
+    if (!elem)
+        return NULL;
+    if (elem->kind == GJ_TK_ARRAY)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs the index of one element of %s "
+                    "(an integer per axis), not %s", fn_name(id), t->name,
+                    arg_type(in, ins, 2)->name);
+    for (int k = 3; k < ins->nargs; k++) {
+        const GjType *v = arg_type(in, ins, k);
+        if (!gj_ty_is_scalar(v) || is_complex(v))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a real number to combine with "
+                        "%s, not %s", fn_name(id), t->name, v->name);
+    }
+    return t->dtype;
+}
+
 /* The type of a call of intrinsic `id` by its row's typing rule; the
    arity is checked already. */
 static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
@@ -721,15 +767,8 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         return row->result;
     case GJ_TR_ARG_TYPE:
         return gj_ty_concrete(arg_type(in, ins, row->sub + 1));
-    case GJ_TR_ARRAY_ELEM:
-        t = arg_type(in, ins, 1);
-        if (t->kind != GJ_TK_ARRAY)
-            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs an array, not %s", fn_name(id),
-                        t->name);
-        if (t->addrspace == GJ_AS_CONST)
-            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() cannot write to %s", fn_name(id),
-                        t->name);
-        return t->dtype;
+    case GJ_TR_ATOMIC:
+        return atomic_type(in, ins, id, row);
     case GJ_TR_RANGE:
         if (!(t = promote_args(in, ins, id, 1)))
             return NULL;
