@@ -829,8 +829,10 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     GjStatus st = lower_function(&L, kernel_name);
     if (st == GJ_OK)
         st = L.target->finish_kernel(&L, kernel_name);
-    if (st == GJ_OK && plan)
+    if (st == GJ_OK && plan) {
         plan->needs_fibers = L.needs_fibers;
+        plan->shared_static_bytes = gj_lower_shared_finish(&L);
+    }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);
         LLVMDisposeDIBuilder(L.dib);

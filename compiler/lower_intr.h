@@ -52,4 +52,8 @@ LLVMValueRef gj_lower_polar(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
 
+/* lower_array.c */
+LLVMValueRef gj_lower_memory_array(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_const_array_like(GjLower *L, const GjIntrCall *call);
+
 #endif
