@@ -82,6 +82,11 @@ typedef struct GjCompileResult {
     GjParamPlan *params;
     int nkernel_params;       /* entries in kernelParams */
     char *return_type;        /* the return type's name ("none" for kernels) */
+    /* Static shared memory per block in bytes, a 16-byte multiple (the
+       shared.array calls of the kernel and its device functions); a launch
+       needs it plus its dynamic shared memory (sharedmem).  On the CPU
+       target the dynamic part starts at this offset of the block's buffer. */
+    size_t shared_static_bytes;
     /* GJ_TARGET_CPU only (ptx is then NULL): */
     void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t) */
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */

@@ -67,6 +67,8 @@ typedef enum GjTypeRule {
     GJ_TR_MATH,         /* a GJ_MATH_FUNCS row (GjMathKind says more) */
     GJ_TR_NPTYPE,       /* numpy.float32(x) ... -> that dtype */
     GJ_TR_PRINT,        /* real scalars, None and str constants -> None */
+    GJ_TR_MEMORY,       /* shared/local.array(shape, dtype), const.array_like(ary) ->
+                           an array in address space `sub` */
 } GjTypeRule;
 
 /* Row flags. */
@@ -174,8 +176,18 @@ typedef struct GjIntrinsicRow {
     X(DIM3_Z, "dim3", "z", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "z component")
 
 /* memory spaces: gpujit.shared.array, gpujit.local.array, gpujit.const.array_like
-   (lower_array.c) */
-#define GJ_INTR_MEMORY_ROWS(X)
+   (lower_array.c); `sub` is the GjAddrSpace (types.h) of the array made */
+#define GJ_INTR_MEMORY_ROWS(X)                                                                 \
+    X(SHARED_ARRAY, "gpujit.shared", "array", "shape, dtype", 2, 2, GJ_TR_MEMORY, NULL,         \
+      GJ_AS_SHARED, gj_lower_memory_array, 0,                                                 \
+      "array(shape, dtype) -> array in the block's shared memory (shape: compile-time "       \
+      "constant; 0 for dynamic shared memory sized at launch)")                              \
+    X(LOCAL_ARRAY, "gpujit.local", "array", "shape, dtype", 2, 2, GJ_TR_MEMORY, NULL,           \
+      GJ_AS_LOCAL, gj_lower_memory_array, 0,                                                  \
+      "array(shape, dtype) -> array private to the thread (shape: compile-time constant)")   \
+    X(CONST_ARRAY_LIKE, "gpujit.const", "array_like", "ary", 1, 1, GJ_TR_MEMORY, NULL,          \
+      GJ_AS_CONST, gj_lower_const_array_like, 0,                                              \
+      "array_like(ary) -> read-only copy of module-level NumPy array ary in constant memory")
 
 /* atomics: gpujit.atomic.* (lower_atomic.c).  Every row takes an array,
    an index selecting one element and the operands, which convert to the

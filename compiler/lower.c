@@ -848,6 +848,7 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     if (st == GJ_OK && plan) {
         plan->needs_fibers = L.needs_fibers;
         plan->prints = L.prints;
+        plan->shared_static_bytes = gj_lower_shared_finish(&L);
     }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);

@@ -7,7 +7,10 @@
  * constant address space (64 KiB per module, as CUDA's constant memory).
  * The data pointer's address space is the array type's (GjAddrSpace).  The
  * memory family of intrinsics (shared.array, local.array,
- * const.array_like: GJ_INTR_MEMORY_ROWS) is lowered here too.
+ * const.array_like: GJ_INTR_MEMORY_ROWS) is lowered here too: static shared
+ * arrays laid out module-wide at 16-byte boundaries (the total goes into
+ * the launch plan), dynamic shared memory through the target, local arrays
+ * as entry-block allocas.
  *
  * Called from lower.c's instruction walk; shares GjLower through
  * lower_ops.h.  Errors are LOWERING diagnostics at L->loc.
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lower_intr.h"
 #include "target.h"
 
 /* ---- arrays ----------------------------------------------------------------- */
@@ -266,3 +270,141 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     return v;
 }
 
+/* ---- memory spaces: shared.array, local.array, const.array_like --------------- */
+
+/* Static shared memory is laid out module-wide (the kernel and every device
+   function it calls), each array at a 16-byte boundary.  The running total
+   is the initializer of an internal constant, so code lowered before the
+   total is known (the CPU target's dynamic shared memory starts after the
+   static arrays) can load it, and O3 folds the load to the final value. */
+#define SHARED_STATIC_TOTAL "_gj_shared_static_bytes"
+enum {
+    SHARED_ALIGN = 16,
+    MAX_STATIC_SHARED = 48 * 1024,   /* bytes a kernel may declare statically (CUDA) */
+    MAX_MEMORY_NDIM = 32,
+};
+
+static LLVMValueRef shared_total_global(GjLower *L) {
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, SHARED_STATIC_TOTAL);
+    if (!g) {
+        g = LLVMAddGlobal(L->mod, L->i64, SHARED_STATIC_TOTAL);
+        LLVMSetInitializer(g, gj_lower_i64(L, 0));
+        LLVMSetGlobalConstant(g, 1);
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+    }
+    return g;
+}
+
+LLVMValueRef gj_lower_shared_static_total(GjLower *L) {
+    LLVMValueRef v = LLVMBuildLoad2(L->b, L->i64, shared_total_global(L), "");
+    LLVMSetAlignment(v, 8);
+    return v;
+}
+
+uint64_t gj_lower_shared_finish(GjLower *L) {
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, SHARED_STATIC_TOTAL);
+    if (!g)
+        return 0;
+    uint64_t total = LLVMConstIntGetZExtValue(LLVMGetInitializer(g));
+    if (!LLVMGetFirstUse(g))
+        LLVMDeleteGlobal(g);   /* NVPTX: only the layout used it */
+    return total;
+}
+
+/* The offset of `bytes` more bytes of static shared memory, or -1 with a
+   diagnostic when the kernel's static shared memory would pass CUDA's
+   48 KiB. */
+static int64_t shared_layout(GjLower *L, uint64_t bytes) {
+    LLVMValueRef g = shared_total_global(L);
+    uint64_t offset = LLVMConstIntGetZExtValue(LLVMGetInitializer(g));
+    uint64_t end = (offset + bytes + SHARED_ALIGN - 1) / SHARED_ALIGN * SHARED_ALIGN;
+    if (end > MAX_STATIC_SHARED) {
+        gj_lower_fail(L, "the shared arrays of this kernel (with the device functions it calls) "
+                      "need %llu bytes, more than the %d KiB a kernel may declare statically; "
+                      "use dynamic shared memory (shape 0) for more",
+                      (unsigned long long)end, MAX_STATIC_SHARED / 1024);
+        return -1;
+    }
+    LLVMSetInitializer(g, gj_lower_i64(L, (long long)end));
+    return (int64_t)offset;
+}
+
+/* A thread's local array: an alloca in the function's entry block (so it
+   is allocated once, and SROA can turn a small one into registers), in the
+   address space the array type asks for.  NVPTX allocas live in the generic
+   space, as clang emits them; the cast to the local space (5) gives
+   ld.local/st.local where the array stays in memory. */
+static LLVMValueRef local_alloca(GjLower *L, LLVMTypeRef elem, uint64_t count, const GjType *rt) {
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(L->fn);
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMPositionBuilder(b, entry, LLVMGetFirstInstruction(entry));
+    LLVMValueRef p = LLVMBuildAlloca(b, LLVMArrayType2(elem, count), "local");
+    LLVMSetAlignment(p, 16);
+    LLVMTypeRef want = gj_lower_data_ptr(L, rt);
+    if (LLVMTypeOf(p) != want)
+        p = LLVMBuildAddrSpaceCast(b, p, want, "");
+    LLVMDisposeBuilder(b);
+    return p;
+}
+
+/* The extents of a shape that typing checked is a compile-time constant:
+   its lowered value is an LLVM constant (an integer, or a struct of them,
+   which the builder folded). */
+static int shape_dims(GjLower *L, LLVMValueRef v, const GjType *t, int64_t *dims, int ndim) {
+    for (int k = 0; k < ndim; k++) {
+        LLVMValueRef d = t->kind == GJ_TK_TUPLE ? LLVMGetAggregateElement(v, (unsigned)k) : v;
+        if (!d || !LLVMIsAConstantInt(d)) {
+            gj_lower_fail(L, "internal: the shape of a %s is not a constant", t->name);
+            return 0;
+        }
+        dims[k] = LLVMConstIntGetSExtValue(d);
+    }
+    return 1;
+}
+
+/* shared.array(shape, dtype), local.array(shape, dtype): a C-contiguous
+   array value over new memory of the call's address space; shape 0 of a
+   shared array is the dynamic shared memory, of length bytes // itemsize
+   (numba's rule). */
+LLVMValueRef gj_lower_memory_array(GjLower *L, const GjIntrCall *call) {
+    const GjType *rt = call->rt;
+    int64_t dims[MAX_MEMORY_NDIM];
+    if (rt->ndim > MAX_MEMORY_NDIM || !shape_dims(L, call->v[0], call->t[0], dims, rt->ndim))
+        return NULL;
+    LLVMTypeRef elem = element_type(L, rt->dtype);
+    uint64_t itemsize = gj_ty_itemsize(rt->dtype), count = 1;
+    for (int k = 0; k < rt->ndim; k++)
+        count *= (uint64_t)dims[k];
+    LLVMValueRef data, extent0 = gj_lower_i64(L, dims[0]);
+    if (rt->addrspace == GJ_AS_LOCAL) {
+        data = local_alloca(L, elem, count, rt);
+    } else if (rt->ndim == 1 && dims[0] == 0) {
+        LLVMValueRef bytes;
+        data = L->target->shared_dynamic(L, &bytes);
+        extent0 = LLVMBuildUDiv(L->b, bytes, gj_lower_i64(L, (long long)itemsize), "");
+    } else {
+        int64_t offset = shared_layout(L, count * itemsize);
+        if (offset < 0)
+            return NULL;
+        data = L->target->shared_static(L, (uint64_t)offset, count * itemsize);
+    }
+    LLVMValueRef v = LLVMBuildInsertValue(L->b, LLVMGetUndef(gj_lower_type(L, rt)), data, 0, "");
+    LLVMValueRef shape = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)rt->ndim));
+    LLVMValueRef strides = shape;
+    int64_t stride = (int64_t)itemsize;
+    for (int k = rt->ndim; k-- > 0;) {
+        shape = LLVMBuildInsertValue(L->b, shape, k == 0 ? extent0 : gj_lower_i64(L, dims[k]),
+                                     (unsigned)k, "");
+        strides = LLVMBuildInsertValue(L->b, strides, gj_lower_i64(L, stride), (unsigned)k, "");
+        stride *= dims[k];
+    }
+    v = LLVMBuildInsertValue(L->b, v, shape, 1, "");
+    return LLVMBuildInsertValue(L->b, v, strides, 2, "");
+}
+
+/* const.array_like(ary): ary is a frozen module-level array, which lowers
+   to constant memory already (gj_lower_const_array). */
+LLVMValueRef gj_lower_const_array_like(GjLower *L, const GjIntrCall *call) {
+    (void)L;
+    return call->v[0];
+}

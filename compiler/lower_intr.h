@@ -60,4 +60,8 @@ LLVMValueRef gj_lower_print(GjLower *L, const GjIntrCall *call);
 /* lower_atomic.c: every gpujit.atomic row (its sub says which) */
 LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call);
 
+/* lower_array.c */
+LLVMValueRef gj_lower_memory_array(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_const_array_like(GjLower *L, const GjIntrCall *call);
+
 #endif

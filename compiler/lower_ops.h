@@ -89,6 +89,11 @@ LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
                                  LLVMValueRef idx, const GjType *it, const GjType *rt);
 /* A frozen NumPy array as a readonly array value of type rt. */
 LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjType *rt);
+/* The module's static shared memory in bytes (a 16-byte multiple), as an
+   i64 that is constant once lowering ends: where the dynamic part starts. */
+LLVMValueRef gj_lower_shared_static_total(GjLower *L);
+/* After lowering: the static shared bytes, for the launch plan. */
+uint64_t gj_lower_shared_finish(GjLower *L);
 
 /* ---- lower_ops.c ---- */
 

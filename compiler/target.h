@@ -12,6 +12,7 @@
  *   - the block barrier;
  *   - the device-side printf (CUDA's vprintf, or the runtime's);
  *   - atomic read-modify-write instructions;
+ *   - where shared memory lives (module globals, or the CPU block's buffer);
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
  *
@@ -22,6 +23,7 @@
 #define GJ_TARGET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <llvm-c/Core.h>
 
@@ -62,6 +64,12 @@ typedef struct GjTarget {
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf. */
     void (*math_name)(char *buf, size_t len, const char *base, int is_double);
+    /* The address of `bytes` bytes at `offset` in the block's static shared
+       memory (lower_array.c lays it out), in the shared address space. */
+    LLVMValueRef (*shared_static)(GjLower *L, uint64_t offset, uint64_t bytes);
+    /* The address of the block's dynamic shared memory (sized by the
+       launch), and its size in bytes as an i64 in *bytes. */
+    LLVMValueRef (*shared_dynamic)(GjLower *L, LLVMValueRef *bytes);
 } GjTarget;
 
 extern const GjTarget gj_target_nvptx;

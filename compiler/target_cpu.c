@@ -13,7 +13,8 @@
  * would get) and calls the body, which O3 then inlines.  Special registers
  * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier is a
  * call of gj_cpu_barrier(t) (its address comes from the runtime symbol
- * table, compile.h's GjRuntimeSymbol), and math functions are libm's.
+ * table, compile.h's GjRuntimeSymbol), math functions are libm's, and shared
+ * memory is the block's buffer t->shared.
  */
 #include "target.h"
 
@@ -80,8 +81,10 @@ static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
 }
 
 /* GjCpuThread's fields (runtime/cpuexec.h; grep tag GJ_CPU_THREAD_ABI): four
-   uint32_t[3] (tid, bid, bdim, gdim), two pointers, two uint32_t. */
-enum { THREAD_TID, THREAD_BID, THREAD_BDIM, THREAD_GDIM };
+   uint32_t[3] (tid, bid, bdim, gdim), two pointers (shared, block), three
+   uint32_t (lane, warp, shared_bytes). */
+enum { THREAD_TID, THREAD_BID, THREAD_BDIM, THREAD_GDIM, THREAD_SHARED, THREAD_BLOCK,
+       THREAD_LANE, THREAD_WARP, THREAD_SHARED_BYTES, THREAD_NFIELDS };
 
 /* The GjCpuThread field holding register reg, or -1. */
 static int thread_field(GjSreg reg) {
@@ -100,8 +103,16 @@ static int thread_field(GjSreg reg) {
 static LLVMTypeRef thread_type(GjLower *L) {
     LLVMTypeRef dim = LLVMArrayType2(L->i32, 3);
     LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
-    LLVMTypeRef fields[8] = {dim, dim, dim, dim, ptr, ptr, L->i32, L->i32};
-    return LLVMStructTypeInContext(L->ctx, fields, 8, 0);
+    LLVMTypeRef fields[THREAD_NFIELDS] = {dim, dim, dim, dim, ptr, ptr, L->i32, L->i32, L->i32};
+    return LLVMStructTypeInContext(L->ctx, fields, THREAD_NFIELDS, 0);
+}
+
+/* A load of field `field` (of type ty) of the thread's GjCpuThread. */
+static LLVMValueRef thread_field_load(GjLower *L, unsigned field, LLVMTypeRef ty) {
+    LLVMValueRef p = LLVMBuildStructGEP2(L->b, thread_type(L), L->thread, field, "");
+    LLVMValueRef v = LLVMBuildLoad2(L->b, ty, p, "");
+    LLVMSetAlignment(v, ty == L->i32 ? 4 : 8);
+    return v;
 }
 
 static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
@@ -130,6 +141,26 @@ static LLVMValueRef cpu_barrier(GjLower *L) {
     return LLVMBuildCall2(L->b, fty, fn, &thread, 1, "");
 }
 
+/* Shared memory is the block's buffer t->shared (runtime/cpuexec.h): the
+   static arrays at the offsets lower_array.c gives them, then the dynamic
+   part, t->shared_bytes less the static bytes (a constant once the module
+   is lowered: gj_lower_shared_static_total). */
+static LLVMValueRef cpu_shared_static(GjLower *L, uint64_t offset, uint64_t bytes) {
+    (void)bytes;
+    LLVMValueRef base = thread_field_load(L, THREAD_SHARED, LLVMPointerTypeInContext(L->ctx, 0));
+    LLVMValueRef off = LLVMConstInt(L->i64, offset, 0);
+    return LLVMBuildInBoundsGEP2(L->b, L->i8, base, &off, 1, "");
+}
+
+static LLVMValueRef cpu_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
+    LLVMValueRef base = thread_field_load(L, THREAD_SHARED, LLVMPointerTypeInContext(L->ctx, 0));
+    LLVMValueRef total = LLVMBuildZExt(L->b, thread_field_load(L, THREAD_SHARED_BYTES, L->i32),
+                                       L->i64, "");
+    LLVMValueRef off = gj_lower_shared_static_total(L);
+    *bytes = LLVMBuildSub(L->b, total, off, "");
+    return LLVMBuildInBoundsGEP2(L->b, L->i8, base, &off, 1, "");
+}
+
 /* libm: <base> (double), <base>f (float). */
 static void cpu_math_name(char *buf, size_t len, const char *base, int is_double) {
     snprintf(buf, len, "%s%s", base, is_double ? "" : "f");
@@ -154,4 +185,6 @@ const GjTarget gj_target_cpu = {
     .vprintf_name = "gj_cpu_vprintf",
     .math_name = cpu_math_name,
     .atomic_rmw = cpu_atomic_rmw,
+    .shared_static = cpu_shared_static,
+    .shared_dynamic = cpu_shared_dynamic,
 };

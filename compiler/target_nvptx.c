@@ -8,8 +8,9 @@
  * LLVM ignores the metadata on modules built through the C API).  Special
  * registers are llvm.nvvm.read.ptx.sreg.* intrinsics, the barrier is
  * llvm.nvvm.barrier0 (renamed in LLVM 21, so it is looked up), atomics are
- * atomicrmw (atom.global.add...) or atom.inc/dec intrinsics, and math
- * functions are libdevice's __nv_* (nvptx.c links them).
+ * atomicrmw (atom.global.add...) or atom.inc/dec intrinsics, math
+ * functions are libdevice's __nv_* (nvptx.c links them), and shared arrays
+ * are globals in the shared address space (3).
  */
 #include "target.h"
 
@@ -85,6 +86,43 @@ static LLVMValueRef nvptx_atomic_rmw(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValu
     return LLVMBuildAtomicRMW(L->b, op, p, v, LLVMAtomicOrderingMonotonic, 0);
 }
 
+/* Static shared arrays are module globals of their own in the shared
+   address space: `.shared .align 16 .b8 _gj_shared_<offset>[bytes]`, left
+   undefined (CUDA does not clear shared memory). */
+static LLVMValueRef nvptx_shared_static(GjLower *L, uint64_t offset, uint64_t bytes) {
+    char name[48];
+    snprintf(name, sizeof name, "_gj_shared_%llu", (unsigned long long)offset);
+    LLVMTypeRef ty = LLVMArrayType2(L->i8, bytes);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, ty, name,
+                                                 L->target->addrspace[GJ_AS_SHARED]);
+    LLVMSetInitializer(g, LLVMGetUndef(ty));
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetAlignment(g, 16);
+    return g;
+}
+
+/* Dynamic shared memory is one external array of unknown size,
+   `.extern .shared .align 16 .b8 _gj_shared_dynamic[]`, that every
+   dynamic array of the module starts at (they alias, as in CUDA and
+   numba); its size is the register %dynamic_smem_size, which LLVM 19 has
+   no intrinsic for, so it is read with inline PTX (as numba does). */
+static LLVMValueRef nvptx_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
+    static const char name[] = "_gj_shared_dynamic";
+    static const char text[] = "mov.u32 $0, %dynamic_smem_size;", constraints[] = "=r";
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
+    if (!g) {
+        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMArrayType2(L->i8, 0), name,
+                                        L->target->addrspace[GJ_AS_SHARED]);
+        LLVMSetAlignment(g, 16);
+    }
+    LLVMTypeRef fty = LLVMFunctionType(L->i32, NULL, 0, 0);
+    LLVMValueRef read = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
+                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT,
+                                         0);
+    *bytes = LLVMBuildZExt(L->b, LLVMBuildCall2(L->b, fty, read, NULL, 0, ""), L->i64, "");
+    return g;
+}
+
 const GjTarget gj_target_nvptx = {
     .name = "nvptx",
     .addrspace = {[GJ_AS_GLOBAL] = 1, [GJ_AS_SHARED] = 3, [GJ_AS_LOCAL] = 5, [GJ_AS_CONST] = 4},
@@ -97,6 +135,8 @@ const GjTarget gj_target_nvptx = {
     .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT */
     .math_name = nvptx_math_name,
     .atomic_rmw = nvptx_atomic_rmw,
+    .shared_static = nvptx_shared_static,
+    .shared_dynamic = nvptx_shared_dynamic,
 };
 
 const GjTarget *gj_target_of(GjTargetKind kind) {

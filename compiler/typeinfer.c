@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "intrinsics.h"
+#include "typemem.h"
 
 enum { GJ_MAX_NDIM_INDEX = 32 };   /* axes an indexed array may have */
 
@@ -397,8 +398,9 @@ static const GjType *tuple_element_type(Infer *in, const GjType *t) {
         if (x == e)
             continue;
         if (x->kind == GJ_TK_ARRAY && e->kind == GJ_TK_ARRAY && x->dtype == e->dtype &&
-            x->ndim == e->ndim) {   /* views of one array in two layouts */
-            e = gj_ty_array(in->c, e->dtype, e->ndim, GJ_LAYOUT_A);
+            x->ndim == e->ndim && x->addrspace == e->addrspace) {   /* views in two layouts */
+            e = gj_ty_array_in(in->c, gj_ty_array(in->c, e->dtype, e->ndim, GJ_LAYOUT_A),
+                               e->addrspace);
             continue;
         }
         int same_kind = gj_ty_is_scalar(x) && gj_ty_is_scalar(e) &&
@@ -841,6 +843,12 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         return np_type_call(in, ins, id);
     case GJ_TR_PRINT:
         return print_type(in, ins, id);
+    case GJ_TR_MEMORY: {   /* shared.array, local.array, const.array_like (typemem.c) */
+        const char *why = NULL;
+        t = gj_memory_call_type(in->c, ins, in->f->temp_types, in->defs, id, &why);
+        return t ? t : why ? fail(in, GJ_DIAG_TYPING, ins->loc, "%s", why)
+                           : fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory");
+    }
     }
     return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s has no typing rule", fn_name(id));
 }
@@ -948,8 +956,10 @@ static const GjType *store_var(Infer *in, const GjIns *ins, const GjType *t) {
     GjVar *v = &in->f->vars[ins->var];
     const GjType *u = gj_ty_unify(v->type, t);
     if (!u && v->type->kind == GJ_TK_ARRAY && t->kind == GJ_TK_ARRAY &&
-        v->type->dtype == t->dtype && v->type->ndim == t->ndim)
-        u = gj_ty_array(in->c, t->dtype, t->ndim, GJ_LAYOUT_A);   /* views of two layouts */
+        v->type->dtype == t->dtype && v->type->ndim == t->ndim &&
+        v->type->addrspace == t->addrspace)   /* views of two layouts, one memory space */
+        u = gj_ty_array_in(in->c, gj_ty_array(in->c, t->dtype, t->ndim, GJ_LAYOUT_A),
+                           t->addrspace);
     if (!u && v->kind == GJ_VAR_STACK)   /* a value that joins two paths: x if c else y */
         return fail(in, GJ_DIAG_TYPING, ins->loc,
                     "the paths of this expression give %s and %s, which cannot be combined",

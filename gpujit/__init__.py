@@ -236,7 +236,10 @@ class Device:
     MAX_THREADS_PER_BLOCK, WARP_SIZE, MULTIPROCESSOR_COUNT : int
     MAX_BLOCK_DIM_X/Y/Z, MAX_GRID_DIM_X/Y/Z : int
     MAX_SHARED_MEMORY_PER_BLOCK : int
-        Bytes.
+        Bytes of shared memory every block may have (48 KiB).
+    MAX_SHARED_MEMORY_PER_BLOCK_OPTIN : int
+        Bytes of shared memory (static plus dynamic) a block may have; a launch
+        above ``MAX_SHARED_MEMORY_PER_BLOCK`` opts in for it (227 KiB on an H200).
     total_memory : int
         Bytes.
     """
@@ -249,6 +252,7 @@ class Device:
         self.MAX_BLOCK_DIM_X, self.MAX_BLOCK_DIM_Y, self.MAX_BLOCK_DIM_Z = info["max_block_dim"]
         self.MAX_GRID_DIM_X, self.MAX_GRID_DIM_Y, self.MAX_GRID_DIM_Z = info["max_grid_dim"]
         self.MAX_SHARED_MEMORY_PER_BLOCK = info["max_shared_memory_per_block"]
+        self.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = info["max_shared_memory_per_block_optin"]
         self.WARP_SIZE = info["warp_size"]
         self.MULTIPROCESSOR_COUNT = info["multiprocessor_count"]
         self.total_memory = info["total_memory"]

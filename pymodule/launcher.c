@@ -16,7 +16,8 @@
  * kernel writes them, back after it; then the call synchronizes and frees
  * the temporaries.  Device arguments pass zero-copy and the launch stays
  * asynchronous.  The configuration is checked against the device's limits
- * before anything is launched.
+ * before anything is launched, shared memory (the kernel's static part from
+ * its launch plan plus the launch's dynamic part) against the opt-in limit.
  *
  * On the CPU target (device GJ_MEM_HOST) the same parameters go to the grid
  * executor (runtime/cpuexec.h), which returns when the grid is done; host
@@ -357,6 +358,7 @@ static const GjCuDeviceInfo cpu_limits = {
     .max_block_dim = {1024, 1024, 64},
     .max_grid_dim = {2147483647, 65535, 65535},
     .max_shared_per_block = 48 * 1024,
+    .max_shared_per_block_optin = 227 * 1024,   /* an H100/H200's */
     .warp_size = 32,
 };
 
@@ -389,13 +391,40 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
                      "%d threads per block", threads, info.max_threads_per_block);
         return -1;
     }
-    if (l->shared > (unsigned)info.max_shared_per_block) {
-        PyErr_Format(PyExc_ValueError, "dynamic shared memory of %u bytes exceeds the "
-                     "device's limit of %d bytes per block", l->shared,
-                     info.max_shared_per_block);
+    return 0;
+}
+
+/* ValueError unless the kernel's static shared memory plus the launch's
+   dynamic shared memory fit in the device's opt-in limit per block.  Above
+   the 48 KiB every device gives a block, CUDA launches only kernels that
+   opted in to that much dynamic shared memory, so the attribute is set
+   first (each such launch: it is one cheap driver call).  The CPU target
+   applies the same limits (cpu_limits). */
+static int prepare_shared(GjPyState *st, const Launcher *l, const GjEntry *e, int ordinal)
+{
+    enum { PORTABLE_SHARED = 48 * 1024 };
+    size_t total = e->res.shared_static_bytes + l->shared;
+    if (total <= PORTABLE_SHARED)
+        return 0;
+    GjCuDeviceInfo info;
+    GjCuError err;
+    if (ordinal == GJ_MEM_HOST)
+        info = cpu_limits;
+    else if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
+        goto cuda_error;
+    if (total > (size_t)info.max_shared_per_block_optin) {
+        PyErr_Format(PyExc_ValueError, "shared memory of %zu bytes per block (%zu static, %u "
+                     "dynamic) exceeds the device's limit of %d bytes (%d KiB) per block",
+                     total, e->res.shared_static_bytes, l->shared,
+                     info.max_shared_per_block_optin, info.max_shared_per_block_optin / 1024);
         return -1;
     }
-    return 0;
+    if (ordinal == GJ_MEM_HOST ||
+        gj_cu_func_set_max_dynamic_shared(e->func, (int)l->shared, &err) == GJ_CU_OK)
+        return 0;
+cuda_error:
+    gj_py_raise_cuda(st, &err);
+    return -1;
 }
 
 /* ---- launching ---------------------------------------------------------------------- */
@@ -469,7 +498,7 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
         .params = params,
         .grid = {l->grid[0], l->grid[1], l->grid[2]},
         .block = {l->block[0], l->block[1], l->block[2]},
-        .shared_bytes = l->shared,
+        .shared_bytes = e->res.shared_static_bytes + l->shared,
         .needs_fibers = e->res.needs_fibers,
     };
     char msg[256] = "";
@@ -620,7 +649,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         goto done;
     if (!e && !(e = gj_py_entry_compile(st, d, key, (int)n + 1)))
         goto done;
-    if (gj_py_entry_load(st, e, d->lineinfo) < 0)
+    if (gj_py_entry_load(st, e, d->lineinfo) < 0 || prepare_shared(st, l, e, device) < 0)
         goto done;
     unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
     if (e->max_threads > 0 && threads > (unsigned long long)e->max_threads) {

@@ -621,13 +621,14 @@ static PyObject *device_info_dict(GjPyState *st, int ordinal)
     int driver = 0;
     gj_cu_driver_version(&driver, &err);
     return Py_BuildValue(
-        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:n,s:i}",
+        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:i,s:n,s:i}",
         "id", info.ordinal, "name", info.name,
         "compute_capability", info.cc_major, info.cc_minor,
         "max_threads_per_block", info.max_threads_per_block,
         "max_block_dim", info.max_block_dim[0], info.max_block_dim[1], info.max_block_dim[2],
         "max_grid_dim", info.max_grid_dim[0], info.max_grid_dim[1], info.max_grid_dim[2],
         "max_shared_memory_per_block", info.max_shared_per_block,
+        "max_shared_memory_per_block_optin", info.max_shared_per_block_optin,
         "warp_size", info.warp_size, "multiprocessor_count", info.multiprocessors,
         "total_memory", (Py_ssize_t)info.total_memory, "driver_version", driver);
 }

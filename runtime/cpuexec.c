@@ -475,6 +475,7 @@ static void run_block(Worker *w, Job *job, uint64_t k)
         t.gdim[d] = l->grid[d];
     }
     t.shared = w->shared;
+    t.shared_bytes = (uint32_t)l->shared_bytes;
     t.block = b;
     if (l->shared_bytes)
         memset(w->shared, 0, l->shared_bytes);

@@ -34,13 +34,15 @@ typedef struct GjCpuThread {
     GjCpuBlock *block;    /* executor's */
     uint32_t lane;        /* linear thread index % 32 */
     uint32_t warp;        /* linear thread index / 32 */
+    uint32_t shared_bytes;   /* bytes at `shared` (GjCpuLaunch.shared_bytes): the
+                                kernel's dynamic part is what its static part leaves */
 } GjCpuThread;
 
 /* Field indices for the host lowering's struct GEPs (grep tag: GJ_CPU_THREAD_ABI). */
 enum {
     GJ_CPU_THREAD_TID = 0, GJ_CPU_THREAD_BID = 1, GJ_CPU_THREAD_BDIM = 2,
     GJ_CPU_THREAD_GDIM = 3, GJ_CPU_THREAD_SHARED = 4, GJ_CPU_THREAD_BLOCK = 5,
-    GJ_CPU_THREAD_LANE = 6, GJ_CPU_THREAD_WARP = 7,
+    GJ_CPU_THREAD_LANE = 6, GJ_CPU_THREAD_WARP = 7, GJ_CPU_THREAD_SHARED_BYTES = 8,
 };
 
 typedef void (*GjCpuKernelFn)(void **params, GjCpuThread *t);
@@ -56,10 +58,11 @@ typedef struct GjCpuLaunch {
 
 /* Shared memory: each block gets its own `shared_bytes` bytes at
    t->shared, 64-byte aligned and zeroed before the block starts (CUDA does
-   not zero it; kernels must not rely on it).  Only the total comes in: the
-   compiler lays out the static shared arrays and the dynamic part within it
-   (e.g. static arrays first, each at its alignment, then the dynamic array
-   at a 16-byte boundary), as it does for the GPU. */
+   not zero it; kernels must not rely on it).  Only the total comes in
+   (t->shared_bytes): the compiler lays out the kernel's static shared
+   arrays first, each at a 16-byte boundary, and the dynamic shared memory
+   after them (its size is the total less the static part, a 16-byte
+   multiple that the launch plan reports). */
 
 /* Runs the whole grid and returns when every block is done (0), or -1 with
    a message in err (at most errlen bytes) when resources run out or kernel

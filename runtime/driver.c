@@ -58,6 +58,7 @@ enum {                                      /* CUdevice_attribute */
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
 enum {                                      /* CUjit_option */
@@ -66,7 +67,10 @@ enum {                                      /* CUjit_option */
     CU_JIT_GENERATE_LINE_INFO = 13,
 };
 
-enum { CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0 };
+enum {                                      /* CUfunction_attribute */
+    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
@@ -108,6 +112,7 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                     \
     X(cuModuleUnload, (CUmodule))                                                      \
     X(cuFuncGetAttribute, (int *, int, CUfunction))                                    \
+    X(cuFuncSetAttribute, (CUfunction, int, int))                                      \
     X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,   \
                        unsigned, unsigned, CUstream, void **, void **))                \
     X(cuStreamCreate, (CUstream *, unsigned))                                          \
@@ -339,12 +344,14 @@ static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjC
         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 2,
         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
     };
     int *dst[] = {
         &info->cc_major, &info->cc_minor, &info->max_threads_per_block,
         &info->max_block_dim[0], &info->max_block_dim[1], &info->max_block_dim[2],
         &info->max_grid_dim[0], &info->max_grid_dim[1], &info->max_grid_dim[2],
         &info->max_shared_per_block, &info->warp_size, &info->multiprocessors,
+        &info->max_shared_per_block_optin,
     };
     memset(info, 0, sizeof *info);
     info->ordinal = ordinal;
@@ -593,6 +600,14 @@ GjCuStatus gj_cu_func_max_threads(void *func, int *max_threads, GjCuError *err)
 {
     return CU(err, cuFuncGetAttribute,
               (max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)func));
+}
+
+GjCuStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuFuncSetAttribute,
+                                    ((CUfunction)func,
+                                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
 }
 
 GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],

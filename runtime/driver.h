@@ -42,7 +42,8 @@ typedef struct GjCuDeviceInfo {
     int max_threads_per_block;
     int max_block_dim[3];
     int max_grid_dim[3];
-    int max_shared_per_block;     /* bytes */
+    int max_shared_per_block;     /* bytes a block gets without opting in (48 KiB) */
+    int max_shared_per_block_optin;   /* bytes a kernel may opt in to (H200: 227 KiB) */
     int warp_size;
     int multiprocessors;
     size_t total_memory;          /* bytes */
@@ -76,6 +77,11 @@ GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
 /* The most threads per block `func` can be launched with (its registers
    may allow fewer than the device's limit). */
 GjCuStatus gj_cu_func_max_threads(void *func, int *max_threads, GjCuError *err);
+
+/* Lets `func` be launched with up to `bytes` of dynamic shared memory
+   (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): needed when its static
+   and dynamic shared memory pass 48 KiB, up to the device's opt-in limit. */
+GjCuStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjCuError *err);
 
 GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
                         unsigned shared_bytes, void *stream, void **params, GjCuError *err);
