@@ -238,6 +238,44 @@ def test_histogram_matches_bincount(n, rng):
     np.testing.assert_array_equal(bins, np.bincount(x, minlength=37))
 
 
+BINS = 64
+
+
+@execution
+@pytest.mark.parametrize("n, threads", [(1, 64), (63, 64), (1000, 128), (4097, 256), (70001, 96)])
+def test_shared_memory_histogram(n, threads, rng):
+    """Privatised histogram: each block counts into a shared int32[BINS] with
+    atomic.add (old values summed per block as a check), then adds its bins
+    into the global histogram; a grid-stride loop and a partial last block."""
+    @gpujit.jit
+    def histogram(x, hist, olds):
+        local = gpujit.shared.array(BINS, np.int32)
+        t = gpujit.threadIdx.x
+        j = t
+        while j < BINS:
+            local[j] = 0
+            j += gpujit.blockDim.x
+        gpujit.syncthreads()
+        i = gpujit.grid(1)
+        seen = 0
+        while i < x.size:
+            seen += atomic.add(local, x[i], 1) >= 0
+            i += gpujit.gridsize(1)
+        olds[gpujit.grid(1)] = seen
+        gpujit.syncthreads()
+        j = t
+        while j < BINS:
+            atomic.add(hist, j, local[j])
+            j += gpujit.blockDim.x
+    x = rng.integers(0, BINS, size=n).astype(np.uint8)
+    hist = np.zeros(BINS, np.int32)
+    blocks = min(7, (n + threads - 1) // threads)
+    olds = poison(blocks * threads, np.int64)
+    histogram[blocks, threads](x, hist, olds)
+    np.testing.assert_array_equal(hist, np.bincount(x, minlength=BINS))
+    assert olds.sum() == n    # every returned old value was a count >= 0
+
+
 def make_once(op):
     """One thread applies op to a[0] with v[0]."""
     @gpujit.jit
