@@ -8,6 +8,7 @@
  *   lower_thread.c   thread indexing (grid, gridsize, dim3 registers), barrier
  *   lower_math.c     builtins and math/numpy/cmath functions
  *   lower_array.c    arrays and memory spaces
+ *   lower_warp.c     block and warp collectives, fences, bit operations
  */
 #ifndef GJ_LOWER_INTR_H
 #define GJ_LOWER_INTR_H
@@ -32,6 +33,7 @@ typedef struct GjIntrCall {
 /* lower_thread.c */
 LLVMValueRef gj_lower_grid(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_syncthreads(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_sreg(GjLower *L, const GjIntrCall *call);   /* laneid: row's GjSreg */
 /* threadIdx.x & co: register of dim3 intrinsic `dim3` along axis 0..2, as rt */
 LLVMValueRef gj_lower_dim3_attr(GjLower *L, int dim3, int axis, const GjType *rt);
 
@@ -51,5 +53,9 @@ LLVMValueRef gj_lower_phase(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_polar(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
+
+/* lower_warp.c: the row's GjCollective, or its GjBitOp */
+LLVMValueRef gj_lower_collective(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_bits(GjLower *L, const GjIntrCall *call);
 
 #endif

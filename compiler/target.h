@@ -9,7 +9,8 @@
  *     internal body plus a wrapper with runtime/cpuexec.h's ABI);
  *   - the special registers (GjSreg: thread/block index and extents per
  *     axis, lane, warp size);
- *   - the block barrier;
+ *   - the block barrier, and the block and warp collectives and memory
+ *     fences (GjCollective: syncthreads_count, shuffles, votes, ...);
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
  *     sinf).
  *
@@ -49,6 +50,11 @@ typedef struct GjTarget {
     LLVMValueRef (*special_reg)(GjLower *L, GjSreg reg, int axis);
     /* __syncthreads(); returns the call (non-NULL) or NULL with a diag. */
     LLVMValueRef (*barrier)(GjLower *L);
+    /* Collective op on args (intrinsics.h's GjCollective gives their number
+       and LLVM types, and the result's); MATCH_ALL also sets *pred (i1).
+       NULL with a diag when the target cannot. */
+    LLVMValueRef (*collective)(GjLower *L, GjCollective op, LLVMValueRef *args,
+                               LLVMValueRef *pred);
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf. */
     void (*math_name)(char *buf, size_t len, const char *base, int is_double);
