@@ -222,23 +222,26 @@ static int same_static(const Static *x, const Static *y) {
     return strcmp(x->attr, y->attr) == 0 && same_static(x->base, y->base);
 }
 
-/* Whether static s is a run-time value (math.pi, threadIdx.x) rather than a
+/* Whether static s is a run-time value (math.pi, threadIdx.x, laneid) rather than a
    module or a callable: values cross block edges in stack-slot variables
    like any other (`math.inf if c else 0.0`); the others pass symbolically. */
 static int static_is_value(const Static *s) {
+    int id;
+    if (!s->attr && s->global && s->global->kind == GJ_GLOBAL_INTRINSIC)   /* laneid */
+        return (id = gj_intrinsic_lookup_qualified(s->global->name)) >= 0 &&
+               gj_intrinsic_is_value((GjIntrinsic)id);
     if (!s->attr || !s->base)
         return 0;
     const Static *base = s->base;
     if (base->global && base->global->kind == GJ_GLOBAL_MODULE) {
-        double value;
-        int id = gj_intrinsic_lookup(base->global->name, s->attr);
-        return id >= 0 && gj_intrinsic_constant((GjIntrinsic)id, &value);
+        id = gj_intrinsic_lookup(base->global->name, s->attr);
+        return id >= 0 && gj_intrinsic_is_value((GjIntrinsic)id);
     }
     const char *dim3 = base->global ? (base->global->kind == GJ_GLOBAL_INTRINSIC
                                        ? base->global->name : NULL)
                                     : base->attr;
-    int id = !dim3 ? -1 : base->global ? gj_intrinsic_lookup_qualified(dim3)
-                                       : gj_intrinsic_lookup("gpujit", dim3);
+    id = !dim3 ? -1 : base->global ? gj_intrinsic_lookup_qualified(dim3)
+                                   : gj_intrinsic_lookup("gpujit", dim3);
     return id >= 0 && (gj_intrinsic_row((GjIntrinsic)id)->flags & GJ_IF_DIM3) &&
            gj_intrinsic_lookup("dim3", s->attr) >= 0;
 }

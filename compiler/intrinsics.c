@@ -10,6 +10,7 @@
 #include "intrinsics.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower_intr.h"
@@ -100,18 +101,41 @@ const GjIntrinsicRow *gj_intrinsic_row(GjIntrinsic i) {
     return &intrinsics[i];
 }
 
-/* params is "a, b, c": the index of `name` in it. */
-int gj_intrinsic_param_index(GjIntrinsic i, const char *name) {
+/* The text of parameter k in params "a, b, c=1" ("c=1"), its length in *len;
+   NULL if there is none. */
+static const char *param_text(GjIntrinsic i, int k, size_t *len) {
     const char *p = intrinsics[i].params;
-    size_t len = strlen(name);
-    for (int k = 0; *p; k++) {
-        size_t n = strcspn(p, ",");
-        if (n == len && strncmp(p, name, len) == 0)
-            return k;
-        p += n;
+    for (int j = 0; *p && j < k; j++) {
+        p += strcspn(p, ",");
         p += strspn(p, ", ");
     }
+    *len = strcspn(p, ",");
+    return *p ? p : NULL;
+}
+
+int gj_intrinsic_param_index(GjIntrinsic i, const char *name) {
+    size_t len = strlen(name), n;
+    const char *p;
+    for (int k = 0; (p = param_text(i, k, &n)) != NULL; k++)
+        if (strcspn(p, ",=") == len && strncmp(p, name, len) == 0)
+            return k;
     return -1;
+}
+
+int gj_intrinsic_param_default(GjIntrinsic i, int k, long long *value) {
+    size_t n;
+    const char *p = param_text(i, k, &n);
+    size_t name_len = p ? strcspn(p, ",=") : 0;
+    if (!p || name_len == n)
+        return 0;
+    *value = strtoll(p + name_len + 1, NULL, 0);
+    return 1;
+}
+
+int gj_intrinsic_is_value(GjIntrinsic i) {
+    double value;
+    const GjIntrinsicRow *r = &intrinsics[i];
+    return gj_intrinsic_constant(i, &value) || (r->rule == GJ_TR_VALUE && r->lower);
 }
 
 int gj_intrinsic_math_fn(GjIntrinsic i, GjMathNs *ns) {

@@ -36,15 +36,62 @@ typedef enum GjSreg {
     GJ_SREG_NCTAID,     /* blocks per grid (gridDim) */
     GJ_SREG_LANEID,     /* lane in the warp */
     GJ_SREG_WARPSIZE,   /* threads per warp */
+    GJ_SREG_LANEMASK_LT,/* the lanes below this one: (1 << lane) - 1 */
     GJ_NSREGS
 } GjSreg;
+
+/* Block and warp collectives and memory fences: the members of the warp
+   family that the target lowers (target.h's `collective` hook; a warp row's
+   `sub`).  Operands, in order, and result: masks, lanes, deltas and widths
+   are i32; predicates i1; a shuffled or matched value is its bits, i32 or
+   i64.  Every one but the fences synchronises threads (GJ_IF_BARRIER). */
+typedef enum GjCollective {
+    GJ_COLL_SYNC_COUNT,   /* (pred i1) -> i32: block barrier, threads with pred */
+    GJ_COLL_SYNC_AND,     /* (pred) -> i32 0/1: block barrier, all preds true */
+    GJ_COLL_SYNC_OR,      /* (pred) -> i32 0/1: block barrier, any pred true */
+    GJ_COLL_SYNCWARP,     /* (mask) -> non-NULL: the lanes of mask meet */
+    GJ_COLL_FENCE_BLOCK,  /* () -> non-NULL: memory ordering seen by the block */
+    GJ_COLL_FENCE,        /* (): ... by the device */
+    GJ_COLL_FENCE_SYSTEM, /* (): ... by the host and other devices too */
+    GJ_COLL_SHFL_IDX,     /* (mask, bits, src_lane, width) -> bits of lane src_lane */
+    GJ_COLL_SHFL_UP,      /* (mask, bits, delta, width) -> bits of lane - delta */
+    GJ_COLL_SHFL_DOWN,    /* (mask, bits, delta, width) -> bits of lane + delta */
+    GJ_COLL_SHFL_XOR,     /* (mask, bits, lane_mask, width) -> bits of lane ^ lane_mask */
+    GJ_COLL_VOTE_ALL,     /* (mask, pred) -> i1: every lane's pred */
+    GJ_COLL_VOTE_ANY,     /* (mask, pred) -> i1: some lane's pred */
+    GJ_COLL_VOTE_EQ,      /* (mask, pred) -> i1: the preds all alike */
+    GJ_COLL_BALLOT,       /* (mask, pred) -> i32: the lanes with pred */
+    GJ_COLL_MATCH_ANY,    /* (mask, bits) -> i32: the lanes with the same bits */
+    GJ_COLL_MATCH_ALL,    /* (mask, bits) -> i32 mask or 0, and *pred i1: all alike */
+    GJ_COLL_ACTIVEMASK,   /* () -> i32: the lanes of the warp executing it */
+} GjCollective;
+
+/* The bit and arithmetic members of the warp family (lower_warp.c computes
+   them alike on every target). */
+typedef enum GjBitOp {
+    GJ_BIT_POPC,    /* set bits */
+    GJ_BIT_BREV,    /* bits reversed */
+    GJ_BIT_CLZ,     /* leading zero bits */
+    GJ_BIT_FFS,     /* 1 + index of the lowest set bit, 0 for 0 */
+    GJ_BIT_FMA,     /* a * b + c, rounded once */
+    GJ_BIT_CBRT,    /* cube root (the math library's) */
+    GJ_BIT_SELP,    /* cond ? a : b */
+} GjBitOp;
 
 /* How a call of an intrinsic is typed (typeinfer.c, call_type).  The arity
    (the row's min/max) is checked before the rule runs. */
 typedef enum GjTypeRule {
-    GJ_TR_VALUE,        /* not callable: a value (threadIdx, math.pi) or namespace */
-    GJ_TR_FIXED,        /* scalar arguments -> the row's result type (syncthreads: None) */
-    GJ_TR_ARG_TYPE,     /* -> the concrete type of argument `sub` ((mask, value, int) -> value) */
+    GJ_TR_VALUE,        /* not callable: a value (threadIdx, math.pi) or namespace; with a
+                           result and a lowering, a value of that type (laneid) */
+    GJ_TR_FIXED,        /* real scalar arguments -> the row's result type (syncthreads: None) */
+    GJ_TR_ARG_TYPE,     /* -> the concrete type of argument `sub` */
+    GJ_TR_WARP,         /* (integer mask, real value, integers...) -> the row's result, or
+                           the value's concrete type (shfl_sync) */
+    GJ_TR_WARP_PAIR,    /* as GJ_TR_WARP -> the tuple (row's result, bool) (match_all_sync) */
+    GJ_TR_INT,          /* an integer -> the row's result, or its concrete type (popc) */
+    GJ_TR_UNSIGNED,     /* an integer -> the unsigned integer of its width (brev) */
+    GJ_TR_FLOATS,       /* reals -> their promotion, float64 for integers (fma, cbrt) */
+    GJ_TR_SELECT,       /* (cond, a, b) -> promotion of a and b (selp) */
     GJ_TR_ATOMIC,       /* (array, index, value...) -> element type of the array, one
                            of the dtypes `sub` accepts (GJ_AT_*) */
     GJ_TR_RANGE,        /* integers -> range iterator of their promotion */
@@ -92,14 +139,17 @@ typedef struct GjIntrinsicRow {
     const char *name;         /* "": no such function in this namespace */
     const char *qualname;     /* "gpujit.grid", "math.sqrt"; builtins bare: "range" */
     const char *params;       /* parameter names, "shape, dtype"; "" when it takes none
-                                 by keyword */
+                                 by keyword; trailing optional ones give their integer
+                                 default, "mask=0xffffffff" (lower.c passes it) */
     int min_args, max_args;   /* max -1: any number */
     GjTypeRule rule;
-    const struct GjType *result;   /* FIXED, CONVERT: the result type; ARG_TYPE: NULL */
+    const struct GjType *result;   /* FIXED, CONVERT, a VALUE with a lowering: the result
+                                      type; ARG_TYPE: NULL */
     int sub;                       /* what the rule or lowering function reads: ARG_TYPE:
-                                      the argument giving the type; a dim3 object: its
-                                      GjSreg; a family function: which member it is
-                                      (gridsize: 1) */
+                                      the argument giving the type; a dim3 object or
+                                      register value: its GjSreg; a family function:
+                                      which member it is (gridsize: 1; a GjCollective,
+                                      a GjBitOp) */
     GjIntrLowerFn lower;           /* NULL for values */
     unsigned flags;                /* GJ_IF_* */
     const char *doc;               /* first line of the Python docstring */
@@ -171,6 +221,13 @@ typedef struct GjIntrinsicRow {
     X(SYNCTHREADS, "gpujit", "syncthreads", "", 0, 0, GJ_TR_FIXED, &gj_ty_none, 0,            \
       gj_lower_syncthreads, GJ_IF_BARRIER,                                                  \
       "syncthreads() -> None: waits until every thread of the block has reached it.")      \
+    X(LANEID,    "gpujit", "laneid",   "", 0, 0, GJ_TR_VALUE, &gj_ty_int64, GJ_SREG_LANEID,    \
+      gj_lower_sreg, 0, "Index of the thread in its warp, 0..31 (an int64 value).")      \
+    X(WARPSIZE,  "gpujit", "warpsize", "", 0, 0, GJ_TR_VALUE, &gj_ty_int64, GJ_SREG_WARPSIZE,  \
+      gj_lower_sreg, 0, "Threads per warp, 32 (an int64 value).")                          \
+    X(LANEMASK_LT, "gpujit", "lanemask_lt", "", 0, 0, GJ_TR_FIXED, &gj_ty_uint32,             \
+      GJ_SREG_LANEMASK_LT, gj_lower_sreg, 0,                                                \
+      "lanemask_lt() -> uint32: the bits of the lanes below this thread's.")               \
     X(DIM3_X, "dim3", "x", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "x component")            \
     X(DIM3_Y, "dim3", "y", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "y component")            \
     X(DIM3_Z, "dim3", "z", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "z component")
@@ -270,8 +327,88 @@ enum {
                               NaN element stays, a NaN value changes nothing */
 };
 
-/* warp primitives, fences, bit operations (lower_warp.c) */
-#define GJ_INTR_WARP_ROWS(X)
+/* warp and block primitives, fences, bit operations (lower_warp.c) */
+#define GJ_INTR_WARP_ROWS(X)                                                                   \
+    X(SYNCTHREADS_COUNT, "gpujit", "syncthreads_count", "predicate", 1, 1, GJ_TR_FIXED,       \
+      &gj_ty_int32, GJ_COLL_SYNC_COUNT, gj_lower_collective, GJ_IF_BARRIER,                  \
+      "syncthreads_count(predicate) -> int32: syncthreads(), then the number of threads "   \
+      "of the block whose predicate is true.")                                              \
+    X(SYNCTHREADS_AND, "gpujit", "syncthreads_and", "predicate", 1, 1, GJ_TR_FIXED,           \
+      &gj_ty_int32, GJ_COLL_SYNC_AND, gj_lower_collective, GJ_IF_BARRIER,                    \
+      "syncthreads_and(predicate) -> int32: syncthreads(), then 1 if the predicate is true " \
+      "in every thread of the block, else 0.")                                              \
+    X(SYNCTHREADS_OR, "gpujit", "syncthreads_or", "predicate", 1, 1, GJ_TR_FIXED,             \
+      &gj_ty_int32, GJ_COLL_SYNC_OR, gj_lower_collective, GJ_IF_BARRIER,                     \
+      "syncthreads_or(predicate) -> int32: syncthreads(), then 1 if the predicate is true "  \
+      "in some thread of the block, else 0.")                                               \
+    X(SYNCWARP, "gpujit", "syncwarp", "mask=0xffffffff", 0, 1, GJ_TR_FIXED, &gj_ty_none,        \
+      GJ_COLL_SYNCWARP, gj_lower_collective, GJ_IF_BARRIER,                                  \
+      "syncwarp(mask=0xffffffff) -> None: waits until every lane of the warp named in mask " \
+      "has reached it.")                                                                     \
+    X(THREADFENCE, "gpujit", "threadfence", "", 0, 0, GJ_TR_FIXED, &gj_ty_none,                \
+      GJ_COLL_FENCE, gj_lower_collective, 0,                                                 \
+      "threadfence() -> None: memory accesses before it are seen by the device before "     \
+      "those after it.")                                                                     \
+    X(THREADFENCE_BLOCK, "gpujit", "threadfence_block", "", 0, 0, GJ_TR_FIXED, &gj_ty_none,    \
+      GJ_COLL_FENCE_BLOCK, gj_lower_collective, 0,                                           \
+      "threadfence_block() -> None: threadfence() for the threads of the block.")            \
+    X(THREADFENCE_SYSTEM, "gpujit", "threadfence_system", "", 0, 0, GJ_TR_FIXED, &gj_ty_none,  \
+      GJ_COLL_FENCE_SYSTEM, gj_lower_collective, 0,                                          \
+      "threadfence_system() -> None: threadfence() for the host and other devices too.")     \
+    X(SHFL_SYNC, "gpujit", "shfl_sync", "mask, value, src_lane, width=32", 3, 4, GJ_TR_WARP,  \
+      NULL, GJ_COLL_SHFL_IDX, gj_lower_collective, GJ_IF_BARRIER,                            \
+      "shfl_sync(mask, value, src_lane, width=32) -> value of lane src_lane % width of the " \
+      "caller's section of width lanes.")                                                    \
+    X(SHFL_UP_SYNC, "gpujit", "shfl_up_sync", "mask, value, delta, width=32", 3, 4,           \
+      GJ_TR_WARP, NULL, GJ_COLL_SHFL_UP, gj_lower_collective, GJ_IF_BARRIER,                 \
+      "shfl_up_sync(mask, value, delta, width=32) -> value of lane laneid - delta, or the "  \
+      "caller's own value where that is outside its section.")                              \
+    X(SHFL_DOWN_SYNC, "gpujit", "shfl_down_sync", "mask, value, delta, width=32", 3, 4,       \
+      GJ_TR_WARP, NULL, GJ_COLL_SHFL_DOWN, gj_lower_collective, GJ_IF_BARRIER,               \
+      "shfl_down_sync(mask, value, delta, width=32) -> value of lane laneid + delta, or "    \
+      "the caller's own value where that is outside its section.")                          \
+    X(SHFL_XOR_SYNC, "gpujit", "shfl_xor_sync", "mask, value, lane_mask, width=32", 3, 4,     \
+      GJ_TR_WARP, NULL, GJ_COLL_SHFL_XOR, gj_lower_collective, GJ_IF_BARRIER,                \
+      "shfl_xor_sync(mask, value, lane_mask, width=32) -> value of lane laneid ^ lane_mask " \
+      "(a butterfly).")                                                                      \
+    X(ALL_SYNC, "gpujit", "all_sync", "mask, predicate", 2, 2, GJ_TR_WARP, &gj_ty_bool,        \
+      GJ_COLL_VOTE_ALL, gj_lower_collective, GJ_IF_BARRIER,                                  \
+      "all_sync(mask, predicate) -> bool: the predicate is true in every lane of mask.")     \
+    X(ANY_SYNC, "gpujit", "any_sync", "mask, predicate", 2, 2, GJ_TR_WARP, &gj_ty_bool,        \
+      GJ_COLL_VOTE_ANY, gj_lower_collective, GJ_IF_BARRIER,                                  \
+      "any_sync(mask, predicate) -> bool: the predicate is true in some lane of mask.")      \
+    X(EQ_SYNC, "gpujit", "eq_sync", "mask, predicate", 2, 2, GJ_TR_WARP, &gj_ty_bool,          \
+      GJ_COLL_VOTE_EQ, gj_lower_collective, GJ_IF_BARRIER,                                   \
+      "eq_sync(mask, predicate) -> bool: the predicate is the same in every lane of mask.")  \
+    X(BALLOT_SYNC, "gpujit", "ballot_sync", "mask, predicate", 2, 2, GJ_TR_WARP,              \
+      &gj_ty_uint32, GJ_COLL_BALLOT, gj_lower_collective, GJ_IF_BARRIER,                     \
+      "ballot_sync(mask, predicate) -> uint32: bit i set for each lane i of mask whose "     \
+      "predicate is true.")                                                                  \
+    X(MATCH_ANY_SYNC, "gpujit", "match_any_sync", "mask, value", 2, 2, GJ_TR_WARP,            \
+      &gj_ty_uint32, GJ_COLL_MATCH_ANY, gj_lower_collective, GJ_IF_BARRIER,                  \
+      "match_any_sync(mask, value) -> uint32: the lanes of mask whose value has the same "   \
+      "bits as the caller's.")                                                               \
+    X(MATCH_ALL_SYNC, "gpujit", "match_all_sync", "mask, value", 2, 2, GJ_TR_WARP_PAIR,       \
+      &gj_ty_uint32, GJ_COLL_MATCH_ALL, gj_lower_collective, GJ_IF_BARRIER,                  \
+      "match_all_sync(mask, value) -> (uint32, bool): (mask, True) if every lane of mask "   \
+      "has the same value bits, else (0, False).")                                           \
+    X(ACTIVEMASK, "gpujit", "activemask", "", 0, 0, GJ_TR_FIXED, &gj_ty_uint32,                \
+      GJ_COLL_ACTIVEMASK, gj_lower_collective, GJ_IF_BARRIER,                                \
+      "activemask() -> uint32: the lanes of the warp executing this call.")                  \
+    X(POPC, "gpujit", "popc", "x", 1, 1, GJ_TR_INT, NULL, GJ_BIT_POPC, gj_lower_bits, 0,       \
+      "popc(x) -> x's type: the number of set bits of the integer x.")                      \
+    X(BREV, "gpujit", "brev", "x", 1, 1, GJ_TR_UNSIGNED, NULL, GJ_BIT_BREV, gj_lower_bits, 0,  \
+      "brev(x) -> unsigned of x's width: the bits of the integer x reversed.")              \
+    X(CLZ, "gpujit", "clz", "x", 1, 1, GJ_TR_INT, NULL, GJ_BIT_CLZ, gj_lower_bits, 0,          \
+      "clz(x) -> x's type: the number of leading zero bits of the integer x.")              \
+    X(FFS, "gpujit", "ffs", "x", 1, 1, GJ_TR_INT, &gj_ty_uint32, GJ_BIT_FFS, gj_lower_bits, 0, \
+      "ffs(x) -> uint32: 1 + the index of the lowest set bit of the integer x; 0 for 0.")   \
+    X(FMA, "gpujit", "fma", "a, b, c", 3, 3, GJ_TR_FLOATS, NULL, GJ_BIT_FMA, gj_lower_bits, 0, \
+      "fma(a, b, c) -> float: a * b + c with one rounding.")                                 \
+    X(CBRT, "gpujit", "cbrt", "x", 1, 1, GJ_TR_FLOATS, NULL, GJ_BIT_CBRT, gj_lower_bits, 0,    \
+      "cbrt(x) -> float: the cube root.")                                                    \
+    X(SELP, "gpujit", "selp", "cond, a, b", 3, 3, GJ_TR_SELECT, NULL, GJ_BIT_SELP,             \
+      gj_lower_bits, 0, "selp(cond, a, b) -> a if cond else b, both evaluated.")
 
 /* print (lower_print.c); 16 arguments at most, as lower.c passes calls */
 #define GJ_INTR_PRINT_ROWS(X)                                                                  \
@@ -411,6 +548,11 @@ const char *gj_intrinsic_name(GjIntrinsic i);   /* "gpujit.grid" style */
 const GjIntrinsicRow *gj_intrinsic_row(GjIntrinsic i);
 /* The position of the parameter called `name` in row i's params, or -1. */
 int gj_intrinsic_param_index(GjIntrinsic i, const char *name);
+/* Whether parameter k of row i is optional; its default value in *value. */
+int gj_intrinsic_param_default(GjIntrinsic i, int k, long long *value);
+/* Whether i is a run-time value, not a callable or namespace: a constant
+   (math.pi) or a value row (laneid). */
+int gj_intrinsic_is_value(GjIntrinsic i);
 
 /* The math row of intrinsic i (and its module in *ns), or -1. */
 int gj_intrinsic_math_fn(GjIntrinsic i, GjMathNs *ns);

@@ -131,18 +131,33 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
 
 /* ---- calls ------------------------------------------------------------------- */
 
-/* A call of an intrinsic: its row's lowering function (lower_intr.h). */
+/* A call of an intrinsic: its row's lowering function (lower_intr.h), with
+   the defaults of the optional parameters not given (int64 constants;
+   call->v and call->t have room for 16). */
 static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, GjIntrCall *call) {
     const GjIntrinsicRow *row = gj_intrinsic_row(id);
+    long long value;
     if (!row->lower)
         return gj_lower_fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
     if (row->flags & GJ_IF_BARRIER)
         L->needs_fibers = 1;
     if (row->flags & GJ_IF_PRINTS)
         L->prints = 1;
+    for (; call->n < 16 && gj_intrinsic_param_default(id, call->n, &value); call->n++) {
+        call->v[call->n] = gj_lower_i64(L, value);
+        call->t[call->n] = &gj_ty_int64;
+    }
     call->id = id;
     call->row = row;
     return row->lower(L, call);
+}
+
+/* The value of a value row (gpujit.laneid) read as a global or attribute. */
+static LLVMValueRef intrinsic_value(GjLower *L, GjIntrinsic id, const GjType *rt) {
+    LLVMValueRef v[16];
+    const GjType *t[16];
+    GjIntrCall call = {.v = v, .t = t, .n = 0, .rt = rt};
+    return call_intrinsic(L, id, &call);
 }
 
 static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
@@ -188,6 +203,8 @@ static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, cons
         if (id >= 0 && gj_intrinsic_constant((GjIntrinsic)id, &value))
             return gj_lower_cast(L, LLVMConstReal(LLVMDoubleTypeInContext(L->ctx), value),
                                  &gj_ty_float64, rt);
+        if (id >= 0 && gj_intrinsic_is_value((GjIntrinsic)id))   /* gpujit.laneid */
+            return intrinsic_value(L, (GjIntrinsic)id, rt);
     }
     if (gj_ty_is_scalar(ot) && (strcmp(name, "real") == 0 || strcmp(name, "imag") == 0)) {
         const GjType *t = gj_ty_concrete(ot);
@@ -396,7 +413,10 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     case GJ_OP_GLOBAL:
         v = in->global.kind == GJ_GLOBAL_CONST ? const_value(L, &in->global.value, rt)
           : in->global.kind == GJ_GLOBAL_ARRAY ? gj_lower_const_array(L, in->global.array, rt)
-                                               : LLVMGetUndef(L->empty);
+          : in->global.kind == GJ_GLOBAL_INTRINSIC && gj_lower_type(L, rt) != L->empty
+              ? intrinsic_value(L, (GjIntrinsic)gj_intrinsic_lookup_qualified(in->global.name),
+                                rt)   /* from gpujit import laneid */
+              : LLVMGetUndef(L->empty);
         break;
     case GJ_OP_LOAD_VAR:
         v = load_var(L, in->var, rt);

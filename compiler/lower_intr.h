@@ -10,6 +10,7 @@
  *   lower_array.c    arrays and memory spaces
  *   lower_print.c    print
  *   lower_atomic.c   atomics
+ *   lower_warp.c     block and warp collectives, fences, bit operations
  */
 #ifndef GJ_LOWER_INTR_H
 #define GJ_LOWER_INTR_H
@@ -34,6 +35,7 @@ typedef struct GjIntrCall {
 /* lower_thread.c */
 LLVMValueRef gj_lower_grid(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_syncthreads(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_sreg(GjLower *L, const GjIntrCall *call);   /* laneid: row's GjSreg */
 /* threadIdx.x & co: register of dim3 intrinsic `dim3` along axis 0..2, as rt */
 LLVMValueRef gj_lower_dim3_attr(GjLower *L, int dim3, int axis, const GjType *rt);
 
@@ -63,5 +65,9 @@ LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call);
 /* lower_array.c */
 LLVMValueRef gj_lower_memory_array(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_const_array_like(GjLower *L, const GjIntrCall *call);
+
+/* lower_warp.c: the row's GjCollective, or its GjBitOp */
+LLVMValueRef gj_lower_collective(GjLower *L, const GjIntrCall *call);
+LLVMValueRef gj_lower_bits(GjLower *L, const GjIntrCall *call);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * lower_thread.c - the thread family of intrinsics (lower_intr.h): thread
  * indexing (threadIdx/blockIdx/blockDim/gridDim .x/.y/.z, grid(n),
- * gridsize(n)) and the block barrier (syncthreads).
+ * gridsize(n), laneid, warpsize, lanemask_lt()) and the block barrier
+ * (syncthreads).
  *
  * Thread registers are int64 values: each 32-bit special register (asked of
  * the target by its GjSreg) carries !range metadata with CUDA's limits and
@@ -22,6 +23,7 @@ static const struct { unsigned long long lo, hi; } sreg_range[GJ_NSREGS] = {
     [GJ_SREG_NCTAID] = {1, 0x80000000ULL},
     [GJ_SREG_LANEID] = {0, 32},
     [GJ_SREG_WARPSIZE] = {32, 33},
+    [GJ_SREG_LANEMASK_LT] = {0, 0x80000000ULL},
 };
 
 /* Register reg along axis (0..2), an int64 known to fit its range. */
@@ -29,6 +31,8 @@ static LLVMValueRef sreg64(GjLower *L, GjSreg reg, int axis) {
     LLVMValueRef r = L->target->special_reg(L, reg, axis);
     if (!r)
         return NULL;
+    if (!LLVMIsALoadInst(r) && !LLVMIsACallInst(r))   /* a constant or computed (CPU) */
+        return LLVMBuildZExt(L->b, r, L->i64, "");
     LLVMMetadataRef bounds[2] = {
         LLVMValueAsMetadata(LLVMConstInt(L->i32, sreg_range[reg].lo, 0)),
         LLVMValueAsMetadata(LLVMConstInt(L->i32, sreg_range[reg].hi, 0)),
@@ -77,6 +81,12 @@ LLVMValueRef gj_lower_dim3_attr(GjLower *L, int dim3, int axis, const GjType *rt
         return gj_lower_fail(L, "%s has no registers", gj_intrinsic_name((GjIntrinsic)dim3));
     LLVMValueRef r = sreg64(L, (GjSreg)row->sub, axis);
     return r ? gj_lower_cast(L, r, &gj_ty_int64, rt) : NULL;
+}
+
+/* laneid, warpsize (values), lanemask_lt(): the register the row names. */
+LLVMValueRef gj_lower_sreg(GjLower *L, const GjIntrCall *c) {
+    LLVMValueRef r = sreg64(L, (GjSreg)c->row->sub, 0);
+    return r ? gj_lower_cast(L, r, &gj_ty_int64, c->rt) : NULL;
 }
 
 /* The block barrier. */

@@ -9,7 +9,8 @@
  *     internal body plus a wrapper with runtime/cpuexec.h's ABI);
  *   - the special registers (GjSreg: thread/block index and extents per
  *     axis, lane, warp size);
- *   - the block barrier;
+ *   - the block barrier, and the block and warp collectives and memory
+ *     fences (GjCollective: syncthreads_count, shuffles, votes, ...);
  *   - the device-side printf (CUDA's vprintf, or the runtime's);
  *   - atomic read-modify-write instructions;
  *   - where shared memory lives (module globals, or the CPU block's buffer);
@@ -61,6 +62,11 @@ typedef struct GjTarget {
        calls atom.inc/atom.dec for 32-bit uinc_wrap/udec_wrap, which LLVM 19
        would otherwise expand to a compare-and-swap loop. */
     LLVMValueRef (*atomic_rmw)(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValueRef p, LLVMValueRef v);
+    /* Collective op on args (intrinsics.h's GjCollective gives their number
+       and LLVM types, and the result's); MATCH_ALL also sets *pred (i1).
+       NULL with a diag when the target cannot. */
+    LLVMValueRef (*collective)(GjLower *L, GjCollective op, LLVMValueRef *args,
+                               LLVMValueRef *pred);
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf. */
     void (*math_name)(char *buf, size_t len, const char *base, int is_double);

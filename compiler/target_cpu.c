@@ -11,9 +11,10 @@
  *
  * loads each parameter from params[k] (the kernelParams array a CUDA launch
  * would get) and calls the body, which O3 then inlines.  Special registers
- * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier is a
- * call of gj_cpu_barrier(t) (its address comes from the runtime symbol
- * table, compile.h's GjRuntimeSymbol), math functions are libm's, and shared
+ * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier and
+ * the block and warp collectives are calls of the executor's gj_cpu_*(t, ...)
+ * functions (their addresses come from the runtime symbol table, compile.h's
+ * GjRuntimeSymbol), fences are LLVM fences, math functions are libm's, and shared
  * memory is the block's buffer t->shared.
  */
 #include "target.h"
@@ -93,7 +94,8 @@ static int thread_field(GjSreg reg) {
     case GJ_SREG_CTAID: return THREAD_BID;
     case GJ_SREG_NTID: return THREAD_BDIM;
     case GJ_SREG_NCTAID: return THREAD_GDIM;
-    case GJ_SREG_LANEID: case GJ_SREG_WARPSIZE: case GJ_NSREGS:
+    case GJ_SREG_LANEID: case GJ_SREG_LANEMASK_LT: return THREAD_LANE;
+    case GJ_SREG_WARPSIZE: case GJ_NSREGS:
         break;
     }
     return -1;
@@ -115,8 +117,11 @@ static LLVMValueRef thread_field_load(GjLower *L, unsigned field, LLVMTypeRef ty
     return v;
 }
 
+/* The warp size is 32; the lane mask is computed from the lane. */
 static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
     int field = thread_field(reg);
+    if (reg == GJ_SREG_WARPSIZE)
+        return LLVMConstInt(L->i32, 32, 0);
     if (field < 0 || axis < 0 || axis > 2) {
         gj_error(L->c, GJ_DIAG_UNSUPPORTED, L->loc,
                  "special register %d is not supported on the CPU target", (int)reg);
@@ -124,21 +129,134 @@ static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
     }
     LLVMValueRef idx[3] = {LLVMConstInt(L->i32, 0, 0), LLVMConstInt(L->i32, (unsigned)field, 0),
                            LLVMConstInt(L->i32, (unsigned)axis, 0)};
-    LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, thread_type(L), L->thread, idx, 3, "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, thread_type(L), L->thread, idx,
+                                           field == THREAD_LANE ? 2 : 3, "");
     LLVMValueRef v = LLVMBuildLoad2(L->b, L->i32, p, "");
     LLVMSetAlignment(v, 4);
-    return v;
+    if (reg != GJ_SREG_LANEMASK_LT)
+        return v;
+    LLVMValueRef one = LLVMConstInt(L->i32, 1, 0);
+    return LLVMBuildSub(L->b, LLVMBuildShl(L->b, one, v, ""), one, "");
+}
+
+/* ret name(GjCpuThread *t, args...): a function of runtime/cpuexec.h's
+   "called from kernel code" part (GJ_CPU_RUNTIME_SYMBOLS in pymodule). */
+static LLVMValueRef runtime_call(GjLower *L, const char *name, LLVMTypeRef ret,
+                                 LLVMValueRef *args, unsigned n) {
+    LLVMTypeRef ptys[8];
+    LLVMValueRef all[8];
+    ptys[0] = LLVMPointerTypeInContext(L->ctx, 0);
+    all[0] = L->thread;
+    for (unsigned k = 0; k < n && k < 7; k++) {
+        ptys[k + 1] = LLVMTypeOf(args[k]);
+        all[k + 1] = args[k];
+    }
+    LLVMTypeRef fty = LLVMFunctionType(ret, ptys, n + 1, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
+    if (!fn)
+        fn = LLVMAddFunction(L->mod, name, fty);
+    return LLVMBuildCall2(L->b, fty, fn, all, n + 1, "");
 }
 
 /* gj_cpu_barrier(t) (runtime/cpuexec.h). */
 static LLVMValueRef cpu_barrier(GjLower *L) {
-    LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
-    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), &ptr, 1, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, "gj_cpu_barrier");
-    if (!fn)
-        fn = LLVMAddFunction(L->mod, "gj_cpu_barrier", fty);
-    LLVMValueRef thread = L->thread;
-    return LLVMBuildCall2(L->b, fty, fn, &thread, 1, "");
+    return runtime_call(L, "gj_cpu_barrier", LLVMVoidTypeInContext(L->ctx), NULL, 0);
+}
+
+/* An i32 slot in the entry block (a loop must not grow the stack). */
+static LLVMValueRef entry_slot(GjLower *L) {
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInsertBlock(L->b));
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(b, first);
+    else
+        LLVMPositionBuilderAtEnd(b, entry);
+    LLVMValueRef slot = LLVMBuildAlloca(b, L->i32, "");
+    LLVMDisposeBuilder(b);
+    return slot;
+}
+
+/* Each collective's runtime function and its mode argument (cpuexec.h's
+   GJ_CPU_SYNC_*, GJ_CPU_SHFL_*, GJ_CPU_VOTE_*, GJ_CPU_MATCH_* values: keep
+   in step with them). */
+static const struct { const char *fn; int mode; } collectives[] = {
+    [GJ_COLL_SYNC_COUNT] = {"gj_cpu_syncthreads_op", 0},
+    [GJ_COLL_SYNC_AND] = {"gj_cpu_syncthreads_op", 1},
+    [GJ_COLL_SYNC_OR] = {"gj_cpu_syncthreads_op", 2},
+    [GJ_COLL_SYNCWARP] = {"gj_cpu_syncwarp_mask", -1},
+    [GJ_COLL_SHFL_IDX] = {"gj_cpu_warp_shfl", 0},
+    [GJ_COLL_SHFL_UP] = {"gj_cpu_warp_shfl", 1},
+    [GJ_COLL_SHFL_DOWN] = {"gj_cpu_warp_shfl", 2},
+    [GJ_COLL_SHFL_XOR] = {"gj_cpu_warp_shfl", 3},
+    [GJ_COLL_VOTE_ALL] = {"gj_cpu_warp_vote", 0},
+    [GJ_COLL_VOTE_ANY] = {"gj_cpu_warp_vote", 1},
+    [GJ_COLL_VOTE_EQ] = {"gj_cpu_warp_vote", 2},
+    [GJ_COLL_BALLOT] = {"gj_cpu_warp_vote", 3},
+    [GJ_COLL_MATCH_ANY] = {"gj_cpu_warp_match", 0},
+    [GJ_COLL_MATCH_ALL] = {"gj_cpu_warp_match", 1},
+    [GJ_COLL_ACTIVEMASK] = {"gj_cpu_warp_vote", 3},   /* a ballot: below */
+};
+
+/* The fences need no runtime: the threads of a block are fibers of one OS
+   thread, so the block's fence only keeps the compiler from moving memory
+   accesses across it; the others order them for other OS threads too.
+   activemask() is a ballot of the full mask with a true predicate: the
+   lanes that reach it together, which in converged code are the warp's live
+   lanes, as on the GPU (the runtime's gj_cpu_activemask reads which lanes
+   have returned, and fibers run one after another, so lane 0 may have
+   returned before lane 1 starts). */
+static LLVMValueRef cpu_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
+                                   LLVMValueRef *pred) {
+    LLVMValueRef args[5], r;
+    LLVMValueRef mode = LLVMConstInt(L->i32, (unsigned long long)collectives[op].mode, 1);
+    const char *fn = collectives[op].fn;
+    switch (op) {
+    case GJ_COLL_SYNC_COUNT: case GJ_COLL_SYNC_AND: case GJ_COLL_SYNC_OR:
+        args[0] = LLVMBuildZExt(L->b, a[0], L->i32, "");
+        args[1] = mode;
+        return runtime_call(L, fn, L->i32, args, 2);
+    case GJ_COLL_SYNCWARP:
+        return runtime_call(L, fn, LLVMVoidTypeInContext(L->ctx), a, 1);
+    case GJ_COLL_FENCE_BLOCK:
+        return LLVMBuildFence(L->b, LLVMAtomicOrderingSequentiallyConsistent, 1, "");
+    case GJ_COLL_FENCE: case GJ_COLL_FENCE_SYSTEM:
+        return LLVMBuildFence(L->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+    case GJ_COLL_SHFL_IDX: case GJ_COLL_SHFL_UP: case GJ_COLL_SHFL_DOWN: case GJ_COLL_SHFL_XOR:
+        args[0] = a[0];
+        args[1] = LLVMBuildZExt(L->b, a[1], L->i64, "");
+        args[2] = a[2];
+        args[3] = a[3];
+        args[4] = mode;
+        r = runtime_call(L, fn, L->i64, args, 5);
+        return LLVMBuildTrunc(L->b, r, LLVMTypeOf(a[1]), "");
+    case GJ_COLL_VOTE_ALL: case GJ_COLL_VOTE_ANY: case GJ_COLL_VOTE_EQ: case GJ_COLL_BALLOT:
+        args[0] = a[0];
+        args[1] = LLVMBuildZExt(L->b, a[1], L->i32, "");
+        args[2] = mode;
+        r = runtime_call(L, fn, L->i32, args, 3);
+        return op == GJ_COLL_BALLOT ? r
+                                    : LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "");
+    case GJ_COLL_MATCH_ANY: case GJ_COLL_MATCH_ALL: {
+        LLVMValueRef slot = op == GJ_COLL_MATCH_ALL ? entry_slot(L) : NULL;
+        args[0] = a[0];
+        args[1] = LLVMBuildZExt(L->b, a[1], L->i64, "");
+        args[2] = mode;
+        args[3] = slot ? slot : LLVMConstNull(LLVMPointerTypeInContext(L->ctx, 0));
+        r = runtime_call(L, fn, L->i32, args, 4);
+        if (slot)
+            *pred = LLVMBuildICmp(L->b, LLVMIntNE, LLVMBuildLoad2(L->b, L->i32, slot, ""),
+                                  LLVMConstNull(L->i32), "");
+        return r;
+    }
+    case GJ_COLL_ACTIVEMASK:
+        args[0] = LLVMConstInt(L->i32, 0xffffffff, 0);
+        args[1] = LLVMConstInt(L->i32, 1, 0);
+        args[2] = mode;
+        return runtime_call(L, fn, L->i32, args, 3);
+    }
+    return gj_lower_fail(L, "unknown collective %d", (int)op);
 }
 
 /* Shared memory is the block's buffer t->shared (runtime/cpuexec.h): the
@@ -183,6 +301,7 @@ const GjTarget gj_target_cpu = {
     .special_reg = cpu_special_reg,
     .barrier = cpu_barrier,
     .vprintf_name = "gj_cpu_vprintf",
+    .collective = cpu_collective,
     .math_name = cpu_math_name,
     .atomic_rmw = cpu_atomic_rmw,
     .shared_static = cpu_shared_static,

@@ -7,10 +7,13 @@
  * kernel calling convention (71), never with nvvm.annotations alone (newer
  * LLVM ignores the metadata on modules built through the C API).  Special
  * registers are llvm.nvvm.read.ptx.sreg.* intrinsics, the barrier is
- * llvm.nvvm.barrier0 (renamed in LLVM 21, so it is looked up), atomics are
- * atomicrmw (atom.global.add...) or atom.inc/dec intrinsics, math
- * functions are libdevice's __nv_* (nvptx.c links them), and shared arrays
- * are globals in the shared address space (3).
+ * llvm.nvvm.barrier0 (renamed in LLVM 21, so it is looked up), the block
+ * and warp collectives are the llvm.nvvm.barrier0.popc/vote/shfl/match
+ * intrinsics, fences llvm.nvvm.membar.* (never LLVM's `fence`, which the
+ * NVPTX backend of LLVM 19 cannot select), atomics are atomicrmw
+ * (atom.global.add...) or atom.inc/dec intrinsics, math functions are
+ * libdevice's __nv_* (nvptx.c links them), and shared arrays are globals
+ * in the shared address space (3).
  */
 #include "target.h"
 
@@ -44,9 +47,10 @@ static LLVMValueRef nvptx_special_reg(GjLower *L, GjSreg reg, int axis) {
     static const char *const names[GJ_NSREGS] = {
         [GJ_SREG_TID] = "tid", [GJ_SREG_NTID] = "ntid", [GJ_SREG_CTAID] = "ctaid",
         [GJ_SREG_NCTAID] = "nctaid", [GJ_SREG_LANEID] = "laneid", [GJ_SREG_WARPSIZE] = "warpsize",
+        [GJ_SREG_LANEMASK_LT] = "lanemask.lt",
     };
     char name[48];
-    if (reg == GJ_SREG_LANEID || reg == GJ_SREG_WARPSIZE)
+    if (reg == GJ_SREG_LANEID || reg == GJ_SREG_WARPSIZE || reg == GJ_SREG_LANEMASK_LT)
         snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s", names[reg]);
     else
         snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", names[reg], 'x' + axis);
@@ -62,6 +66,91 @@ static LLVMValueRef nvptx_barrier(GjLower *L) {
         return gj_lower_call_intrinsic(L, old_name, NULL, NULL, 0);
     LLVMValueRef barrier_id = LLVMConstInt(L->i32, 0, 0);
     return gj_lower_call_intrinsic(L, new_name, NULL, &barrier_id, 1);
+}
+
+/* The NVVM intrinsic of each collective and its number of operands; the
+   predicate of barrier0.popc/and/or is an i32, a shuffle's name is that of
+   its 32-bit half, and match's is made from the value's width. */
+static const struct { const char *name; unsigned nargs; } nvvm[] = {
+    [GJ_COLL_SYNC_COUNT] = {"llvm.nvvm.barrier0.popc", 1},
+    [GJ_COLL_SYNC_AND] = {"llvm.nvvm.barrier0.and", 1},
+    [GJ_COLL_SYNC_OR] = {"llvm.nvvm.barrier0.or", 1},
+    [GJ_COLL_SYNCWARP] = {"llvm.nvvm.bar.warp.sync", 1},
+    [GJ_COLL_FENCE_BLOCK] = {"llvm.nvvm.membar.cta", 0},
+    [GJ_COLL_FENCE] = {"llvm.nvvm.membar.gl", 0},
+    [GJ_COLL_FENCE_SYSTEM] = {"llvm.nvvm.membar.sys", 0},
+    [GJ_COLL_SHFL_IDX] = {"llvm.nvvm.shfl.sync.idx.i32", 4},
+    [GJ_COLL_SHFL_UP] = {"llvm.nvvm.shfl.sync.up.i32", 4},
+    [GJ_COLL_SHFL_DOWN] = {"llvm.nvvm.shfl.sync.down.i32", 4},
+    [GJ_COLL_SHFL_XOR] = {"llvm.nvvm.shfl.sync.bfly.i32", 4},
+    [GJ_COLL_VOTE_ALL] = {"llvm.nvvm.vote.all.sync", 2},
+    [GJ_COLL_VOTE_ANY] = {"llvm.nvvm.vote.any.sync", 2},
+    [GJ_COLL_VOTE_EQ] = {"llvm.nvvm.vote.uni.sync", 2},
+    [GJ_COLL_BALLOT] = {"llvm.nvvm.vote.ballot.sync", 2},
+    [GJ_COLL_MATCH_ANY] = {"llvm.nvvm.match.any.sync", 2},
+    [GJ_COLL_MATCH_ALL] = {"llvm.nvvm.match.all.sync", 2},
+    [GJ_COLL_ACTIVEMASK] = {"llvm.nvvm.activemask", 0},
+};
+
+/* A shuffle (mask, bits, b, width) with CUDA's c for a section of `width`
+   lanes: (32 - width) << 8, or'ed with the clamp 0x1f except for up.  A
+   64-bit value goes as its two 32-bit halves. */
+static LLVMValueRef nvptx_shfl(GjLower *L, GjCollective op, LLVMValueRef *a) {
+    LLVMBuilderRef b = L->b;
+    LLVMValueRef c = LLVMBuildShl(b, LLVMBuildSub(b, LLVMConstInt(L->i32, 32, 0), a[3], ""),
+                                  LLVMConstInt(L->i32, 8, 0), "");
+    if (op != GJ_COLL_SHFL_UP)
+        c = LLVMBuildOr(b, c, LLVMConstInt(L->i32, 0x1f, 0), "");
+    int wide = LLVMGetIntTypeWidth(LLVMTypeOf(a[1])) == 64;
+    LLVMValueRef half[2] = {a[1], NULL};
+    if (wide) {
+        half[0] = LLVMBuildTrunc(b, a[1], L->i32, "");
+        half[1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, a[1], LLVMConstInt(L->i64, 32, 0), ""),
+                                 L->i32, "");
+    }
+    for (int k = 0; k <= wide; k++) {
+        LLVMValueRef args[4] = {a[0], half[k], a[2], c};
+        if (!(half[k] = gj_lower_call_intrinsic(L, nvvm[op].name, NULL, args, 4)))
+            return NULL;
+    }
+    if (!wide)
+        return half[0];
+    LLVMValueRef hi = LLVMBuildShl(b, LLVMBuildZExt(b, half[1], L->i64, ""),
+                                   LLVMConstInt(L->i64, 32, 0), "");
+    return LLVMBuildOr(b, LLVMBuildZExt(b, half[0], L->i64, ""), hi, "");
+}
+
+/* llvm.nvvm.match.{any,all}.sync.{i32,i64}[p](mask, bits); all's gives
+   {mask, pred}. */
+static LLVMValueRef nvptx_match(GjLower *L, GjCollective op, LLVMValueRef *a,
+                                LLVMValueRef *pred) {
+    char name[40];
+    snprintf(name, sizeof name, "%s.i%u%s", nvvm[op].name,
+             LLVMGetIntTypeWidth(LLVMTypeOf(a[1])), op == GJ_COLL_MATCH_ALL ? "p" : "");
+    LLVMValueRef r = gj_lower_call_intrinsic(L, name, NULL, a, 2);
+    if (!r || op != GJ_COLL_MATCH_ALL)
+        return r;
+    *pred = LLVMBuildExtractValue(L->b, r, 1, "");
+    return LLVMBuildExtractValue(L->b, r, 0, "");
+}
+
+static LLVMValueRef nvptx_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
+                                     LLVMValueRef *pred) {
+    LLVMValueRef args[4] = {a[0], a[1], a[2], a[3]};
+    switch (op) {
+    case GJ_COLL_SYNC_COUNT: case GJ_COLL_SYNC_AND: case GJ_COLL_SYNC_OR:
+        args[0] = LLVMBuildZExt(L->b, a[0], L->i32, "");
+        break;
+    case GJ_COLL_SHFL_IDX: case GJ_COLL_SHFL_UP: case GJ_COLL_SHFL_DOWN: case GJ_COLL_SHFL_XOR:
+        return nvptx_shfl(L, op, a);
+    case GJ_COLL_MATCH_ANY: case GJ_COLL_MATCH_ALL:
+        return nvptx_match(L, op, a, pred);
+    case GJ_COLL_SYNCWARP: case GJ_COLL_FENCE_BLOCK: case GJ_COLL_FENCE:
+    case GJ_COLL_FENCE_SYSTEM: case GJ_COLL_VOTE_ALL: case GJ_COLL_VOTE_ANY:
+    case GJ_COLL_VOTE_EQ: case GJ_COLL_BALLOT: case GJ_COLL_ACTIVEMASK:
+        break;
+    }
+    return gj_lower_call_intrinsic(L, nvvm[op].name, NULL, args, nvvm[op].nargs);
 }
 
 /* libdevice: __nv_<base> (double), __nv_<base>f (float). */
@@ -133,6 +222,7 @@ const GjTarget gj_target_nvptx = {
     .special_reg = nvptx_special_reg,
     .barrier = nvptx_barrier,
     .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT */
+    .collective = nvptx_collective,
     .math_name = nvptx_math_name,
     .atomic_rmw = nvptx_atomic_rmw,
     .shared_static = nvptx_shared_static,

@@ -108,11 +108,14 @@ static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
 }
 
 /* The type of a namespace member: dim3 objects are values, math.pi and its
-   kind are weak float literals (NEP 50: Python floats), the rest callables. */
+   kind are weak float literals (NEP 50: Python floats), a value row (laneid)
+   has its result type, the rest are callables. */
 static const GjType *intrinsic_type(Infer *in, int id) {
     double value;
     if (gj_intrinsic_constant((GjIntrinsic)id, &value))
         return &gj_ty_weak_float;
+    if (gj_intrinsic_is_value((GjIntrinsic)id))
+        return gj_intrinsic_row((GjIntrinsic)id)->result;
     if (gj_intrinsic_row((GjIntrinsic)id)->flags & GJ_IF_DIM3)
         return gj_ty_dim3(in->c, id);
     return gj_ty_callable(in->c, id);
@@ -754,6 +757,27 @@ static const GjType *atomic_type(Infer *in, const GjIns *ins, int id, const GjIn
     return t->dtype;
 }
 
+static const char *param_name(const GjIntrinsicRow *row, int p, char *buf, size_t len);
+
+/* A warp function (mask, value, integers...): the value a real scalar (a
+   bool, an integer or a float: what a register holds), the others integers.
+   -> the row's result, the value's type, or (row's result, bool). */
+static const GjType *warp_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
+    for (int k = 1; k < ins->nargs; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (k == 2 ? !gj_ty_is_scalar(t) || is_complex(t) : !is_int_or_bool(t)) {
+            char buf[64];
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs %s for '%s', not %s",
+                        fn_name(id), k == 2 ? "a bool, integer or float" : "an integer",
+                        param_name(row, k - 1, buf, sizeof buf), t->name);
+        }
+    }
+    if (row->rule == GJ_TR_WARP)
+        return row->result ? row->result : gj_ty_concrete(arg_type(in, ins, 2));
+    const GjType *pair[2] = {row->result, &gj_ty_bool};
+    return gj_ty_tuple(in->c, pair, 2);
+}
+
 /* The type of a call of intrinsic `id` by its row's typing rule; the
    arity is checked already. */
 static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
@@ -763,14 +787,36 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         break;
     case GJ_TR_FIXED:
         for (int k = 1; k < ins->nargs; k++)
-            if (!gj_ty_is_scalar(arg_type(in, ins, k)))
-                return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() arguments must be scalars, not %s",
-                            fn_name(id), arg_type(in, ins, k)->name);
+            if (!gj_ty_is_scalar(t = arg_type(in, ins, k)) || is_complex(t))
+                return fail(in, GJ_DIAG_TYPING, ins->loc,
+                            "%s() arguments must be real scalars, not %s", fn_name(id), t->name);
         return row->result;
     case GJ_TR_ARG_TYPE:
         return gj_ty_concrete(arg_type(in, ins, row->sub + 1));
     case GJ_TR_ATOMIC:
         return atomic_type(in, ins, id, row);
+    case GJ_TR_WARP: case GJ_TR_WARP_PAIR:
+        return warp_type(in, ins, id, row);
+    case GJ_TR_INT: case GJ_TR_UNSIGNED:
+        if (!promote_args(in, ins, id, 1))
+            return NULL;
+        t = gj_ty_concrete(arg_type(in, ins, 1));
+        if (row->rule == GJ_TR_UNSIGNED)
+            return t->bits > 32 ? &gj_ty_uint64 : t->bits > 16 ? &gj_ty_uint32
+                 : t->bits > 8 ? &gj_ty_uint16 : &gj_ty_uint8;
+        return row->result ? row->result : t;
+    case GJ_TR_FLOATS:
+        if (!(t = promote_args(in, ins, id, 0)) || is_complex(t))
+            return t ? fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs real numbers, not %s",
+                            fn_name(id), t->name) : NULL;
+        return gj_ty_is_float(t) ? gj_ty_concrete(t) : &gj_ty_float64;
+    case GJ_TR_SELECT:
+        if (!(t = gj_ty_promote(arg_type(in, ins, 2), arg_type(in, ins, 3))) ||
+            !gj_ty_is_scalar(arg_type(in, ins, 1)))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs scalars, not %s, %s and %s",
+                        fn_name(id), arg_type(in, ins, 1)->name, arg_type(in, ins, 2)->name,
+                        arg_type(in, ins, 3)->name);
+        return gj_ty_concrete(t);
     case GJ_TR_RANGE:
         if (!(t = promote_args(in, ins, id, 1)))
             return NULL;
@@ -872,22 +918,22 @@ static const GjType *device_call_type(Infer *in, const GjIns *ins, const GjType 
     return spec->f->ret_type;
 }
 
-/* The name of parameter p in a row's "a, b, c" list, into buf. */
+/* The name of parameter p in a row's "a, b, c=1" list, into buf. */
 static const char *param_name(const GjIntrinsicRow *row, int p, char *buf, size_t len) {
     const char *s = row->params;
     for (int k = 0; k < p && *s; k++) {
         s += strcspn(s, ",");
         s += strspn(s, ", ");
     }
-    snprintf(buf, len, "%.*s", (int)strcspn(s, ","), s);
+    snprintf(buf, len, "%.*s", (int)strcspn(s, ",="), s);
     return buf;
 }
 
 /* A keyword call of intrinsic id becomes a positional one: each keyword
    argument moves to its parameter's position (the row's names), and the
    call's keyword names are cleared, so typing and lowering see positions
-   only.  Rows have no default values: every parameter up to the last one
-   given must be given. */
+   only.  Every parameter up to the last one given must be given; optional
+   ones after it take their defaults in lowering (lower.c). */
 static int place_keywords(Infer *in, GjIns *ins, int id, const GjIntrinsicRow *row) {
     int32_t nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0, n = ins->nargs - 1;
     if (nkw == 0)

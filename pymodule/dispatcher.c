@@ -120,7 +120,12 @@ static int driver_max_ptx(int v)
    "called from kernel code"), handed to the compiler by address: one row
    each.  The compiler declares them in the code it generates (target_cpu.c). */
 #define GJ_CPU_RUNTIME_SYMBOLS(X) \
-    X(gj_cpu_barrier) \
+    X(gj_cpu_barrier)             \
+    X(gj_cpu_syncthreads_op)      \
+    X(gj_cpu_syncwarp_mask)       \
+    X(gj_cpu_warp_shfl)           \
+    X(gj_cpu_warp_vote)           \
+    X(gj_cpu_warp_match)          \
     X(gj_cpu_vprintf)
 
 static const GjRuntimeSymbol cpu_runtime_symbols[] = {
