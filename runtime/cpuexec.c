@@ -485,6 +485,14 @@ static void run_block(Worker *w, Job *job, uint64_t k)
         run_plain(l, t);
 }
 
+/* getcontext() returns twice (a later setcontext comes back through it), so
+   a caller's locals held in registers may be clobbered (gcc's -Wclobbered);
+   kept out of line, the loop around it needs no volatile. */
+__attribute__((noinline)) static int capture_context(ucontext_t *uc)
+{
+    return getcontext(uc);
+}
+
 /* Maps n fiber stacks, each above a guard page while the pool's guards
    stay within GUARD_BUDGET. */
 static int grow_fibers(Worker *w, unsigned n)
@@ -516,7 +524,7 @@ static int grow_fibers(Worker *w, unsigned n)
         fibers[i].stack = map + slot * i + P.page;
         if (ucs) {
             fibers[i].ctx.uc = &ucs[i];
-            if (getcontext(&ucs[i]) != 0) {
+            if (capture_context(&ucs[i]) != 0) {
                 snprintf(w->err, sizeof w->err, "getcontext failed: %s", strerror(errno));
                 free(fibers);
                 free(threads);
