@@ -172,7 +172,7 @@ static void collect(Fiber *l0, uint32_t part)
                 m |= (uint32_t)(l0[__builtin_ctz(q)].slot.value == s->value) << __builtin_ctz(q);
             s->result = m;
         } else if (s->op == OP_MATCH) {
-            s->result = same ? s->mask : 0;
+            s->result = same ? part : 0;   /* the lanes that took part, as the GPU gives */
             s->pred = same;
         }
     }

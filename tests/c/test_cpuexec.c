@@ -495,7 +495,7 @@ static void k_match(void **params, GjCpuThread *t)
             }
         int32_t pred = -1;
         bad += gj_cpu_warp_match(t, mask, mine, GJ_CPU_MATCH_ANY, NULL) != any;
-        bad += gj_cpu_warp_match(t, mask, mine, GJ_CPU_MATCH_ALL, &pred) != (all ? mask : 0);
+        bad += gj_cpu_warp_match(t, mask, mine, GJ_CPU_MATCH_ALL, &pred) != (all ? part : 0);
         bad += pred != all;
     }
     coll_done(s, bad);
