@@ -289,6 +289,10 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
     case GJ_TK_MODULE: {
         if ((id = gj_intrinsic_lookup(obj->name, name)) >= 0)
             return intrinsic_type(in, id);
+        const GjType *scalar = strcmp(obj->name, "gpujit") == 0 && strlen(name) > 1
+                                   ? gj_ty_from_name(name) : NULL;
+        if (scalar && (id = gj_intrinsic_lookup("numpy", scalar->name)) >= 0)
+            return intrinsic_type(in, id);   /* gpujit.float32: gpujit/types.py, NumPy's */
         const char *nested = gj_arena_printf(&in->c->arena, "%s.%s", obj->name, name);
         if (nested && gj_intrinsic_is_namespace(nested))   /* gpujit.atomic */
             return gj_ty_module(in->c, nested);
@@ -959,7 +963,7 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
     GjFunc *f = in->f;
     if (!f->is_device) {
         if (t->kind != GJ_TK_NONE)
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+            return fail(in, GJ_DIAG_KERNEL_RETURN, ins->loc,
                         "a kernel cannot return a value (this one returns %s)", t->name);
         return &gj_ty_none;
     }

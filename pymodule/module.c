@@ -246,6 +246,7 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
     switch (ctx->diag->kind) {
     case GJ_DIAG_TYPING: cls = st->TypingError; break;
     case GJ_DIAG_UNSUPPORTED: cls = st->UnsupportedError; break;
+    case GJ_DIAG_KERNEL_RETURN: cls = st->KernelReturnError; break;
     case GJ_DIAG_LOWERING: cls = st->LoweringError; break;
     case GJ_DIAG_INTERNAL: cls = st->InternalError; break;
     case GJ_DIAG_NKINDS: break;
@@ -923,6 +924,16 @@ static int add_exceptions(PyObject *m, GjPyState *st)
         || add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
                          "A CUDA driver call failed; .name, .code and .call say which.") < 0)
         return -1;
+    /* numba raises TypeError for a kernel with a return value */
+    PyObject *ret_bases = PyTuple_Pack(2, st->UnsupportedError, PyExc_TypeError);
+    if (!ret_bases)
+        return -1;
+    int ret_rc = add_exception(m, &st->KernelReturnError, "KernelReturnError", ret_bases,
+                               "A kernel returns a value (a kernel returns nothing); an "
+                               "UnsupportedError and, as in numba, a TypeError.");
+    Py_DECREF(ret_bases);
+    if (ret_rc < 0)
+        return -1;
     PyObject *oom_bases = PyTuple_Pack(2, st->CudaError, PyExc_MemoryError);
     if (!oom_bases)
         return -1;
@@ -967,7 +978,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 23 };
+enum { STATE_OBJECTS = 24 };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -977,7 +988,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
         (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
-        &st->str_cai, &st->libdevice,
+        &st->str_cai, &st->libdevice, &st->KernelReturnError,
     };
     _Static_assert(sizeof all / sizeof all[0] == STATE_OBJECTS, "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);
