@@ -164,6 +164,13 @@ def test_call_without_configuration():
         vector_add(np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
 
 
+@pytest.mark.parametrize("config", [(1,), (1, 2, 0, 0, 5), 1])
+def test_malformed_configuration_is_a_value_error(config):
+    # numba's class; the message says what a configuration is
+    with pytest.raises(ValueError, match=r"kernel\[griddim, blockdim\]"):
+        vector_add[config]
+
+
 def test_context_survives_errors(rng):
     with pytest.raises(gpujit.GpujitError):
         gpujit.compile_ptx(lambda a: [a], "void(float32[:])")
