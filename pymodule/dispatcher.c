@@ -397,11 +397,17 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
         Py_XDECREF(str);
         return e;
     }
-    if (PyTuple_Check(sig)) {   /* a key of .signatures */
+    if (PyTuple_Check(sig)) {   /* a key of .signatures: `device`'s entry, else any */
+        GjEntry *other = NULL;
         for (size_t i = 0; i < d->nbuckets; i++)
             for (GjEntry *e = d->buckets[i]; e; e = e->next)
-                if (PyObject_RichCompareBool(e->sig, sig, Py_EQ) == 1)
-                    return e;
+                if (PyObject_RichCompareBool(e->sig, sig, Py_EQ) == 1) {
+                    if ((int)e->key[0] == device)
+                        return e;
+                    other = e;
+                }
+        if (other)
+            return other;
         PyErr_Format(PyExc_KeyError, "no specialisation for %R", sig);
         return NULL;
     }
@@ -813,11 +819,15 @@ static PyObject *dispatcher_signatures(PyObject *self, void *c)
     GjDispatcher *d = (GjDispatcher *)self;
     PyObject *out = PyList_New(0);
     for (size_t i = 0; out && i < d->nbuckets; i++)
-        for (GjEntry *e = d->buckets[i]; e; e = e->next)
-            if (PyList_Append(out, e->sig) < 0) {
+        for (GjEntry *e = d->buckets[i]; e; e = e->next) {
+            /* once each: a CPU-target entry and its PTX twin (inspect_asm)
+               share a signature, as entries of two devices do */
+            int seen = PySequence_Contains(out, e->sig);
+            if (seen < 0 || (!seen && PyList_Append(out, e->sig) < 0)) {
                 Py_CLEAR(out);
                 break;
             }
+        }
     return out;
 }
 

@@ -186,6 +186,17 @@ def test_inspect_asm_after_launch():
     assert all(".entry" in ptx for ptx in asm.values())
 
 
+def test_inspect_asm_of_a_signature_adds_no_signature():
+    kernel = gpujit.jit(vector_add.py_func)
+    a = np.ones(4, np.float32)
+    kernel[1, 32](a, a, np.zeros(4, np.float32))
+    (sig,) = kernel.signatures
+    for asked in (sig, "void(float32[::1], float32[::1], float32[::1])"):
+        assert ".entry" in kernel.inspect_asm(asked)
+        assert ".entry" in kernel.inspect_asm()[sig]
+        assert kernel.signatures == [sig]
+
+
 @pytest.mark.parametrize("shape", [2**62, (2**32, 2**32), 2**63 - 1])
 def test_device_array_too_big_is_refused(shape):
     # The byte count overflows: refused before any allocation, as NumPy does.
