@@ -670,17 +670,21 @@ static const GjType *complex_ctor_type(Infer *in, const GjIns *ins, int id) {
     return &gj_ty_complex128;
 }
 
-/* np.float32(x), np.int8(x), ...: x converted to that dtype. */
+/* np.float32(x), np.int8(x), ...: x converted to that dtype; the complex
+   types also take (re, im), as complex() does (their rows' max_args). */
 static const GjType *np_type_call(Infer *in, const GjIns *ins, int id) {
     const GjType *to = gj_ty_from_name(gj_intrinsic_np_type((GjIntrinsic)id));
-    if (!to || !expect_nargs(in, ins, id, 1, 1))
+    if (!to || !expect_nargs(in, ins, id, 1, gj_intrinsic_row((GjIntrinsic)id)->max_args))
         return to ? NULL : fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown NumPy type");
-    const GjType *t = arg_type(in, ins, 1);
-    if (!gj_ty_is_scalar(t))
-        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a number, not %s", fn_name(id),
-                    t->name);
-    if (is_complex(t) && !is_complex(to))
-        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s to %s", t->name, to->name);
+    for (int k = 1; k < ins->nargs; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (!gj_ty_is_scalar(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a number, not %s",
+                        fn_name(id), t->name);
+        if (is_complex(t) && !is_complex(to))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s to %s", t->name,
+                        to->name);
+    }
     return to;
 }
 
