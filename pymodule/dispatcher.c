@@ -839,8 +839,10 @@ static PyObject *dispatcher_py_func(PyObject *self, void *c)
 
 static PyMethodDef dispatcher_methods[] = {
     {"compile", dispatcher_compile, METH_O,
-     "compile(signature)\n--\n\nCompiles the kernel for a signature string such as\n"
-     "'void(float32[:], float32[:], int64)' (and loads it when a GPU is present).\n\n"
+     "compile(signature)\n--\n\nCompiles the kernel for a signature: a string such as\n"
+     "'void(float32[:], float32[:], int64)', the same made of gpujit.types objects\n"
+     "(void(float32[:], float32[:], int64)) or a tuple of argument types (and loads\n"
+     "it when a GPU is present).\n\n"
      "Returns\n-------\ntuple of str\n    The signature's key in .signatures.\n\n"
      "Raises\n------\nTypingError, UnsupportedError\n    If the kernel does not compile."},
     {"inspect_asm", (PyCFunction)(void (*)(void))dispatcher_inspect_asm,

@@ -889,7 +889,8 @@ static PyMethodDef module_methods[] = {
     {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
      METH_VARARGS | METH_KEYWORDS,
      "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=False, lineinfo=False, "
-     "debug=False, device=False)\n--\n\nCompiles pyfunc for signature to PTX without a GPU; "
+     "debug=False, device=False)\n--\n\nCompiles pyfunc for signature (a string, a "
+     "gpujit.types signature\nor a tuple of argument types) to PTX without a GPU; "
      "returns (ptx, return type name).\nWith device=True it is compiled as a device function "
      "(a PTX .func that\nreturns a value: 'float32(float32, float32)'), else as a kernel "
      "(.entry)."},
