@@ -770,6 +770,32 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
     return Py_NewRef(e->sig);
 }
 
+/* None if signature string sig parses and has as many argument types as d's
+   function takes; NULL with TypingError or TypeError if not.  (A device
+   function's signature is compiled where a kernel calls it.) */
+static PyObject *check_device_signature(PyObject *self, PyObject *sig)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    const char *s = PyUnicode_AsUTF8AndSize(sig, NULL);
+    if (!s)
+        return NULL;
+    GjCtx ctx;
+    gj_ctx_init(&ctx);
+    const GjType **args, *ret;
+    int nargs;
+    PyObject *out = NULL;
+    if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK)
+        gj_py_raise_diag(st, &ctx, NULL);
+    else if (nargs != d->argcount)
+        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but the function "
+                     "takes %d", s, nargs, d->argcount);
+    else
+        out = Py_NewRef(Py_None);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
 /* _set_signatures(list of signatures): compiles each now and keeps them (as
    strings), so that launches with other argument types raise instead of
    compiling.  A device function's one signature is kept for the kernels
@@ -789,7 +815,9 @@ static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs)
     for (Py_ssize_t i = 0; strs && i < PyList_Size(sigs); i++) {
         PyObject *str = gj_py_signature_string(PyList_GetItem(sigs, i));
         /* a device function's signature is compiled where a kernel calls it */
-        PyObject *r = !str ? NULL : d->device_fn ? Py_NewRef(Py_None) : dispatcher_compile(self, str);
+        PyObject *r = !str ? NULL
+                      : d->device_fn ? check_device_signature(self, str)
+                                     : dispatcher_compile(self, str);
         if (!r) {
             Py_XDECREF(str);
             Py_CLEAR(strs);

@@ -584,3 +584,12 @@ def test_libdevice_device_function_runs(rng):
     x = random_array(rng, N, "float32", -5, 5)
     got = launch(k_exp_cos, x, poison(N, "float32"))
     np.testing.assert_allclose(got, np.exp(x) * np.cos(x), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("sig,exc", [("int32(int32)", TypeError),
+                                     ("int32(int32, flaot32)", gpujit.TypingError)])
+def test_device_signature_is_checked_when_decorated(sig, exc):
+    with pytest.raises(exc):
+        gpujit.jit(sig, device=True)(lambda a, b: a + b)
+    with pytest.raises(TypeError, match="one signature"):
+        gpujit.jit(["int32(int32, int32)", "int64(int64, int64)"], device=True)(lambda a, b: a)
