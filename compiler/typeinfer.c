@@ -117,13 +117,19 @@ static const GjType *intrinsic_type(Infer *in, int id) {
     return gj_ty_callable(in->c, id);
 }
 
+/* Whether module `name` holds numba's scalar type objects (gpujit/types.py,
+   exported by gpujit too): their attributes are NumPy's constructors. */
+static int holds_scalar_types(const char *name) {
+    return strcmp(name, "gpujit") == 0 || strcmp(name, "gpujit.types") == 0;
+}
+
 /* An intrinsic global is named by pymodule with its namespace:
    "gpujit.grid", "gpujit.atomic" (a namespace), "math.sqrt". */
 static const GjType *intrinsic_global_type(Infer *in, const char *name, GjLoc loc) {
     int id = gj_intrinsic_lookup_qualified(name);
     if (id >= 0)
         return intrinsic_type(in, id);
-    if (gj_intrinsic_is_namespace(name))
+    if (gj_intrinsic_is_namespace(name) || holds_scalar_types(name))
         return gj_ty_module(in->c, name);
     return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s' is not supported in kernels", name);
 }
@@ -289,13 +295,13 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
     case GJ_TK_MODULE: {
         if ((id = gj_intrinsic_lookup(obj->name, name)) >= 0)
             return intrinsic_type(in, id);
-        const GjType *scalar = strcmp(obj->name, "gpujit") == 0 && strlen(name) > 1
+        const GjType *scalar = holds_scalar_types(obj->name) && strlen(name) > 1
                                    ? gj_ty_from_name(name) : NULL;
         if (scalar && (id = gj_intrinsic_lookup("numpy", scalar->name)) >= 0)
             return intrinsic_type(in, id);   /* gpujit.float32: gpujit/types.py, NumPy's */
         const char *nested = gj_arena_printf(&in->c->arena, "%s.%s", obj->name, name);
-        if (nested && gj_intrinsic_is_namespace(nested))   /* gpujit.atomic */
-            return gj_ty_module(in->c, nested);
+        if (nested && (gj_intrinsic_is_namespace(nested) || holds_scalar_types(nested)))
+            return gj_ty_module(in->c, nested);   /* gpujit.atomic, gpujit.types */
         return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s.%s' is not supported in kernels",
                     obj->name, name);
     }

@@ -16,6 +16,8 @@ as that constructor through its ``_gpujit_intrinsic`` name
 (``"numpy.float32"``), so the intrinsic table needs no row of its own.
 """
 
+_gpujit_intrinsic = "types"   # in a kernel, `types.float32(x)` (pymodule/codeview.c)
+
 __all__ = [
     "Type", "Scalar", "Array", "NoneType", "Signature",
     "boolean", "bool_", "b1",

@@ -134,3 +134,18 @@ def float32_typed(x):
 def test_cast_result_type():
     _, ret = gpujit.compile_ptx(float32_typed, "(float64)", device=True)
     assert ret == "float32"
+
+
+def casts_through_modules(x, out):
+    i = gpujit.grid(1)
+    if i < x.size:
+        out[i] = gpujit.types.int16(x[i]) + types.f4(x[i]) + gpujit.f8(x[i])
+
+
+@pytest.mark.usefixtures("target")
+def test_type_objects_reached_through_modules(rng):
+    x = random_array(rng, 100, "float32", -100, 100)
+    out = poison(100, "float64")
+    gpujit.jit(casts_through_modules)[1, 128](x, out)
+    want = x.astype(np.int16) + x.astype(np.float32) + x.astype(np.float64)
+    np.testing.assert_array_equal(out, want)
