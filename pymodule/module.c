@@ -910,6 +910,19 @@ static int add_exception(PyObject *module, PyObject **slot, const char *name, Py
     return PyModule_AddObjectRef(module, name, *slot);
 }
 
+/* An exception class with two bases: gpujit's and the Python class that
+   numba raises in that case (so `except MemoryError` code keeps working). */
+static int add_exception2(PyObject *module, PyObject **slot, const char *name, PyObject *base,
+                          PyObject *numba_base, const char *doc)
+{
+    PyObject *bases = PyTuple_Pack(2, base, numba_base);
+    if (!bases)
+        return -1;
+    int rc = add_exception(module, slot, name, bases, doc);
+    Py_DECREF(bases);
+    return rc;
+}
+
 static int add_exceptions(PyObject *m, GjPyState *st)
 {
     if (add_exception(m, &st->GpujitError, "GpujitError", PyExc_Exception,
@@ -925,30 +938,20 @@ static int add_exceptions(PyObject *m, GjPyState *st)
         || add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
                          "A CUDA driver call failed; .name, .code and .call say which.") < 0)
         return -1;
-    /* numba raises TypeError for a kernel with a return value */
-    PyObject *ret_bases = PyTuple_Pack(2, st->UnsupportedError, PyExc_TypeError);
-    if (!ret_bases)
-        return -1;
-    int ret_rc = add_exception(m, &st->KernelReturnError, "KernelReturnError", ret_bases,
-                               "A kernel returns a value (a kernel returns nothing); an "
-                               "UnsupportedError and, as in numba, a TypeError.");
-    Py_DECREF(ret_bases);
-    if (ret_rc < 0)
-        return -1;
-    PyObject *oom_bases = PyTuple_Pack(2, st->CudaError, PyExc_MemoryError);
-    if (!oom_bases)
-        return -1;
-    int rc = add_exception(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", oom_bases,
-                           "GPU memory ran out; .requested and .free give bytes.");
-    Py_DECREF(oom_bases);
-    if (rc < 0
+    if (add_exception2(m, &st->KernelReturnError, "KernelReturnError", st->UnsupportedError,
+                       PyExc_TypeError, "A kernel returns a value (a kernel returns nothing); "
+                       "an UnsupportedError and, as in numba, a TypeError.") < 0
+        || add_exception2(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", st->CudaError,
+                          PyExc_MemoryError,
+                          "GPU memory ran out; .requested and .free give bytes.") < 0
         || add_exception(m, &st->CudaCompileError, "CudaCompileError", st->CudaError,
                          "The CUDA driver rejected a kernel's PTX; the message holds the "
                          "JIT log.") < 0
         || add_exception(m, &st->CudaKernelFault, "CudaKernelFault", st->CudaError,
                          "A kernel faulted; the CUDA context is lost for this process.") < 0
-        || add_exception(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
-                         "No usable CUDA driver or device.") < 0)
+        || add_exception2(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
+                          PyExc_ImportError, "No usable CUDA driver or device (an ImportError "
+                          "too, as numba's CudaSupportError).") < 0)
         return -1;
     return 0;
 }
