@@ -19,7 +19,7 @@ as that constructor through its ``_gpujit_intrinsic`` name
 _gpujit_intrinsic = "types"   # in a kernel, `types.float32(x)` (pymodule/codeview.c)
 
 __all__ = [
-    "Type", "Scalar", "Array", "NoneType", "Signature",
+    "Type", "Scalar", "Array", "NoneType", "Signature", "parse_signature",
     "boolean", "bool_", "b1",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8",
@@ -159,6 +159,32 @@ class Signature:
     def _signature_string(self):
         ret = self.return_type._signature_string() if self.return_type is not None else ""
         return f"{ret}({', '.join(a._signature_string() for a in self.args)})"
+
+
+def parse_signature(text):
+    """parse_signature(text) -> Signature
+
+    The :class:`Signature` a signature string names, parsed by gpujit's
+    compiler: ``parse_signature("void(float32[:, ::1], i4)")`` is
+    ``void(float32[:, ::1], int32)``; without a return type
+    (``"(float32, float32)"``) its ``return_type`` is None.
+
+    Raises
+    ------
+    TypingError
+        If the string is not a signature (the message says where).
+    """
+    from . import _gpujit
+    ret, args = _gpujit._parse_signature(text)
+    return Signature(_from_triple(ret) if ret else None, [_from_triple(a) for a in args])
+
+
+def _from_triple(triple):
+    dtype, ndim, layout = triple
+    if dtype == "none":
+        return void
+    scalar = _scalar_by_name(dtype)
+    return Array(scalar, ndim, layout) if ndim else scalar
 
 
 def _signature_string(sig):

@@ -945,6 +945,57 @@ static PyType_Spec dispatcher_spec = {
     .slots = dispatcher_slots,
 };
 
+/* ---- _parse_signature -------------------------------------------------------------- */
+
+/* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
+   ("none", 0, "") for void. */
+static PyObject *type_triple(const GjType *t)
+{
+    char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
+    if (t->kind == GJ_TK_ARRAY)
+        return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
+    return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");
+}
+
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
+
+/* _parse_signature(str) -> (return type or None, (argument types...)), each
+   type a type_triple: the compiler's own parse, for gpujit.types. */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
+{
+    GjPyState *st = PyModule_GetState(module);
+    const char *s = PyUnicode_Check(sig) ? PyUnicode_AsUTF8AndSize(sig, NULL) : NULL;
+    if (!s) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");
+        return NULL;
+    }
+    GjCtx ctx;
+    gj_ctx_init(&ctx);
+    const GjType **args, *ret;
+    int nargs;
+    PyObject *out = NULL, *list = NULL, *r = NULL;
+    if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, NULL);
+        goto done;
+    }
+    if (!(list = PyTuple_New(nargs)))
+        goto done;
+    for (int i = 0; i < nargs; i++) {
+        PyObject *t = type_triple(args[i]);
+        if (!t)
+            goto done;
+        PyTuple_SetItem(list, i, t);
+    }
+    if ((r = ret ? type_triple(ret) : Py_NewRef(Py_None)))
+        out = PyTuple_Pack(2, r, list);
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(list);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
 /* ---- compile_ptx ------------------------------------------------------------------- */
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);

@@ -851,8 +851,12 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* dispatcher.c */
 
 static PyMethodDef module_methods[] = {
+    {"_parse_signature", gj_py_parse_signature, METH_O,
+     "_parse_signature(signature)\n--\n\nThe compiler's parse of a signature string: "
+     "(return type or None, argument types), each (dtype, ndim, layout)."},
     {"_intrinsics", gj_py_intrinsics, METH_NOARGS,
      "_intrinsics()\n--\n\nThe kernel API rows of the compiler's intrinsic table: "
      "(name, kind, params, doc) tuples."},

@@ -149,3 +149,19 @@ def test_type_objects_reached_through_modules(rng):
     gpujit.jit(casts_through_modules)[1, 128](x, out)
     want = x.astype(np.int16) + x.astype(np.float32) + x.astype(np.float64)
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("text,sig", [
+    ("void(float32[:, ::1], i4)", void(float32[:, ::1], int32)),
+    ("f8(f8, float64[::1, :])", float64(float64, float64[::1, :])),
+    ("(uint8[:], bool)", types.Signature(None, (uint8[:], gpujit.boolean))),
+])
+def test_parse_signature_round_trips(text, sig):
+    parsed = types.parse_signature(text)
+    assert parsed == sig
+    assert types.parse_signature(types._signature_string(parsed)) == sig
+
+
+def test_parse_signature_reports_where():
+    with pytest.raises(gpujit.TypingError, match="column"):
+        types.parse_signature("void(float32[:,, int32)")
