@@ -113,6 +113,9 @@ typedef struct GjCodeView {
     const struct GjType **argtypes;   /* [argcount], set by the caller */
     const struct GjType *rettype;     /* a device function's declared return
                                          type (signature), or NULL: inferred */
+    const char *signature;            /* a device function's declared signature,
+                                         "int32(int32, int32)", or NULL: devfunc.c
+                                         specialises it for these types only */
 
     /* Every name LOAD_GLOBAL reads, resolved (frozen) by pymodule before the
        compile starts, so compiling needs no Python callbacks and no GIL. */

@@ -56,13 +56,14 @@ static void drop(GjCtx *c, GjSpec *spec) {
 }
 
 /* Builds and types spec->f for a copy of the callee's code view that carries
-   the specialisation's argument types. */
-static GjStatus type_spec(GjCtx *c, GjSpec *spec) {
+   the specialisation's argument types and the declared return type. */
+static GjStatus type_spec(GjCtx *c, GjSpec *spec, const GjType *ret) {
     GjCodeView *cv = GJ_NEW(&c->arena, GjCodeView);
     if (!cv)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
     *cv = *spec->callee->code;
     cv->argtypes = spec->argtypes;
+    cv->rettype = ret;
     const GjCodeView *saved = c->code;
     c->code = cv;
     spec->busy = 1;
@@ -76,6 +77,35 @@ static GjStatus type_spec(GjCtx *c, GjSpec *spec) {
     c->code = saved;
     spec->f = st == GJ_OK ? f : NULL;
     return st;
+}
+
+/* A function declared with a signature (jit("int32(int32, int32)",
+   device=True)) is compiled for its types only, as numba does: each scalar
+   argument becomes the declared type (lowering casts it at the call) and
+   the result the declared return type.  An array must be the declared one;
+   a declared layout A takes any layout (that layout is then specialised). */
+static GjStatus declared_types(GjCtx *c, const GjCodeView *code, GjLoc loc, const GjType **types,
+                               int32_t nargs, const GjType **ret) {
+    const GjType **declared;
+    int nd;
+    if (gj_ty_parse_signature(c, code->signature, &declared, &nd, ret) != GJ_OK)
+        return GJ_ERR;
+    if (nd != nargs)
+        return gj_error(c, GJ_DIAG_TYPING, loc, "the signature '%s' of %s() has %d argument "
+                        "types, but it takes %d", code->signature, code_name(code), nd,
+                        (int)nargs);
+    for (int32_t i = 0; i < nargs; i++) {
+        const GjType *want = declared[i], *have = types[i];
+        if (gj_ty_is_scalar(want) && gj_ty_is_scalar(have))
+            types[i] = want;
+        else if (want != have && !(want->kind == GJ_TK_ARRAY && have->kind == GJ_TK_ARRAY &&
+                                   want->layout == GJ_LAYOUT_A && want->dtype == have->dtype &&
+                                   want->ndim == have->ndim))
+            return gj_error(c, GJ_DIAG_TYPING, loc, "argument %d of %s() is %s, which does "
+                            "not convert to %s of its signature '%s'", (int)i + 1,
+                            code_name(code), have->name, want->name, code->signature);
+    }
+    return GJ_OK;
 }
 
 GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args, int32_t nargs,
@@ -106,6 +136,9 @@ GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args
                             "function", (int)i + 1, code->name ? code->name : "?",
                             types[i]->name);
     }
+    const GjType *ret = NULL;
+    if (code->signature && declared_types(c, code, loc, types, nargs, &ret) != GJ_OK)
+        return GJ_ERR;
     if ((*out = find(c, code, types, nargs)))
         return GJ_OK;
     GjSpec *spec = GJ_NEW(&c->arena, GjSpec);
@@ -113,7 +146,7 @@ GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args
         return gj_error(c, GJ_DIAG_INTERNAL, loc, "out of memory");
     *spec = (GjSpec){.next = c->specs, .callee = callee, .argtypes = types, .nargs = nargs};
     c->specs = spec;
-    if (type_spec(c, spec) != GJ_OK) {
+    if (type_spec(c, spec, ret) != GJ_OK) {
         drop(c, spec);
         return GJ_ERR;
     }

@@ -55,6 +55,7 @@ typedef struct GjLoc {
 #define GJ_DIAG_KINDS(X)                                                     \
     X(TYPING,      "typing error",      "TypingError")                        \
     X(UNSUPPORTED, "unsupported",       "UnsupportedError")                   \
+    X(KERNEL_RETURN, "unsupported",     "KernelReturnError")                  \
     X(LOWERING,    "lowering error",    "LoweringError")                      \
     X(INTERNAL,    "internal error",    "InternalError")
 

@@ -424,6 +424,10 @@ enum {
 #define NP_SCALAR_TYPE(X, id, name)                                                        \
     X(NPTYPE_##id, "numpy", name, "", 1, 1, GJ_TR_NPTYPE, NULL, 0, gj_lower_convert, 0,       \
       "numpy." name "(x)")
+/* np.complex64(re, im) as complex(re, im), in that dtype */
+#define NP_COMPLEX_TYPE(X, id, name)                                                       \
+    X(NPTYPE_##id, "numpy", name, "", 1, 2, GJ_TR_NPTYPE, NULL, 0, gj_lower_complex_ctor, 0,  \
+      "numpy." name "(x) or numpy." name "(re, im)")
 #define NP_SCALAR_TYPES(X)                                                         \
     NP_SCALAR_TYPE(X, BOOL, "bool") NP_SCALAR_TYPE(X, BOOL_, "bool_")               \
     NP_SCALAR_TYPE(X, INT8, "int8") NP_SCALAR_TYPE(X, INT16, "int16")               \
@@ -436,7 +440,7 @@ enum {
     NP_SCALAR_TYPE(X, FLOAT16, "float16") NP_SCALAR_TYPE(X, HALF, "half")           \
     NP_SCALAR_TYPE(X, FLOAT32, "float32") NP_SCALAR_TYPE(X, SINGLE, "single")       \
     NP_SCALAR_TYPE(X, FLOAT64, "float64") NP_SCALAR_TYPE(X, DOUBLE, "double")       \
-    NP_SCALAR_TYPE(X, COMPLEX64, "complex64") NP_SCALAR_TYPE(X, COMPLEX128, "complex128")
+    NP_COMPLEX_TYPE(X, COMPLEX64, "complex64") NP_COMPLEX_TYPE(X, COMPLEX128, "complex128")
 
 /* Functions and constants that math, numpy and cmath share, one row each:
    id, the name in math, numpy and cmath ("": not there), the number of

@@ -268,13 +268,27 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptio
     LLVMSetTarget(lib, LLVMGetTarget(mod));
     LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(mod));
     prune_libdevice(mod, lib);
+    /* What the module exports (the kernel, or the device function that
+       compile_ptx(device=True) compiles) stays external; libdevice's
+       definitions become internal.  (Linking may replace a declaration's
+       value, so the exported functions are remembered by name.) */
+    int nexported = 0;
+    const char *exported[4];
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
+        if (!LLVMIsDeclaration(fn) && LLVMGetLinkage(fn) == LLVMExternalLinkage &&
+            nexported < (int)(sizeof exported / sizeof exported[0]))
+            exported[nexported++] = gj_arena_strdup(&c->arena, LLVMGetValueName(fn));
     if (LLVMLinkModules2(mod, lib))   /* consumes lib */
         return gj_error(c, GJ_DIAG_INTERNAL, noloc, "linking libdevice failed: %s",
                         cap->first_error ? cap->first_error : "unknown error");
 
-    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn))
-        if (!LLVMIsDeclaration(fn) && LLVMGetFunctionCallConv(fn) != LLVMPTXKernelCallConv)
+    for (LLVMValueRef fn = LLVMGetFirstFunction(mod); fn; fn = LLVMGetNextFunction(fn)) {
+        int keep = LLVMIsDeclaration(fn) || LLVMGetFunctionCallConv(fn) == LLVMPTXKernelCallConv;
+        for (int k = 0; k < nexported && !keep; k++)
+            keep = exported[k] && strcmp(exported[k], LLVMGetValueName(fn)) == 0;
+        if (!keep)
             LLVMSetLinkage(fn, LLVMInternalLinkage);
+    }
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
         if (!LLVMIsDeclaration(g))
             LLVMSetLinkage(g, LLVMInternalLinkage);

@@ -121,13 +121,19 @@ static const GjType *intrinsic_type(Infer *in, int id) {
     return gj_ty_callable(in->c, id);
 }
 
+/* Whether module `name` holds numba's scalar type objects (gpujit/types.py,
+   exported by gpujit too): their attributes are NumPy's constructors. */
+static int holds_scalar_types(const char *name) {
+    return strcmp(name, "gpujit") == 0 || strcmp(name, "gpujit.types") == 0;
+}
+
 /* An intrinsic global is named by pymodule with its namespace:
    "gpujit.grid", "gpujit.atomic" (a namespace), "math.sqrt". */
 static const GjType *intrinsic_global_type(Infer *in, const char *name, GjLoc loc) {
     int id = gj_intrinsic_lookup_qualified(name);
     if (id >= 0)
         return intrinsic_type(in, id);
-    if (gj_intrinsic_is_namespace(name))
+    if (gj_intrinsic_is_namespace(name) || holds_scalar_types(name))
         return gj_ty_module(in->c, name);
     return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s' is not supported in kernels", name);
 }
@@ -293,9 +299,13 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
     case GJ_TK_MODULE: {
         if ((id = gj_intrinsic_lookup(obj->name, name)) >= 0)
             return intrinsic_type(in, id);
+        const GjType *scalar = holds_scalar_types(obj->name) && strlen(name) > 1
+                                   ? gj_ty_from_name(name) : NULL;
+        if (scalar && (id = gj_intrinsic_lookup("numpy", scalar->name)) >= 0)
+            return intrinsic_type(in, id);   /* gpujit.float32: gpujit/types.py, NumPy's */
         const char *nested = gj_arena_printf(&in->c->arena, "%s.%s", obj->name, name);
-        if (nested && gj_intrinsic_is_namespace(nested))   /* gpujit.atomic */
-            return gj_ty_module(in->c, nested);
+        if (nested && (gj_intrinsic_is_namespace(nested) || holds_scalar_types(nested)))
+            return gj_ty_module(in->c, nested);   /* gpujit.atomic, gpujit.types */
         return fail(in, GJ_DIAG_UNSUPPORTED, loc, "'%s.%s' is not supported in kernels",
                     obj->name, name);
     }
@@ -671,17 +681,21 @@ static const GjType *complex_ctor_type(Infer *in, const GjIns *ins, int id) {
     return &gj_ty_complex128;
 }
 
-/* np.float32(x), np.int8(x), ...: x converted to that dtype. */
+/* np.float32(x), np.int8(x), ...: x converted to that dtype; the complex
+   types also take (re, im), as complex() does (their rows' max_args). */
 static const GjType *np_type_call(Infer *in, const GjIns *ins, int id) {
     const GjType *to = gj_ty_from_name(gj_intrinsic_np_type((GjIntrinsic)id));
-    if (!to || !expect_nargs(in, ins, id, 1, 1))
+    if (!to || !expect_nargs(in, ins, id, 1, gj_intrinsic_row((GjIntrinsic)id)->max_args))
         return to ? NULL : fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown NumPy type");
-    const GjType *t = arg_type(in, ins, 1);
-    if (!gj_ty_is_scalar(t))
-        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a number, not %s", fn_name(id),
-                    t->name);
-    if (is_complex(t) && !is_complex(to))
-        return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s to %s", t->name, to->name);
+    for (int k = 1; k < ins->nargs; k++) {
+        const GjType *t = arg_type(in, ins, k);
+        if (!gj_ty_is_scalar(t))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a number, not %s",
+                        fn_name(id), t->name);
+        if (is_complex(t) && !is_complex(to))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s to %s", t->name,
+                        to->name);
+    }
     return to;
 }
 
@@ -1054,7 +1068,7 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
     GjFunc *f = in->f;
     if (!f->is_device) {
         if (t->kind != GJ_TK_NONE)
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+            return fail(in, GJ_DIAG_KERNEL_RETURN, ins->loc,
                         "a kernel cannot return a value (this one returns %s)", t->name);
         return &gj_ty_none;
     }

@@ -39,6 +39,7 @@ from ._gpujit import (
     DeviceArray,
     GpujitError,
     InternalError,
+    KernelReturnError,
     LoweringError,
     TypingError,
     UnsupportedError,
@@ -54,6 +55,13 @@ from ._gpujit import (
     to_device,
 )
 
+from . import types
+from .types import (
+    b1, boolean, bool_, byte, c8, c16, complex64, complex128, double, f2, f4, f8, float16,
+    float32, float64, float_, half, i1, i2, i4, i8, int8, int16, int32, int64, int_, intc,
+    intp, u1, u2, u4, u8, uint8, uint16, uint32, uint64, uintc, uintp, void,
+)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -61,9 +69,15 @@ __all__ = [
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
     "compile_ptx", "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
-    "GpujitError", "TypingError", "UnsupportedError", "LoweringError", "InternalError",
+    "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
+    "InternalError",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
-    "CudaSupportError", "libdevice_path", "info",
+    "CudaSupportError", "libdevice_path", "info", "types",
+    # numba's type objects (gpujit.types), for signatures and casts
+    "b1", "boolean", "bool_", "byte", "c8", "c16", "complex64", "complex128", "double", "f2",
+    "f4", "f8", "float16", "float32", "float64", "float_", "half", "i1", "i2", "i4", "i8",
+    "int8", "int16", "int32", "int64", "int_", "intc", "intp", "u1", "u2", "u4", "u8", "uint8",
+    "uint16", "uint32", "uint64", "uintc", "uintp", "void",
 ]
 
 
@@ -83,18 +97,21 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
 
     Parameters
     ----------
-    func : function or str, optional
-        The kernel, or a numba-style signature string (``"void(float32[:], int64)"``)
-        or list of them.
+    func : function, signature or list of signatures, optional
+        The kernel, or its signatures (as ``signature``).
     device : bool
         Compile a device function: callable from kernels (and other device
         functions) only, never launched.  A plain ``@jit`` function may be
         called from kernels too.
-    signature : str or list of str, optional
+    signature : signature or list of signatures, optional
         Signatures to compile now, for the current target (the GPU, or the
-        CPU target without one), as numba does
+        CPU target without one), as numba does: a string
         (``"void(float32[::1], float32[:, ::1], int64)"``; ``::1`` marks the
-        contiguous dimension).
+        contiguous dimension), the same made of type objects
+        (``void(float32[::1], float32[:, ::1], int64)``, see
+        :mod:`gpujit.types`) or a tuple of argument types
+        (``(float32[::1], int64)``).  A device function's signature may name
+        its return type (``"int32(int32, int32)"``).
     debug : bool
         Compile without optimisation (bounds checking comes with a later release).
     boundscheck : bool or None
@@ -130,7 +147,7 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     and the call then synchronizes; DeviceArray and ``__cuda_array_interface__``
     arguments are passed without copies and the launch stays asynchronous.
     """
-    if isinstance(func_or_sig, (str, list, tuple)):
+    if isinstance(func_or_sig, (str, list, tuple, types.Signature)):
         if signature is not None:
             raise TypeError("jit() got a signature twice (positional and signature=)")
         signature, func_or_sig = func_or_sig, None
@@ -140,8 +157,8 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
                                     lineinfo=bool(lineinfo), opt=bool(opt) and not debug,
                                     device=bool(device), inline=bool(inline))
         _functools.update_wrapper(kernel, func)
-        if signature is not None and not device:
-            kernel._set_signatures([signature] if isinstance(signature, str) else list(signature))
+        if signature is not None:   # a device function's: compiled where kernels call it
+            kernel._set_signatures(_signature_list(signature))
         return kernel
 
     if func_or_sig is None:
@@ -150,6 +167,16 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         raise TypeError(f"jit() needs a function or a signature string, not "
                         f"{type(func_or_sig).__name__}")
     return decorate(func_or_sig)
+
+
+def _signature_list(signature):
+    """jit()'s signature argument as a list of signatures: a list (or a tuple
+    of strings) holds several; a str, a signature object or a tuple of types
+    is one."""
+    if isinstance(signature, list) or isinstance(signature, tuple) and signature and \
+            all(isinstance(s, (str, types.Signature)) for s in signature):
+        return list(signature)
+    return [signature]
 
 
 # ---- kernel API objects --------------------------------------------------------

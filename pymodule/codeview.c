@@ -275,12 +275,27 @@ static int known_module(PyObject *o, const char **name) {
     return found;
 }
 
+/* Whether `name` ("numpy.float32") is qualified by a known module other
+   than gpujit. */
+static int names_known_member(const char *name) {
+    for (size_t i = 1; i < sizeof known_modules / sizeof known_modules[0]; i++) {
+        size_t n = strlen(known_modules[i]);
+        if (strncmp(name, known_modules[i], n) == 0 && name[n] == '.')
+            return 1;
+    }
+    return 0;
+}
+
 /* "gpujit." + o's `_gpujit_intrinsic` name (gpujit's kernel API objects:
-   "grid", "atomic.add", the namespace "atomic"), or NULL. */
+   "grid", "atomic.add", the namespace "atomic"), or that name as it is when
+   it names another known module's member (gpujit.types' scalar types are
+   NumPy's constructors: "numpy.float32"); NULL if o has none. */
 static const char *intrinsic_name(GjCtx *c, PyObject *o) {
     PyObject *v = PyObject_GetAttrString(o, "_gpujit_intrinsic");
     const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
-    const char *name = s ? gj_arena_printf(&c->arena, "gpujit.%s", s) : NULL;
+    const char *name = !s ? NULL
+                       : names_known_member(s) ? gj_arena_strdup(&c->arena, s)
+                                               : gj_arena_printf(&c->arena, "gpujit.%s", s);
     Py_XDECREF(v);
     PyErr_Clear();
     return name;
@@ -330,18 +345,19 @@ typedef struct Seen {
 
 static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen);
 
-/* A gpujit.jit function (its `_gpujit_callee` is (py_func, inline, device)):
-   1 and g filled when o is one, 0 when not, -1 on a Python error. */
+/* A gpujit.jit function (its `_gpujit_callee` is (py_func, inline, device,
+   signature or None)): 1 and g filled when o is one, 0 when not, -1 on a
+   Python error. */
 static int callee_global(GjCtx *c, PyObject *o, GjGlobal *g, Seen **seen) {
     PyObject *info = PyObject_GetAttrString(o, "_gpujit_callee");
-    PyObject *func;
+    PyObject *func, *sig;
     int inline_always, device;
     if (!info || !PyTuple_Check(info)) {
         Py_XDECREF(info);
         PyErr_Clear();
         return 0;
     }
-    int rc = PyArg_ParseTuple(info, "Opp", &func, &inline_always, &device) ? 1 : -1;
+    int rc = PyArg_ParseTuple(info, "OppO", &func, &inline_always, &device, &sig) ? 1 : -1;
     GjCallee *callee = rc > 0 ? GJ_NEW(&c->arena, GjCallee) : NULL;
     if (rc > 0 && !callee)
         rc = no_memory();
@@ -353,6 +369,8 @@ static int callee_global(GjCtx *c, PyObject *o, GjGlobal *g, Seen **seen) {
         if (!callee->code) {
             GjCodeView *cv = GJ_NEW(&c->arena, GjCodeView);
             rc = cv && build_view(func, c, cv, seen) == 0 ? 1 : cv ? -1 : no_memory();
+            if (rc > 0 && PyUnicode_Check(sig) && !(cv->signature = copy_str(c, sig)))
+                rc = -1;
             callee->code = cv;
         }
     }

@@ -60,10 +60,16 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
 /* An entry compiled for layout 'A' that serves key's C or F arrays (what an
    explicit float32[:] signature compiled), or NULL. */
 GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n);
-/* For a dispatcher with explicit signatures: compiles them for key[0]'s
-   device if needed and returns the one key[0..n) matches; NULL with a
-   TypeError naming the argument types when none does. */
-GjEntry *gj_py_entry_explicit(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n);
+/* For a dispatcher with explicit signatures: compiles them for `device`
+   if needed; -1 raised. */
+int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device);
+/* Raises the TypeError of a launch whose argument types (key[1..n)) match
+   none of d's explicit signatures. */
+void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n);
+/* A signature as the string the compiler parses (new reference): a str as
+   it is; a gpujit.types signature or tuple of types rendered by
+   gpujit.types._signature_string; NULL raised (TypeError) otherwise. */
+PyObject *gj_py_signature_string(PyObject *sig);
 /* Loads e's PTX into its device's context (once); -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
 

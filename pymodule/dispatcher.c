@@ -4,7 +4,7 @@
  *
  *     class Dispatcher:                    # kernel = gpujit.jit(f)
  *         def __getitem__(self, config) -> Launcher   # launcher.c
- *         def __call__(self, *args)        # TypeError: needs kernel[grid, block]
+ *         def __call__(self, *args)        # ValueError: needs kernel[grid, block]
  *         def compile(self, signature: str) -> tuple[str, ...]
  *         def inspect_asm(self, signature=None) -> dict | str   # alias inspect_ptx
  *         def inspect_llvm(self, signature=None) -> dict | str
@@ -371,14 +371,48 @@ done:
     return n;
 }
 
-/* The entry for a signature string on `device` (compiling it if needed). */
+/* Whether sig is a key of .signatures: a tuple of type names. */
+static int is_signature_key(PyObject *sig)
+{
+    if (!PyTuple_Check(sig))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_Size(sig); i++)
+        if (!PyUnicode_Check(PyTuple_GetItem(sig, i)))
+            return 0;
+    return 1;
+}
+
+PyObject *gj_py_signature_string(PyObject *sig)
+{
+    if (PyUnicode_Check(sig))
+        return Py_NewRef(sig);
+    PyObject *types = PyImport_ImportModule("gpujit.types");
+    PyObject *s = types ? PyObject_CallMethod(types, "_signature_string", "(O)", sig) : NULL;
+    Py_XDECREF(types);
+    return s;
+}
+
+/* The entry for a signature (a string, a gpujit.types signature or tuple of
+   types, or a key of .signatures) on `device`, compiling it if needed. */
 static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
 {
-    if (PyTuple_Check(sig)) {   /* a key of .signatures */
+    if (!PyUnicode_Check(sig) && !is_signature_key(sig)) {
+        PyObject *str = gj_py_signature_string(sig);
+        GjEntry *e = str ? entry_for_signature(st, d, str, device) : NULL;
+        Py_XDECREF(str);
+        return e;
+    }
+    if (PyTuple_Check(sig)) {   /* a key of .signatures: `device`'s entry, else any */
+        GjEntry *other = NULL;
         for (size_t i = 0; i < d->nbuckets; i++)
             for (GjEntry *e = d->buckets[i]; e; e = e->next)
-                if (PyObject_RichCompareBool(e->sig, sig, Py_EQ) == 1)
-                    return e;
+                if (PyObject_RichCompareBool(e->sig, sig, Py_EQ) == 1) {
+                    if ((int)e->key[0] == device)
+                        return e;
+                    other = e;
+                }
+        if (other)
+            return other;
         PyErr_Format(PyExc_KeyError, "no specialisation for %R", sig);
         return NULL;
     }
@@ -421,15 +455,17 @@ GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n)
     return changed ? gj_py_entry_find(d, relaxed, n) : NULL;
 }
 
-GjEntry *gj_py_entry_explicit(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n)
+int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device)
 {
     Py_ssize_t nsigs = PyList_Size(d->explicit_sigs);
     for (Py_ssize_t i = 0; i < nsigs; i++)   /* this device's entries (a target switch) */
-        if (!entry_for_signature(st, d, PyList_GetItem(d->explicit_sigs, i), (int)key[0]))
-            return NULL;
-    GjEntry *e = gj_py_entry_find(d, key, n);
-    if (e || (e = gj_py_entry_any_layout(d, key, n)))
-        return e;
+        if (!entry_for_signature(st, d, PyList_GetItem(d->explicit_sigs, i), device))
+            return -1;
+    return 0;
+}
+
+void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
+{
     PyObject *types = PyList_New(0);
     for (int i = 1; types && i < n; i++) {
         PyObject *t = key_word_name(key[i]);
@@ -449,7 +485,6 @@ GjEntry *gj_py_entry_explicit(GjPyState *st, GjDispatcher *d, const uint32_t *ke
     Py_XDECREF(sep);
     Py_XDECREF(joined);
     Py_XDECREF(name);
-    return NULL;
 }
 
 /* ---- GjDispatcher type ----------------------------------------------------------------- */
@@ -561,11 +596,12 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
     (void)kw;
     GjDispatcher *d = (GjDispatcher *)self;
     PyObject *name = kernel_name(d);
+    /* ValueError for both, as numba's dispatcher raises */
     if (d->device_fn)
-        PyErr_Format(PyExc_TypeError, "%S is a device function (device=True): call it from a "
+        PyErr_Format(PyExc_ValueError, "%S is a device function (device=True): call it from a "
                      "kernel, not from Python", name);
     else
-        PyErr_Format(PyExc_TypeError, "kernel %S needs a launch configuration: call it as "
+        PyErr_Format(PyExc_ValueError, "kernel %S needs a launch configuration: call it as "
                      "%S[griddim, blockdim](...)", name, name);
     Py_XDECREF(name);
     return NULL;
@@ -581,7 +617,8 @@ static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
         return Py_NewRef(d->last_launcher);
     PyErr_Clear();
     if (d->device_fn) {
-        PyErr_SetString(PyExc_TypeError, "a device function (device=True) cannot be launched");
+        PyErr_SetString(PyExc_RuntimeError,   /* numba's class */
+                        "a device function (device=True) cannot be launched");
         return NULL;
     }
     PyObject *l = gj_py_launcher_new(st, d, config);
@@ -724,15 +761,12 @@ static PyObject *dispatcher_inspect_types(PyObject *self, PyObject *args, PyObje
 static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
 {
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    if (!PyUnicode_Check(sig)) {
-        PyErr_SetString(PyExc_TypeError, "compile() takes a signature string such as "
-                        "'void(float32[:], int64)'");
-        return NULL;
-    }
     int device;
     if (gj_py_device(st, &device) < 0)
         return NULL;
-    GjEntry *e = entry_for_signature(st, (GjDispatcher *)self, sig, device);
+    PyObject *str = gj_py_signature_string(sig);   /* not a key of .signatures */
+    GjEntry *e = str ? entry_for_signature(st, (GjDispatcher *)self, str, device) : NULL;
+    Py_XDECREF(str);
     if (!e)
         return NULL;
     if ((device == GJ_MEM_HOST || gj_cu_available())
@@ -741,23 +775,66 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
     return Py_NewRef(e->sig);
 }
 
-/* _set_signatures(list of str): compiles each now and keeps them, so that
-   launches with other argument types raise instead of compiling. */
+/* None if signature string sig parses and has as many argument types as d's
+   function takes; NULL with TypingError or TypeError if not.  (A device
+   function's signature is compiled where a kernel calls it.) */
+static PyObject *check_device_signature(PyObject *self, PyObject *sig)
+{
+    GjDispatcher *d = (GjDispatcher *)self;
+    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    const char *s = PyUnicode_AsUTF8AndSize(sig, NULL);
+    if (!s)
+        return NULL;
+    GjCtx ctx;
+    gj_ctx_init(&ctx);
+    const GjType **args, *ret;
+    int nargs;
+    PyObject *out = NULL;
+    if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK)
+        gj_py_raise_diag(st, &ctx, NULL);
+    else if (nargs != d->argcount)
+        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but the function "
+                     "takes %d", s, nargs, d->argcount);
+    else
+        out = Py_NewRef(Py_None);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
+/* _set_signatures(list of signatures): compiles each now and keeps them (as
+   strings), so that launches with other argument types raise instead of
+   compiling.  A device function's one signature is kept for the kernels
+   that call it (_gpujit_callee). */
 static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     if (!PyList_Check(sigs)) {
-        PyErr_SetString(PyExc_TypeError, "_set_signatures() takes a list of signature strings");
+        PyErr_SetString(PyExc_TypeError, "_set_signatures() takes a list of signatures");
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < PyList_Size(sigs); i++) {
-        PyObject *r = dispatcher_compile(self, PyList_GetItem(sigs, i));
-        if (!r)
-            return NULL;
-        Py_DECREF(r);
+    if (d->device_fn && PyList_Size(sigs) != 1) {
+        PyErr_SetString(PyExc_TypeError, "a device function takes one signature");
+        return NULL;
     }
+    PyObject *strs = PyList_New(PyList_Size(sigs));
+    for (Py_ssize_t i = 0; strs && i < PyList_Size(sigs); i++) {
+        PyObject *str = gj_py_signature_string(PyList_GetItem(sigs, i));
+        /* a device function's signature is compiled where a kernel calls it */
+        PyObject *r = !str ? NULL
+                      : d->device_fn ? check_device_signature(self, str)
+                                     : dispatcher_compile(self, str);
+        if (!r) {
+            Py_XDECREF(str);
+            Py_CLEAR(strs);
+            return NULL;
+        }
+        Py_DECREF(r);
+        PyList_SetItem(strs, i, str);
+    }
+    if (!strs)
+        return NULL;
     PyObject *old = d->explicit_sigs;
-    d->explicit_sigs = Py_NewRef(sigs);
+    d->explicit_sigs = strs;
     Py_XDECREF(old);
     Py_RETURN_NONE;
 }
@@ -775,11 +852,15 @@ static PyObject *dispatcher_signatures(PyObject *self, void *c)
     GjDispatcher *d = (GjDispatcher *)self;
     PyObject *out = PyList_New(0);
     for (size_t i = 0; out && i < d->nbuckets; i++)
-        for (GjEntry *e = d->buckets[i]; e; e = e->next)
-            if (PyList_Append(out, e->sig) < 0) {
+        for (GjEntry *e = d->buckets[i]; e; e = e->next) {
+            /* once each: a CPU-target entry and its PTX twin (inspect_asm)
+               share a signature, as entries of two devices do */
+            int seen = PySequence_Contains(out, e->sig);
+            if (seen < 0 || (!seen && PyList_Append(out, e->sig) < 0)) {
                 Py_CLEAR(out);
                 break;
             }
+        }
     return out;
 }
 
@@ -791,8 +872,10 @@ static PyObject *dispatcher_py_func(PyObject *self, void *c)
 
 static PyMethodDef dispatcher_methods[] = {
     {"compile", dispatcher_compile, METH_O,
-     "compile(signature)\n--\n\nCompiles the kernel for a signature string such as\n"
-     "'void(float32[:], float32[:], int64)' (and loads it when a GPU is present).\n\n"
+     "compile(signature)\n--\n\nCompiles the kernel for a signature: a string such as\n"
+     "'void(float32[:], float32[:], int64)', the same made of gpujit.types objects\n"
+     "(void(float32[:], float32[:], int64)) or a tuple of argument types (and loads\n"
+     "it when a GPU is present).\n\n"
      "Returns\n-------\ntuple of str\n    The signature's key in .signatures.\n\n"
      "Raises\n------\nTypingError, UnsupportedError\n    If the kernel does not compile."},
     {"inspect_asm", (PyCFunction)(void (*)(void))dispatcher_inspect_asm,
@@ -823,8 +906,10 @@ static PyObject *dispatcher_callee(PyObject *self, void *c)
 {
     (void)c;
     GjDispatcher *d = (GjDispatcher *)self;
-    return Py_BuildValue("(OOO)", d->func, d->inline_fn ? Py_True : Py_False,
-                         d->device_fn ? Py_True : Py_False);
+    PyObject *sig = d->device_fn && d->explicit_sigs && PyList_Size(d->explicit_sigs) == 1
+                        ? PyList_GetItem(d->explicit_sigs, 0) : Py_None;
+    return Py_BuildValue("(OOOO)", d->func, d->inline_fn ? Py_True : Py_False,
+                         d->device_fn ? Py_True : Py_False, sig);
 }
 
 static PyGetSetDef dispatcher_getset[] = {
@@ -832,7 +917,8 @@ static PyGetSetDef dispatcher_getset[] = {
      "Signatures compiled so far: a list of tuples of type names.", NULL},
     {"py_func", dispatcher_py_func, NULL, "The Python function.", NULL},
     {"_gpujit_callee", dispatcher_callee, NULL,
-     "(py_func, inline, device): how a kernel that calls this function compiles it.", NULL},
+     "(py_func, inline, device, signature or None): how a kernel that calls this function "
+     "compiles it.", NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -864,6 +950,57 @@ static PyType_Spec dispatcher_spec = {
     .slots = dispatcher_slots,
 };
 
+/* ---- _parse_signature -------------------------------------------------------------- */
+
+/* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
+   ("none", 0, "") for void. */
+static PyObject *type_triple(const GjType *t)
+{
+    char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
+    if (t->kind == GJ_TK_ARRAY)
+        return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
+    return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");
+}
+
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
+
+/* _parse_signature(str) -> (return type or None, (argument types...)), each
+   type a type_triple: the compiler's own parse, for gpujit.types. */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
+{
+    GjPyState *st = PyModule_GetState(module);
+    const char *s = PyUnicode_Check(sig) ? PyUnicode_AsUTF8AndSize(sig, NULL) : NULL;
+    if (!s) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");
+        return NULL;
+    }
+    GjCtx ctx;
+    gj_ctx_init(&ctx);
+    const GjType **args, *ret;
+    int nargs;
+    PyObject *out = NULL, *list = NULL, *r = NULL;
+    if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, NULL);
+        goto done;
+    }
+    if (!(list = PyTuple_New(nargs)))
+        goto done;
+    for (int i = 0; i < nargs; i++) {
+        PyObject *t = type_triple(args[i]);
+        if (!t)
+            goto done;
+        PyTuple_SetItem(list, i, t);
+    }
+    if ((r = ret ? type_triple(ret) : Py_NewRef(Py_None)))
+        out = PyTuple_Pack(2, r, list);
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(list);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
 /* ---- compile_ptx ------------------------------------------------------------------- */
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
@@ -872,13 +1009,19 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "lineinfo", "debug",
                              "opt", "device", NULL};
-    PyObject *func;
-    const char *sig;
+    PyObject *func, *sig_obj, *sig_str;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, opt = 1, device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|$(ii)ppppp:compile_ptx", kwlist, &func,
-                                     &sig, &cc_major, &cc_minor, &fastmath, &lineinfo, &debug,
-                                     &opt, &device))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)ppppp:compile_ptx", kwlist, &func,
+                                     &sig_obj, &cc_major, &cc_minor, &fastmath, &lineinfo,
+                                     &debug, &opt, &device))
         return NULL;
+    if (!(sig_str = gj_py_signature_string(sig_obj)))
+        return NULL;
+    const char *sig = PyUnicode_AsUTF8AndSize(sig_str, NULL);
+    if (!sig) {
+        Py_DECREF(sig_str);
+        return NULL;
+    }
     GjPyState *st = PyModule_GetState(module);
     if (Py_IS_TYPE(func, st->DispatcherType)) {
         device = device || ((GjDispatcher *)func)->device_fn;
@@ -926,6 +1069,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     gj_result_free(&res);
 done:
     Py_XDECREF(names);
+    Py_DECREF(sig_str);
     gj_ctx_free(&ctx);
     return out;
 }

@@ -32,6 +32,7 @@ enum { GJ_PY_MAX_NDIM = 8 };   /* dimensions a DeviceArray / kernel argument may
 typedef struct GjPyState {
     /* exception classes, see module.c for the hierarchy */
     PyObject *GpujitError, *TypingError, *UnsupportedError, *LoweringError, *InternalError;
+    PyObject *KernelReturnError;   /* UnsupportedError and TypeError */
     PyObject *CudaError, *CudaOutOfMemoryError, *CudaCompileError, *CudaKernelFault,
         *CudaSupportError;
     /* heap types */

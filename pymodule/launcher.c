@@ -27,7 +27,9 @@
  */
 #include "dispatch.h"
 
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -443,6 +445,237 @@ static int check_writable(const GjEntry *e, const Arg *args, int n)
     return 0;
 }
 
+/* ---- explicit signatures: converting scalar arguments ------------------------ */
+
+/* How an argument reaches a signature's parameter, best first, as numba
+   rates overloads: promotion within a kind (int32 -> int64, float32 ->
+   float64), a safe conversion (int16 -> float32, uint32 -> int64, float64
+   -> complex128), or a conversion that fits this value (the Python int 3
+   -> int32, 0.5 -> float32).  Arrays match exactly (layout A takes any). */
+typedef enum Conv { CONV_EXACT, CONV_PROMOTE, CONV_SAFE, CONV_FITS, CONV_NONE } Conv;
+
+/* A scalar argument's value: its NumPy kind (b i u f c) and its value. */
+typedef struct Num {
+    char kind;
+    int64_t i;
+    uint64_t u;
+    double re, im;
+} Num;
+
+/* Reads a's value; 0 for float16 (not converted on the host). */
+static int read_num(const Arg *a, Num *n)
+{
+    memset(n, 0, sizeof *n);
+    n->kind = gj_py_dtypes[a->dtype].kind;
+    const void *p = a->scalar;
+    switch ((GjDtypeId)a->dtype) {
+    case GJ_DT_BOOL: n->i = *(const uint8_t *)p != 0; n->kind = 'i'; break;
+    case GJ_DT_INT8: n->i = *(const int8_t *)p; break;
+    case GJ_DT_INT16: n->i = *(const int16_t *)p; break;
+    case GJ_DT_INT32: n->i = *(const int32_t *)p; break;
+    case GJ_DT_INT64: n->i = *(const int64_t *)p; break;
+    case GJ_DT_UINT8: n->u = *(const uint8_t *)p; break;
+    case GJ_DT_UINT16: n->u = *(const uint16_t *)p; break;
+    case GJ_DT_UINT32: n->u = *(const uint32_t *)p; break;
+    case GJ_DT_UINT64: n->u = *(const uint64_t *)p; break;
+    case GJ_DT_FLOAT32: n->re = *(const float *)p; break;
+    case GJ_DT_FLOAT64: n->re = *(const double *)p; break;
+    case GJ_DT_COMPLEX64: n->re = ((const float *)p)[0]; n->im = ((const float *)p)[1]; break;
+    case GJ_DT_COMPLEX128: n->re = ((const double *)p)[0]; n->im = ((const double *)p)[1]; break;
+    case GJ_DT_FLOAT16: case GJ_DT_COUNT: return 0;
+    }
+    return 1;
+}
+
+static double num_real(const Num *n)
+{
+    return n->kind == 'u' ? (double)n->u : n->kind == 'i' ? (double)n->i : n->re;
+}
+
+/* Whether integer n fits an integer type of kind tk ('i'/'u') and tsz bytes. */
+static int int_fits(const Num *n, char tk, int tsz)
+{
+    int bits = 8 * tsz;
+    if (tk == 'i') {
+        int64_t hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+        return n->kind == 'u' ? n->u <= (uint64_t)hi : n->i >= -hi - 1 && n->i <= hi;
+    }
+    uint64_t hi = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    return n->kind == 'i' ? n->i >= 0 && (uint64_t)n->i <= hi : n->u <= hi;
+}
+
+/* Whether double x is representable in a float of tsz bytes up to rounding
+   (infinities and NaN are). */
+static int float_fits(double x, int tsz)
+{
+    return tsz == 8 || x != x || x == (double)INFINITY || x == -(double)INFINITY
+           || (x <= FLT_MAX && x >= -FLT_MAX);
+}
+
+/* Makes a float n integral (kind 'i' or 'u') if it is an integer in int64 or
+   uint64 range; 0 if not. */
+static int float_to_int(Num *n)
+{
+    double x = n->re;
+    if (n->im != 0 || x != floor(x) || !(x >= -0x1p63 && x < 0x1p64))
+        return 0;
+    if (x < 0x1p63) {
+        n->kind = 'i';
+        n->i = (int64_t)x;
+    } else {
+        n->kind = 'u';
+        n->u = (uint64_t)x;
+    }
+    return 1;
+}
+
+/* How a's value converts to dtype `to`. */
+static Conv scalar_conv(const Arg *a, int to)
+{
+    Num n;
+    if (a->dtype == to)
+        return CONV_EXACT;
+    if (to == GJ_DT_BOOL || to == GJ_DT_FLOAT16 || !read_num(a, &n))
+        return CONV_NONE;
+    char fk = gj_py_dtypes[a->dtype].kind, tk = gj_py_dtypes[to].kind;
+    int fsz = gj_py_dtypes[a->dtype].itemsize, tsz = gj_py_dtypes[to].itemsize;
+    int mantissa = tk == 'c' ? (tsz == 8 ? 24 : 53) : tsz == 4 ? 24 : 53;
+    switch (tk) {
+    case 'i': case 'u':
+        if (fk == 'b')
+            return CONV_SAFE;
+        if (fk == tk && tsz > fsz)
+            return CONV_PROMOTE;
+        if (fk == 'u' && tk == 'i' && tsz > fsz)
+            return CONV_SAFE;
+        if ((fk == 'f' || fk == 'c') && !float_to_int(&n))
+            return CONV_NONE;
+        return int_fits(&n, tk, tsz) ? CONV_FITS : CONV_NONE;
+    case 'f': case 'c':
+        if (fk == 'b' || ((fk == 'i' || fk == 'u') && 8 * fsz < mantissa))
+            return CONV_SAFE;
+        if (fk == 'i' || fk == 'u')
+            return CONV_FITS;
+        if (fk == 'c' && tk == 'f')
+            return CONV_NONE;
+        if (fk == tk && tsz > fsz)
+            return CONV_PROMOTE;
+        if (fk == 'f' && tk == 'c' && tsz >= 2 * fsz)
+            return CONV_SAFE;
+        return float_fits(n.re, tk == 'c' ? tsz / 2 : tsz) && float_fits(n.im, tsz / 2)
+                   ? CONV_FITS : CONV_NONE;
+    default:
+        return CONV_NONE;
+    }
+}
+
+/* Converts a's value to dtype `to` (scalar_conv said it converts). */
+static void convert_scalar(Arg *a, int to)
+{
+    Num n;
+    read_num(a, &n);
+    if (gj_py_dtypes[to].kind != 'f' && gj_py_dtypes[to].kind != 'c'
+        && (n.kind == 'f' || n.kind == 'c'))
+        float_to_int(&n);
+    int64_t i = n.kind == 'u' ? (int64_t)n.u : n.i;
+    uint64_t u = n.kind == 'i' ? (uint64_t)n.i : n.u;
+    double x = num_real(&n);
+    uint64_t out[2] = {0, 0};
+    void *p = out;
+    switch ((GjDtypeId)to) {
+    case GJ_DT_INT8: *(int8_t *)p = (int8_t)i; break;
+    case GJ_DT_INT16: *(int16_t *)p = (int16_t)i; break;
+    case GJ_DT_INT32: *(int32_t *)p = (int32_t)i; break;
+    case GJ_DT_INT64: *(int64_t *)p = i; break;
+    case GJ_DT_UINT8: *(uint8_t *)p = (uint8_t)u; break;
+    case GJ_DT_UINT16: *(uint16_t *)p = (uint16_t)u; break;
+    case GJ_DT_UINT32: *(uint32_t *)p = (uint32_t)u; break;
+    case GJ_DT_UINT64: *(uint64_t *)p = u; break;
+    case GJ_DT_FLOAT32: *(float *)p = (float)x; break;
+    case GJ_DT_FLOAT64: *(double *)p = x; break;
+    case GJ_DT_COMPLEX64: ((float *)p)[0] = (float)x; ((float *)p)[1] = (float)n.im; break;
+    case GJ_DT_COMPLEX128: ((double *)p)[0] = x; ((double *)p)[1] = n.im; break;
+    case GJ_DT_BOOL: case GJ_DT_FLOAT16: case GJ_DT_COUNT: return;   /* never chosen */
+    }
+    memcpy(a->scalar, out, sizeof out);
+    a->dtype = to;
+}
+
+/* Rates entry e for args: counts of each Conv (CONV_NONE set: no match). */
+static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, int count[5])
+{
+    memset(count, 0, 5 * sizeof *count);
+    for (int i = 0; i < n && !count[CONV_NONE]; i++) {
+        uint32_t want = e->key[1 + i], have = key[1 + i];
+        if (GJ_KEY_IS_ARRAY(want) || GJ_KEY_IS_ARRAY(have)) {
+            int same = want == have
+                       || (GJ_KEY_IS_ARRAY(have) && GJ_KEY_LAYOUT(want) == GJ_LAYOUT_A
+                           && want == GJ_KEY_WORD(GJ_KEY_DTYPE(have), GJ_KEY_NDIM(have),
+                                                  GJ_LAYOUT_A, 1));
+            count[same ? CONV_EXACT : CONV_NONE]++;
+        } else {
+            count[scalar_conv(&args[i], GJ_KEY_DTYPE(want))]++;
+        }
+    }
+}
+
+/* Whether rating a is better than b: fewer value conversions, then fewer
+   safe conversions, then fewer promotions (numba's order). */
+static int better(const int a[5], const int b[5])
+{
+    for (int k = CONV_FITS; k > CONV_EXACT; k--)
+        if (a[k] != b[k])
+            return a[k] < b[k];
+    return 0;
+}
+
+/* The compiled entry of d on key[0]'s device that args convert to best,
+   with the scalar arguments converted; NULL without an exception if none
+   does; NULL with a TypeError naming the candidates if two are as good. */
+static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t *key, int n)
+{
+    GjEntry *best = NULL;
+    int best_rate[5], r[5], tie = 0;
+    for (size_t b = 0; b < d->nbuckets; b++)
+        for (GjEntry *e = d->buckets[b]; e; e = e->next) {
+            if (e->nkey != n + 1 || e->key[0] != key[0])
+                continue;
+            rate(e, args, key, n, r);
+            if (r[CONV_NONE])
+                continue;
+            if (!best || better(r, best_rate)) {
+                best = e;
+                memcpy(best_rate, r, sizeof r);
+                tie = 0;
+            } else if (!better(best_rate, r)) {
+                tie = 1;
+            }
+        }
+    if (best && tie) {
+        PyObject *names = PyList_New(0);
+        for (size_t b = 0; names && b < d->nbuckets; b++)
+            for (GjEntry *e = d->buckets[b]; e; e = e->next) {
+                if (e->nkey != n + 1 || e->key[0] != key[0])
+                    continue;
+                rate(e, args, key, n, r);
+                if (!r[CONV_NONE] && !better(best_rate, r) && PyList_Append(names, e->sig) < 0)
+                    Py_CLEAR(names);
+            }
+        PyObject *name = names ? PyObject_GetAttrString(d->func, "__name__") : NULL;
+        if (name && PyList_Sort(names) == 0)
+            PyErr_Format(PyExc_TypeError, "ambiguous call of %U(): its arguments convert "
+                         "equally well to the signatures %R; pass NumPy scalars of the "
+                         "intended types (np.float32(x))", name, names);
+        Py_XDECREF(names);
+        Py_XDECREF(name);
+        return NULL;
+    }
+    for (int i = 0; best && i < n; i++)
+        if (!GJ_KEY_IS_ARRAY(best->key[1 + i]) && args[i].dtype != GJ_KEY_DTYPE(best->key[1 + i]))
+            convert_scalar(&args[i], GJ_KEY_DTYPE(best->key[1 + i]));
+    return best;
+}
+
 /* kernelParams per compile.h: scalar value; array data, shape[ndim], strides[ndim] */
 static void pack_params(const Arg *args, int n, void **params, uint64_t *slots)
 {
@@ -645,8 +878,17 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     GjEntry *e = gj_py_entry_find(d, key, (int)n + 1);
     if (!e)
         e = gj_py_entry_any_layout(d, key, (int)n + 1);
-    if (!e && d->explicit_sigs && !(e = gj_py_entry_explicit(st, d, key, (int)n + 1)))
-        goto done;
+    if (!e && d->explicit_sigs) {   /* exactly, else by converting scalars, as numba */
+        if (gj_py_entry_explicit_compile(st, d, (int)key[0]) < 0)
+            goto done;
+        if (!(e = gj_py_entry_find(d, key, (int)n + 1))
+            && !(e = gj_py_entry_any_layout(d, key, (int)n + 1))
+            && !(e = convert_to_signature(d, args, key, (int)n))) {
+            if (!PyErr_Occurred())
+                gj_py_no_matching_definition(d, key, (int)n + 1);
+            goto done;
+        }
+    }
     if (!e && !(e = gj_py_entry_compile(st, d, key, (int)n + 1)))
         goto done;
     if (gj_py_entry_load(st, e, d->lineinfo) < 0 || prepare_shared(st, l, e, device) < 0)
@@ -741,7 +983,7 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
 {
     Py_ssize_t n = PyTuple_Check(config) ? PyTuple_Size(config) : 0;
     if (n < 2 || n > 4) {
-        PyErr_SetString(PyExc_TypeError, "launch configuration must be kernel[griddim, "
+        PyErr_SetString(PyExc_ValueError, "launch configuration must be kernel[griddim, "
                         "blockdim] or kernel[griddim, blockdim, stream, sharedmem]");
         return NULL;
     }

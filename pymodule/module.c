@@ -246,6 +246,7 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
     switch (ctx->diag->kind) {
     case GJ_DIAG_TYPING: cls = st->TypingError; break;
     case GJ_DIAG_UNSUPPORTED: cls = st->UnsupportedError; break;
+    case GJ_DIAG_KERNEL_RETURN: cls = st->KernelReturnError; break;
     case GJ_DIAG_LOWERING: cls = st->LoweringError; break;
     case GJ_DIAG_INTERNAL: cls = st->InternalError; break;
     case GJ_DIAG_NKINDS: break;
@@ -851,8 +852,12 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* dispatcher.c */
 
 static PyMethodDef module_methods[] = {
+    {"_parse_signature", gj_py_parse_signature, METH_O,
+     "_parse_signature(signature)\n--\n\nThe compiler's parse of a signature string: "
+     "(return type or None, argument types), each (dtype, ndim, layout)."},
     {"_intrinsics", gj_py_intrinsics, METH_NOARGS,
      "_intrinsics()\n--\n\nThe kernel API rows of the compiler's intrinsic table: "
      "(name, kind, params, doc) tuples."},
@@ -889,7 +894,8 @@ static PyMethodDef module_methods[] = {
     {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
      METH_VARARGS | METH_KEYWORDS,
      "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=False, lineinfo=False, "
-     "debug=False, device=False)\n--\n\nCompiles pyfunc for signature to PTX without a GPU; "
+     "debug=False, device=False)\n--\n\nCompiles pyfunc for signature (a string, a "
+     "gpujit.types signature\nor a tuple of argument types) to PTX without a GPU; "
      "returns (ptx, return type name).\nWith device=True it is compiled as a device function "
      "(a PTX .func that\nreturns a value: 'float32(float32, float32)'), else as a kernel "
      "(.entry)."},
@@ -909,6 +915,19 @@ static int add_exception(PyObject *module, PyObject **slot, const char *name, Py
     return PyModule_AddObjectRef(module, name, *slot);
 }
 
+/* An exception class with two bases: gpujit's and the Python class that
+   numba raises in that case (so `except MemoryError` code keeps working). */
+static int add_exception2(PyObject *module, PyObject **slot, const char *name, PyObject *base,
+                          PyObject *numba_base, const char *doc)
+{
+    PyObject *bases = PyTuple_Pack(2, base, numba_base);
+    if (!bases)
+        return -1;
+    int rc = add_exception(module, slot, name, bases, doc);
+    Py_DECREF(bases);
+    return rc;
+}
+
 static int add_exceptions(PyObject *m, GjPyState *st)
 {
     if (add_exception(m, &st->GpujitError, "GpujitError", PyExc_Exception,
@@ -924,20 +943,20 @@ static int add_exceptions(PyObject *m, GjPyState *st)
         || add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
                          "A CUDA driver call failed; .name, .code and .call say which.") < 0)
         return -1;
-    PyObject *oom_bases = PyTuple_Pack(2, st->CudaError, PyExc_MemoryError);
-    if (!oom_bases)
-        return -1;
-    int rc = add_exception(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", oom_bases,
-                           "GPU memory ran out; .requested and .free give bytes.");
-    Py_DECREF(oom_bases);
-    if (rc < 0
+    if (add_exception2(m, &st->KernelReturnError, "KernelReturnError", st->UnsupportedError,
+                       PyExc_TypeError, "A kernel returns a value (a kernel returns nothing); "
+                       "an UnsupportedError and, as in numba, a TypeError.") < 0
+        || add_exception2(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", st->CudaError,
+                          PyExc_MemoryError,
+                          "GPU memory ran out; .requested and .free give bytes.") < 0
         || add_exception(m, &st->CudaCompileError, "CudaCompileError", st->CudaError,
                          "The CUDA driver rejected a kernel's PTX; the message holds the "
                          "JIT log.") < 0
         || add_exception(m, &st->CudaKernelFault, "CudaKernelFault", st->CudaError,
                          "A kernel faulted; the CUDA context is lost for this process.") < 0
-        || add_exception(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
-                         "No usable CUDA driver or device.") < 0)
+        || add_exception2(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
+                          PyExc_ImportError, "No usable CUDA driver or device (an ImportError "
+                          "too, as numba's CudaSupportError).") < 0)
         return -1;
     return 0;
 }
@@ -968,7 +987,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 23 };
+enum { STATE_OBJECTS = 24 };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -978,7 +997,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
         (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
-        &st->str_cai, &st->libdevice,
+        &st->str_cai, &st->libdevice, &st->KernelReturnError,
     };
     _Static_assert(sizeof all / sizeof all[0] == STATE_OBJECTS, "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);

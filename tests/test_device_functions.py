@@ -7,6 +7,8 @@ device function from Python.  Execution tests run on every target; the
 PTX and diagnostic tests need no GPU."""
 import inspect
 import io
+import math
+import re
 import subprocess
 
 import numpy as np
@@ -400,9 +402,10 @@ def test_launching_a_kernel_from_a_kernel_is_unsupported():
 
 
 def test_device_function_cannot_be_called_or_launched_from_python():
-    with pytest.raises(TypeError, match="device function"):
+    # numba's classes: ValueError for a call, RuntimeError for a launch
+    with pytest.raises(ValueError, match="device function"):
         clamp_add(1.0, 2.0, 0.0, 5.0)
-    with pytest.raises(TypeError, match="device function"):
+    with pytest.raises(RuntimeError, match="device function"):
         clamp_add[1, 1]
 
 
@@ -464,3 +467,129 @@ def test_literal_return_joins_the_other_returns():
     kernel = gpujit.jit(calls_weak_and_strong)
     ptx = kernel.inspect_asm("void(float32[:])")
     assert "f64" not in ptx.split(".entry")[1]   # float32 all the way
+
+
+# ---- device functions declared with a signature (as numba) ---------------------------
+
+
+@gpujit.jit("int32(int32, int32, int32, int32)", device=True)
+def rgba(r, g, b, a):
+    return ((r & 0xFF) << 16) | ((g & 0xFF) << 8) | ((b & 0xFF) << 0) | ((a & 0xFF) << 24)
+
+
+@gpujit.jit
+def k_rgba(channels, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = rgba(channels[i, 0], channels[i, 1], channels[i, 2], channels[i, 3])
+
+
+@target
+def test_signature_casts_arguments_and_result(rng):
+    # float32 channels become int32 (truncated, as NumPy's astype) before the call.
+    channels = random_array(rng, 4 * N, "float32", 0, 255).reshape(N, 4)
+    got = launch(k_rgba, channels, poison(N, "int64"))
+    c = channels.astype(np.int32) & 0xFF
+    expected = (c[:, 0] << 16) | (c[:, 1] << 8) | c[:, 2] | (c[:, 3] << 24)
+    np.testing.assert_array_equal(got, expected.astype(np.int32).astype(np.int64))
+
+
+@gpujit.jit("float32(float64, float64)", device=True)
+def mul32(x, y):
+    return x * y
+
+
+@gpujit.jit
+def k_mul32(x, y, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = mul32(x[i], y[i]) + mul32(i, 2)
+
+
+@target
+def test_signature_return_type_rounds_the_result(rng):
+    x = random_array(rng, N, "float64")
+    y = random_array(rng, N, "float64")
+    got = launch(k_mul32, x, y, poison(N, "float64"))
+    expected = (x * y).astype(np.float32) + (np.arange(N) * 2).astype(np.float32)
+    np.testing.assert_array_equal(got, expected.astype(np.float64))
+
+
+def test_signature_gives_one_specialisation():
+    # int64 and float64 arguments both convert to the one declared signature.
+    ptx, _ = gpujit.compile_ptx(k_mul32, "void(float32[:], float32[:], float64[:])", opt=False)
+    names = set(re.findall(r"\.func\s+(?:\([^)]*\)\s*)?(\w+)", ptx))
+    assert len(names) == 1, names
+
+
+@gpujit.jit("float32(float32[:])", device=True)
+def first(a):
+    return a[0]
+
+
+@gpujit.jit
+def k_first(a, out):
+    out[0] = first(a)
+
+
+def test_signature_array_mismatch_is_a_typing_error():
+    with pytest.raises(gpujit.TypingError, match="int32.*float32"):
+        gpujit.compile_ptx(k_first, "void(int32[:], float32[:])")
+    ptx, _ = gpujit.compile_ptx(k_first, "void(float32[::1], float32[:])")   # A takes C
+    assert ".entry" in ptx
+
+
+def test_kernel_returning_value_is_a_type_error_with_a_caret():
+    with pytest.raises(TypeError) as info:   # numba's class
+        gpujit.compile_ptx(kernel_returns_value, "void(float32[:], float32[:])")
+    msg = str(info.value)
+    assert isinstance(info.value, gpujit.KernelReturnError)
+    assert f":{line_of(kernel_returns_value, 'return out[0]')}:" in msg
+    assert "return out[0]" in msg and "^" in msg
+
+
+# ---- compile_ptx(device=True) of functions calling libdevice ------------------------
+
+
+def exp_cos(x):
+    return math.exp(x) * math.cos(x)
+
+
+@pytest.mark.parametrize("sig", ["float32(float32)", "float64(float64)"])
+def test_device_ptx_keeps_its_function_when_linking_libdevice(sig, ptxas, tmp_path):
+    ptx, ret = gpujit.compile_ptx(exp_cos, sig, device=True)
+    assert ret == sig.split("(")[0]
+    assert ".visible .func" in ptx and "exp_cos" in ptx
+    src = tmp_path / "f.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run([ptxas, "-arch=sm_90", "-c", "-o", str(tmp_path / "f.o"), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@gpujit.jit("float32(float32)", device=True)
+def exp_cos32(x):
+    return math.exp(x) * math.cos(x)
+
+
+@gpujit.jit
+def k_exp_cos(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = exp_cos32(x[i])
+
+
+@target
+def test_libdevice_device_function_runs(rng):
+    x = random_array(rng, N, "float32", -5, 5)
+    got = launch(k_exp_cos, x, poison(N, "float32"))
+    np.testing.assert_allclose(got, np.exp(x) * np.cos(x), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("sig,exc", [("int32(int32)", TypeError),
+                                     ("int32(int32, flaot32)", gpujit.TypingError)])
+def test_device_signature_is_checked_when_decorated(sig, exc):
+    with pytest.raises(exc):
+        gpujit.jit(sig, device=True)(lambda a, b: a + b)
+    with pytest.raises(TypeError, match="one signature"):
+        gpujit.jit(["int32(int32, int32)", "int64(int64, int64)"], device=True)(lambda a, b: a)

@@ -35,6 +35,10 @@ def test_exception_hierarchy():
     assert issubclass(gpujit.CudaSupportError, gpujit.CudaError)
     assert issubclass(gpujit.CudaCompileError, gpujit.CudaError)
     assert issubclass(gpujit.CudaKernelFault, gpujit.CudaError)
+    # numba's classes where numba raises one: `except ImportError` / `except TypeError`
+    assert issubclass(gpujit.CudaSupportError, ImportError)
+    assert issubclass(gpujit.KernelReturnError, gpujit.UnsupportedError)
+    assert issubclass(gpujit.KernelReturnError, TypeError)
 
 
 def uses_try(x, out):

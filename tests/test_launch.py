@@ -160,8 +160,15 @@ def test_unsupported_argument_type():
 
 
 def test_call_without_configuration():
-    with pytest.raises(TypeError, match=r"\["):
+    with pytest.raises(ValueError, match=r"\["):   # numba's class
         vector_add(np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("config", [(1,), (1, 2, 0, 0, 5), 1])
+def test_malformed_configuration_is_a_value_error(config):
+    # numba's class; the message says what a configuration is
+    with pytest.raises(ValueError, match=r"kernel\[griddim, blockdim\]"):
+        vector_add[config]
 
 
 def test_context_survives_errors(rng):
@@ -177,6 +184,17 @@ def test_inspect_asm_after_launch():
     asm = vector_add.inspect_asm()
     assert isinstance(asm, dict) and asm
     assert all(".entry" in ptx for ptx in asm.values())
+
+
+def test_inspect_asm_of_a_signature_adds_no_signature():
+    kernel = gpujit.jit(vector_add.py_func)
+    a = np.ones(4, np.float32)
+    kernel[1, 32](a, a, np.zeros(4, np.float32))
+    (sig,) = kernel.signatures
+    for asked in (sig, "void(float32[::1], float32[::1], float32[::1])"):
+        assert ".entry" in kernel.inspect_asm(asked)
+        assert ".entry" in kernel.inspect_asm()[sig]
+        assert kernel.signatures == [sig]
 
 
 @pytest.mark.parametrize("shape", [2**62, (2**32, 2**32), 2**63 - 1])

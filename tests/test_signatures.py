@@ -226,3 +226,68 @@ def test_trailing_comma_in_signature(sig, ok):
     else:
         with pytest.raises(gpujit.TypingError, match="invalid signature"):
             gpujit.compile_ptx(axpy, sig)
+
+
+# ---- scalar arguments convert to an explicit signature (as numba) -------------------
+
+
+def fill_ij(a, i, j):
+    a[i, j] = i * 10 + j
+
+
+@pytest.mark.usefixtures("target")
+def test_python_scalars_convert_to_the_signature(rng):
+    kernel = gpujit.jit("void(float32[:, :], int32, int32)")(fill_ij)
+    a = random_array(rng, 30, "float32").reshape(5, 6)
+    expected = a.copy()
+    expected[3, 4] = 34
+    kernel[1, 1](a, 3, 4)                       # Python ints -> int32
+    kernel[1, 1](a, np.int64(3), np.uint8(4))   # NumPy scalars whose values fit
+    np.testing.assert_array_equal(a, expected)
+    assert kernel.signatures == [("array(float32, 2d, A)", "int32", "int32")]
+
+
+def store_value(out, v):
+    out[0] = v
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("value", [0.1, 3, -7, np.float64(2.5), True])
+def test_float_signature_takes_ints_and_floats(value):
+    kernel = gpujit.jit("void(float32[:], float32)")(store_value)
+    out = poison(1, "float32")
+    kernel[1, 1](out, value)
+    assert out[0] == np.float32(value)
+
+
+@pytest.mark.usefixtures("target")
+def test_values_that_do_not_fit_match_no_signature():
+    kernel = gpujit.jit("void(int32[:], int32)")(store_value)
+    out = poison(1, "int32")
+    for bad in (2**40, 1.5, np.float64(2.5), 1j):
+        with pytest.raises(TypeError, match="no matching definition"):
+            kernel[1, 1](out, bad)
+    kernel[1, 1](out, 3.0)   # an integral float fits
+    assert out[0] == 3
+
+
+@pytest.mark.usefixtures("target")
+def test_exact_match_then_the_best_conversion():
+    kernel = gpujit.jit(["void(int32[:], int32)", "void(int32[:], float64)"])(store_value)
+    out = poison(1, "int32")
+    kernel[1, 1](out, np.int16(-5))    # int16 -> int32 promotes, beats the safe -> float64
+    assert out[0] == -5
+    kernel[1, 1](out, np.float32(2.0))  # float32 -> float64 promotes
+    assert out[0] == 2
+    assert len(kernel.signatures) == 2
+
+
+@pytest.mark.usefixtures("target")
+def test_ambiguous_conversion_names_the_candidates():
+    kernel = gpujit.jit(["void(float64[:], int32)", "void(float64[:], float32)"])(store_value)
+    out = poison(1, "float64")
+    with pytest.raises(TypeError, match="ambiguous") as info:
+        kernel[1, 1](out, 5)   # int64 -> int32 or float32: both fit
+    assert "'int32'" in str(info.value) and "'float32'" in str(info.value)
+    kernel[1, 1](out, np.int32(5))   # exact
+    assert out[0] == 5

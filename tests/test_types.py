@@ -360,3 +360,27 @@ def test_complex_power_follows_numpy_exactly():
     with np.errstate(all="ignore"):
         want = a ** b
     np.testing.assert_array_equal(got, want)
+
+
+def complex_from_parts(re_, im_, out64, out128, outpy):
+    i = gpujit.grid(1)
+    if i < re_.size:
+        out64[i] = np.complex64(re_[i], im_[i])
+        out128[i] = np.complex128(re_[i], im_[i] * 2)
+        outpy[i] = complex(re_[i], im_[i])
+
+
+@pytest.mark.usefixtures("target")
+def test_complex_types_take_real_and_imaginary_parts(rng):
+    re_ = random_array(rng, 300, "float64")
+    im_ = random_array(rng, 300, "float32")
+    outs = [poison(300, "complex64"), poison(300, "complex128"), poison(300, "complex128")]
+    gpujit.jit(complex_from_parts)[3, 128](re_, im_, *outs)
+    np.testing.assert_array_equal(outs[0], [np.complex64(a, b) for a, b in zip(re_, im_)])
+    np.testing.assert_array_equal(outs[1], [np.complex128(a, b * 2) for a, b in zip(re_, im_)])
+    np.testing.assert_array_equal(outs[2], [complex(a, b) for a, b in zip(re_, im_)])
+
+
+def test_complex_type_with_three_arguments_is_a_typing_error():
+    with pytest.raises(gpujit.TypingError, match="complex64"):
+        gpujit.compile_ptx(lambda a: np.complex64(a[0], a[1], a[2]), "void(float32[:])")
