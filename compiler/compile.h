@@ -87,6 +87,9 @@ typedef struct GjCompileResult {
        needs it plus its dynamic shared memory (sharedmem).  On the CPU
        target the dynamic part starts at this offset of the block's buffer. */
     size_t shared_static_bytes;
+    size_t local_bytes;       /* local arrays per thread, callees' included (an upper
+                                 bound): the CPU target sizes fiber stacks by it */
+    int dynamic_shared;       /* uses dynamic shared memory: a launch must give sharedmem */
     /* GJ_TARGET_CPU only (ptx is then NULL): */
     void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t) */
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */

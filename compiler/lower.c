@@ -833,6 +833,8 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
     caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
     caller->prints |= L.prints;
+    caller->local_bytes += L.local_bytes;   /* at most: callees' frames may not all be live */
+    caller->dynamic_shared |= L.dynamic_shared;
     caller->c->code = saved;
     if (st != GJ_OK) {
         if (!caller->c->diag)
@@ -868,6 +870,8 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     if (st == GJ_OK && plan) {
         plan->needs_fibers = L.needs_fibers;
         plan->prints = L.prints;
+        plan->local_bytes = (size_t)L.local_bytes;
+        plan->dynamic_shared = L.dynamic_shared;
         plan->shared_static_bytes = gj_lower_shared_finish(&L);
     }
     if (L.dib) {

@@ -339,6 +339,7 @@ static LLVMValueRef local_alloca(GjLower *L, LLVMTypeRef elem, uint64_t count, c
     LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
     LLVMPositionBuilder(b, entry, LLVMGetFirstInstruction(entry));
     LLVMValueRef p = LLVMBuildAlloca(b, LLVMArrayType2(elem, count), "local");
+    L->local_bytes += count * gj_ty_itemsize(rt->dtype);
     LLVMSetAlignment(p, 16);
     LLVMTypeRef want = gj_lower_data_ptr(L, rt);
     if (LLVMTypeOf(p) != want)
@@ -381,6 +382,7 @@ LLVMValueRef gj_lower_memory_array(GjLower *L, const GjIntrCall *call) {
     } else if (rt->ndim == 1 && dims[0] == 0) {
         LLVMValueRef bytes;
         data = L->target->shared_dynamic(L, &bytes);
+        L->dynamic_shared = 1;
         extent0 = LLVMBuildUDiv(L->b, bytes, gj_lower_i64(L, (long long)itemsize), "");
     } else {
         int64_t offset = shared_layout(L, count * itemsize);

@@ -55,6 +55,8 @@ typedef struct GjLower {
     LLVMValueRef thread;          /* CPU target: the kernel's GjCpuThread * parameter */
     int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
     int prints;                   /* the kernel calls print */
+    uint64_t local_bytes;         /* local arrays, this function's and its callees' */
+    int dynamic_shared;           /* it uses dynamic shared memory (shared.array(0, ...)) */
 } GjLower;
 
 /* ---- lower.c ---- */

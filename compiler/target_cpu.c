@@ -196,17 +196,15 @@ static const struct { const char *fn; int mode; } collectives[] = {
     [GJ_COLL_BALLOT] = {"gj_cpu_warp_vote", 3},
     [GJ_COLL_MATCH_ANY] = {"gj_cpu_warp_match", 0},
     [GJ_COLL_MATCH_ALL] = {"gj_cpu_warp_match", 1},
-    [GJ_COLL_ACTIVEMASK] = {"gj_cpu_warp_vote", 3},   /* a ballot: below */
+    [GJ_COLL_ACTIVEMASK] = {"gj_cpu_activemask", 0},
 };
 
 /* The fences need no runtime: the threads of a block are fibers of one OS
    thread, so the block's fence only keeps the compiler from moving memory
    accesses across it; the others order them for other OS threads too.
-   activemask() is a ballot of the full mask with a true predicate: the
-   lanes that reach it together, which in converged code are the warp's live
-   lanes, as on the GPU (the runtime's gj_cpu_activemask reads which lanes
-   have returned, and fibers run one after another, so lane 0 may have
-   returned before lane 1 starts). */
+   activemask() waits, in the runtime, until every other lane of the warp
+   is parked or has returned, and gives the lanes that reached it together:
+   those of the caller's branch, as on the GPU. */
 static LLVMValueRef cpu_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
                                    LLVMValueRef *pred) {
     LLVMValueRef args[5], r;
@@ -251,10 +249,7 @@ static LLVMValueRef cpu_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
         return r;
     }
     case GJ_COLL_ACTIVEMASK:
-        args[0] = LLVMConstInt(L->i32, 0xffffffff, 0);
-        args[1] = LLVMConstInt(L->i32, 1, 0);
-        args[2] = mode;
-        return runtime_call(L, fn, L->i32, args, 3);
+        return runtime_call(L, fn, L->i32, args, 0);
     }
     return gj_lower_fail(L, "unknown collective %d", (int)op);
 }

@@ -1063,6 +1063,16 @@ static const GjType *unify_returns(Infer *in, const GjType *a, const GjType *b) 
     return gj_ty_tuple(in->c, elems, a->n);
 }
 
+/* Whether t is a local array, or a tuple holding one. */
+static int holds_local_array(const GjType *t) {
+    if (t->kind == GJ_TK_ARRAY)
+        return t->addrspace == GJ_AS_LOCAL;
+    for (int k = 0; t->kind == GJ_TK_TUPLE && k < t->n; k++)
+        if (holds_local_array(t->elems[k]))
+            return 1;
+    return 0;
+}
+
 /* A device function's return: its type is the unification of all returns. */
 static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
     GjFunc *f = in->f;
@@ -1076,6 +1086,10 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
         t->kind == GJ_TK_RANGE_ITER)
         return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
                     "a device function cannot return %s", t->name);
+    if (holds_local_array(t))
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "a device function cannot return its local "
+                    "array (%s): the array ends with the call; let the caller make it with "
+                    "local.array and pass it in", t->name);
     const GjType *u = unify_returns(in, f->ret_type, t);
     if (!u)
         return fail(in, GJ_DIAG_TYPING, ins->loc,

@@ -126,6 +126,7 @@ static int driver_max_ptx(int v)
     X(gj_cpu_warp_shfl)           \
     X(gj_cpu_warp_vote)           \
     X(gj_cpu_warp_match)          \
+    X(gj_cpu_activemask)          \
     X(gj_cpu_vprintf)
 
 static const GjRuntimeSymbol cpu_runtime_symbols[] = {

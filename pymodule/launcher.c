@@ -405,6 +405,17 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
 static int prepare_shared(GjPyState *st, const Launcher *l, const GjEntry *e, int ordinal)
 {
     enum { PORTABLE_SHARED = 48 * 1024 };
+    if (e->res.dynamic_shared && l->shared == 0) {
+        /* Its arrays would have no element: every access would fault on the
+           GPU and overwrite the executor's memory on the CPU target. */
+        PyObject *name = PyObject_GetAttrString(l->disp->func, "__name__");
+        if (name)
+            PyErr_Format(PyExc_ValueError, "kernel %S uses dynamic shared memory (shared.array(0, "
+                         "...)) but the launch gives none: launch it as kernel[griddim, blockdim, "
+                         "stream, sharedmem] with sharedmem the bytes it needs", name);
+        Py_XDECREF(name);
+        return -1;
+    }
     size_t total = e->res.shared_static_bytes + l->shared;
     if (total <= PORTABLE_SHARED)
         return 0;
@@ -732,6 +743,7 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
         .grid = {l->grid[0], l->grid[1], l->grid[2]},
         .block = {l->block[0], l->block[1], l->block[2]},
         .shared_bytes = e->res.shared_static_bytes + l->shared,
+        .local_bytes = e->res.local_bytes,
         .needs_fibers = e->res.needs_fibers,
     };
     char msg[256] = "";

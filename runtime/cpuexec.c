@@ -186,6 +186,7 @@ typedef struct Worker {
     uint64_t seen;          /* last generation looked at */
     GjCpuBlock block;
     unsigned capacity;      /* fibers allocated */
+    size_t stack_bytes;     /* usable bytes of each one's stack */
     unsigned char *stacks;  /* one mapping: per fiber a guard page then its stack */
     size_t stacks_bytes;
     Fiber *fibers;
@@ -390,9 +391,10 @@ static void fiber_init(GjCpuBlock *b, unsigned i)
 }
 
 /* Runs fibers round-robin until all have returned, or the block fails.
-   When none can run but some still wait, a warp operation waits for a lane
-   that is parked elsewhere (at the block barrier, or at a warp operation
-   with another mask): a hang on the GPU, an error here. */
+   When none can run but some still wait, the activemask() calls complete;
+   failing those, a warp operation waits for a lane that is parked elsewhere
+   (at the block barrier, or at a warp operation with another mask): a hang
+   on the GPU, an error here. */
 static void schedule(GjCpuBlock *b)
 {
     while (b->live > 0 && !b->failed) {
@@ -402,7 +404,7 @@ static void schedule(GjCpuBlock *b)
         if (i < b->nthreads)
             resume(b, i);
         else
-            gj_cpu_deadlocked(b);
+            gj_cpu_settle(b);
     }
 }
 
@@ -493,17 +495,17 @@ __attribute__((noinline)) static int capture_context(ucontext_t *uc)
     return getcontext(uc);
 }
 
-/* Maps n fiber stacks, each above a guard page while the pool's guards
-   stay within GUARD_BUDGET. */
-static int grow_fibers(Worker *w, unsigned n)
+/* Maps n fiber stacks of stack bytes (a multiple of the page), each above
+   a guard page while the pool's guards stay within GUARD_BUDGET. */
+static int grow_fibers(Worker *w, unsigned n, size_t stack)
 {
-    size_t slot = P.page + P.stack_bytes;
+    size_t slot = P.page + stack;
     size_t bytes = slot * n;
     unsigned char *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (map == MAP_FAILED) {
         snprintf(w->err, sizeof w->err, "cannot map %u fiber stacks of %zu KiB: %s", n,
-                 P.stack_bytes / 1024, strerror(errno));
+                 stack / 1024, strerror(errno));
         return -1;
     }
     Fiber *fibers = calloc(n, sizeof *fibers);
@@ -551,6 +553,7 @@ static int grow_fibers(Worker *w, unsigned n)
     w->threads = threads;
     w->ucs = ucs;
     w->capacity = n;
+    w->stack_bytes = stack;
     return 0;
 }
 
@@ -580,12 +583,22 @@ static int prepare(Worker *w, Job *job)
     b->job = job;
     if (!job->fibered)
         return 0;
-    if (w->capacity < job->nthreads && grow_fibers(w, job->nthreads) != 0)
+    /* Local arrays live on the fibers' stacks: room for them beyond the
+       usual frames (GPUJIT_CPU_STACK_KIB). */
+    size_t stack = P.stack_bytes + (l->local_bytes + P.page - 1) / P.page * P.page;
+    if (stack < l->local_bytes) {
+        snprintf(w->err, sizeof w->err, "local arrays of %zu bytes per thread do not fit a "
+                 "fiber stack", l->local_bytes);
+        return -1;
+    }
+    if ((w->capacity < job->nthreads || w->stack_bytes < stack) &&
+        grow_fibers(w, job->nthreads > w->capacity ? job->nthreads : w->capacity,
+                    stack > w->stack_bytes ? stack : w->stack_bytes) != 0)
         return -1;
     b->fibers = w->fibers;
     b->threads = w->threads;
     b->use_asm = P.use_asm;
-    b->stack_bytes = P.stack_bytes;
+    b->stack_bytes = w->stack_bytes;
     b->sched.uc = &b->sched_uc;
     return 0;
 }

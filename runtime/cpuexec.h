@@ -53,6 +53,8 @@ typedef struct GjCpuLaunch {
     unsigned grid[3];
     unsigned block[3];
     size_t shared_bytes;  /* per block: static + dynamic shared memory, in bytes */
+    size_t local_bytes;   /* per thread: local arrays; fiber stacks get this much
+                             more than GPUJIT_CPU_STACK_KIB */
     int needs_fibers;     /* the kernel uses barriers or warp operations */
 } GjCpuLaunch;
 
@@ -137,9 +139,10 @@ enum { GJ_CPU_MATCH_ANY = 0, GJ_CPU_MATCH_ALL = 1 };
 uint32_t gj_cpu_warp_match(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t mode,
                            int32_t *all_pred);
 
-/* __activemask(): the lanes of the caller's warp that exist and have not
-   returned (fibers do not diverge, so this is all of them, not the lanes of
-   the caller's branch as on the GPU). */
+/* __activemask(): the lanes of the caller's warp that reach it together.
+   The caller parks until no fiber of the block can run (every other lane of
+   its warp is then parked elsewhere or has returned); the lanes parked at
+   activemask() then are those of the caller's branch, as on the GPU. */
 uint32_t gj_cpu_activemask(GjCpuThread *t);
 
 /* __threadfence(): a sequentially consistent fence.  The compiler may as

@@ -65,7 +65,7 @@ typedef struct Warp {
 enum { RUNNABLE, AT_BARRIER, AT_WARP_OP };   /* Fiber.wait */
 
 /* The collective operations (Slot.op); their modes are cpuexec.h's. */
-enum { OP_BARRIER, OP_SYNCTHREADS, OP_SYNCWARP, OP_SHFL, OP_VOTE, OP_MATCH };
+enum { OP_BARRIER, OP_SYNCTHREADS, OP_SYNCWARP, OP_SHFL, OP_VOTE, OP_MATCH, OP_ACTIVEMASK };
 
 /* What a thread brings to its collective, and what it takes away.  Written
    by the thread as it arrives, results by whichever fiber completes the
@@ -139,9 +139,10 @@ void gj_cpu_barrier_arrive(GjCpuBlock *b, unsigned i);
 /* cpuwarp.c: fiber i has returned; the warp operations waiting only for it
    complete. */
 void gj_cpu_warp_exit(GjCpuBlock *b, unsigned i);
-/* cpuwarp.c: no fiber can run but some wait: records the deadlock and
-   abandons the block. */
-void gj_cpu_deadlocked(GjCpuBlock *b);
+/* cpuwarp.c: no fiber can run but some wait.  Completes the activemask()
+   calls (every other lane of their warps is now parked or has returned) and
+   returns 1, or records the deadlock, abandons the block and returns 0. */
+int gj_cpu_settle(GjCpuBlock *b);
 
 /* cpuprint.c: in a fork() child, the print lock starts afresh. */
 void gj_cpu_print_after_fork(void);

@@ -78,6 +78,7 @@ static const char *op_name(const Slot *s)
         [OP_SHFL] = { "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync" },
         [OP_VOTE] = { "all_sync", "any_sync", "eq_sync", "ballot_sync" },
         [OP_MATCH] = { "match_any_sync", "match_all_sync" },
+        [OP_ACTIVEMASK] = { "activemask" },
     };
     return names[s->op][s->mode];
 }
@@ -91,10 +92,37 @@ static int32_t check_mode(GjCpuThread *t, const char *what, int32_t mode, int32_
     return 0;
 }
 
-/* Nothing can run and a warp operation still waits (schedule()): name the
-   first waiting lane and the lane it waits for, and abandon the block. */
-void gj_cpu_deadlocked(GjCpuBlock *b)
+/* Completes every activemask() call of the block: each gets the lanes of
+   its warp parked at activemask() with it.  Called once no fiber can run,
+   so every other lane is parked elsewhere or has returned: the lanes that
+   reached activemask() together are those that would run it together on
+   the GPU, in divergent code too.  0 if none was waiting. */
+static int settle_activemask(GjCpuBlock *b)
 {
+    int any = 0;
+    for (unsigned w = 0; w * WARP < b->nthreads; w++) {
+        Fiber *l0 = &b->fibers[w * WARP];
+        uint32_t at = 0;
+        for (uint32_t r = b->warps[w].parked; r; r &= r - 1)
+            if (l0[__builtin_ctz(r)].slot.op == OP_ACTIVEMASK)
+                at |= 1u << __builtin_ctz(r);
+        for (uint32_t r = at; r; r &= r - 1) {
+            l0[__builtin_ctz(r)].slot.result = at;
+            l0[__builtin_ctz(r)].wait = RUNNABLE;
+        }
+        b->warps[w].parked &= ~at;
+        any |= at != 0;
+    }
+    return any;
+}
+
+/* Nothing can run and a warp operation still waits (schedule()): the
+   activemask() calls complete, or else name the first waiting lane and the
+   lane it waits for, and abandon the block. */
+int gj_cpu_settle(GjCpuBlock *b)
+{
+    if (settle_activemask(b))
+        return 1;
     b->failed = 1;
     for (unsigned i = 0; i < b->nthreads; i++) {
         const Slot *s = &b->fibers[i].slot;
@@ -115,10 +143,11 @@ void gj_cpu_deadlocked(GjCpuBlock *b)
                 record(b, &b->threads[i], "%s with mask 0x%08x waited for lane %u, which "
                        "waits at %s with mask 0x%08x (a deadlock on the GPU)", op_name(s),
                        s->mask, j, op_name(o), o->mask);
-            return;
+            return 0;
         }
     }
     record(b, &b->threads[0], "internal error: the block's threads wait for each other");
+    return 0;
 }
 
 /* ---- called from kernel code: collectives ----------------------------------- */
@@ -187,7 +216,7 @@ static int warp_try(GjCpuBlock *b, unsigned w, uint32_t m)
     Warp *wp = &b->warps[w];
     Fiber *l0 = &b->fibers[w * WARP];
     uint32_t part = m & ~wp->exited;
-    if (part & ~wp->parked)
+    if (!part || (part & ~wp->parked))   /* m == 0: activemask(), settled apart */
         return 0;
     for (uint32_t r = part; r; r &= r - 1)
         if (l0[__builtin_ctz(r)].slot.mask != m)
@@ -332,7 +361,15 @@ uint32_t gj_cpu_activemask(GjCpuThread *t)
         unsynchronised(b, (unsigned)__builtin_popcount(warp_lanes(b, t->warp)));
         return 1u << t->lane;
     }
-    return ~b->warps[t->warp].exited;
+    /* Parks with mask 0, which no warp operation matches, until nothing
+       else can run (gj_cpu_settle). */
+    unsigned i = (unsigned)(t - b->threads);
+    Fiber *f = &b->fibers[i];
+    f->slot = (Slot){ .op = OP_ACTIVEMASK };
+    f->wait = AT_WARP_OP;
+    b->warps[t->warp].parked |= 1u << t->lane;
+    gj_cpu_switch_away(b, i);
+    return (uint32_t)f->slot.result;
 }
 
 void gj_cpu_threadfence(GjCpuThread *t)

@@ -526,3 +526,61 @@ def test_memory_namespaces_exist():
     assert "constant memory" in gpujit.const.array_like.__doc__
     with pytest.raises(RuntimeError, match="only be used inside a kernel"):
         gpujit.shared.array(4, np.float32)
+
+
+# ---- found by trying it as a user would -------------------------------------------------
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("words", [20000, 40000])
+def test_large_local_array_in_a_synchronising_kernel(words, rng):
+    """80 and 160 KiB of local array per thread with a barrier: on the CPU
+    target each thread is then a fiber, whose stack grows to hold them (the
+    GPU reserves local memory for every thread it can hold: larger arrays
+    cost it tens of GB)."""
+    globals()["LOCAL_WORDS"] = words      # frozen into the kernel below at its launch
+
+    @gpujit.jit
+    def k(x, out):
+        scratch = gpujit.local.array(LOCAL_WORDS, np.int32)
+        t = gpujit.threadIdx.x
+        for i in range(LOCAL_WORDS):
+            scratch[i] = x[t] + i
+        gpujit.syncthreads()
+        out[t] = scratch[LOCAL_WORDS - 1] + scratch[t]
+    x = rng.integers(-1000, 1000, 4).astype(np.int32)
+    out = poison(4, np.int32)
+    k[1, 4](x, out)
+    np.testing.assert_array_equal(out, 2 * x + words - 1 + np.arange(4))
+
+
+@pytest.mark.usefixtures("target")
+def test_dynamic_shared_memory_needs_sharedmem():
+    @gpujit.jit
+    def k(x):
+        d = gpujit.shared.array(0, np.float64)
+        t = gpujit.threadIdx.x
+        d[t] = x[t]
+        gpujit.syncthreads()
+        x[t] = d[31 - t]
+    x = np.arange(32.0)
+    with pytest.raises(ValueError, match="kernel k uses dynamic shared memory .* sharedmem"):
+        k[1, 32](x)
+    np.testing.assert_array_equal(x, np.arange(32.0))     # untouched
+    k[1, 32, 0, 32 * 8](x)
+    np.testing.assert_array_equal(x, np.arange(32.0)[::-1])
+
+
+def test_device_function_cannot_return_its_local_array():
+    @gpujit.jit(device=True)
+    def make():
+        scratch = gpujit.local.array(8, np.int64)
+        for i in range(8):
+            scratch[i] = i
+        return scratch
+
+    def k(o):
+        s = make()
+        o[0] = s[0]
+    with pytest.raises(gpujit.TypingError, match="cannot return its local array") as info:
+        gpujit.compile_ptx(k, "void(int64[:])")
+    assert "return scratch" in str(info.value)

@@ -385,6 +385,57 @@ def test_activemask_in_converged_code(block):
         np.testing.assert_array_equal(out[s:s + m], (1 << m) - 1)
 
 
+@gpujit.jit
+def divergent_active(out, ballots):
+    t = gpujit.threadIdx.x
+    if t % 2 == 0:
+        out[t] = gpujit.activemask()
+    else:
+        out[t] = 0
+    gpujit.syncthreads()
+    if t < 16:
+        out[t + 64] = gpujit.activemask()
+    ballots[t] = gpujit.ballot_sync(0xffffffff, True)
+
+
+@pytest.mark.usefixtures("target")
+def test_activemask_in_divergent_code():
+    """The lanes of the caller's branch, as the GPU gives them: even lanes
+    only, then lanes 0-15; the ballot after the branch joins all 32 lanes."""
+    out, ballots = poison(96, np.uint32), poison(32, np.uint32)
+    divergent_active[1, 32](out, ballots)
+    np.testing.assert_array_equal(out[0:32:2], 0x55555555)
+    np.testing.assert_array_equal(out[1:32:2], 0)
+    np.testing.assert_array_equal(out[64:80], 0xffff)
+    np.testing.assert_array_equal(ballots, 0xffffffff)
+
+
+@gpujit.jit
+def aggregated_add(keep, counter, slots):
+    """Warp-aggregated atomics: the leader of the active lanes adds for all."""
+    t = gpujit.grid(1)
+    if keep[t]:
+        m = gpujit.activemask()
+        leader = gpujit.ffs(m) - 1
+        base = 0
+        if gpujit.laneid == leader:
+            base = gpujit.atomic.add(counter, 0, gpujit.popc(m))
+        base = gpujit.shfl_sync(m, base, leader)
+        slots[t] = base + gpujit.popc(m & gpujit.lanemask_lt())
+    gpujit.syncthreads()
+
+
+@pytest.mark.usefixtures("target")
+def test_warp_aggregated_atomics(rng):
+    keep = rng.random(256) < 0.4
+    counter = np.zeros(1, np.int32)
+    slots = np.full(256, -1, np.int32)
+    aggregated_add[2, 128](keep, counter, slots)
+    assert counter[0] == keep.sum()
+    assert sorted(slots[keep]) == list(range(keep.sum()))   # each kept thread, one slot
+    assert (slots[~keep] == -1).all()
+
+
 # ---- block barriers with a result, syncwarp, fences --------------------------------------
 
 @gpujit.jit
