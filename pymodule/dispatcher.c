@@ -337,9 +337,11 @@ static int dtype_id_of_type(const GjType *t)
     return -1;
 }
 
-/* Key words for a signature string compiled for `device`; returns nkey or -1
-   with an exception. */
-static int key_from_signature(GjPyState *st, const char *sig, int device, uint32_t *key, int max)
+/* Key words for a signature string of d compiled for `device`; returns nkey
+   or -1 with an exception (a kernel's signature must return void, as in
+   numba). */
+static int key_from_signature(GjPyState *st, const GjDispatcher *d, const char *sig, int device,
+                              uint32_t *key, int max)
 {
     GjCtx ctx;
     gj_ctx_init(&ctx);
@@ -352,6 +354,12 @@ static int key_from_signature(GjPyState *st, const char *sig, int device, uint32
     if (nargs + 1 > max) {
         PyErr_Format(PyExc_ValueError, "signature has %d arguments; at most %d", nargs,
                      max - 1);
+        goto done;
+    }
+    if (!d->device_fn && ret && ret->kind != GJ_TK_NONE) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a CUDA kernel must have "
+                     "void return type; compile a device function with device=True", sig,
+                     ret->name);
         goto done;
     }
     key[0] = (uint32_t)device;
@@ -421,7 +429,7 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
     if (!s)
         return NULL;
     uint32_t key[GJ_MAX_ARGS + 1];
-    int n = key_from_signature(st, s, device, key, GJ_MAX_ARGS + 1);
+    int n = key_from_signature(st, d, s, device, key, GJ_MAX_ARGS + 1);
     if (n < 0)
         return NULL;
     GjEntry *e = gj_py_entry_find(d, key, n);

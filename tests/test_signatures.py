@@ -291,3 +291,11 @@ def test_ambiguous_conversion_names_the_candidates():
     assert "'int32'" in str(info.value) and "'float32'" in str(info.value)
     kernel[1, 1](out, np.int32(5))   # exact
     assert out[0] == 5
+
+
+@pytest.mark.parametrize("sig", ["int32(float32[:])", "float64(float64[:], int64)"])
+def test_kernel_signature_must_return_void(sig):
+    def k(a):
+        a[0] = 1
+    with pytest.raises(TypeError, match="CUDA kernel must have void return type"):
+        gpujit.jit(sig)(k)
