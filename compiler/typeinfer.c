@@ -710,7 +710,7 @@ static const GjType *print_type(Infer *in, const GjIns *ins, int id) {
                         fn_name(id), gj_ty_concrete(t)->name, k);
         if (!gj_ty_is_scalar(t) && t->kind != GJ_TK_STR && t->kind != GJ_TK_NONE)
             return fail(in, GJ_DIAG_TYPING, ins->loc,
-                        "%s() cannot print argument %d, a %s: it prints numbers, bools, None "
+                        "%s() cannot print argument %d (%s): it prints numbers, bools, None "
                         "and str constants", fn_name(id), k, t->name);
     }
     return &gj_ty_none;

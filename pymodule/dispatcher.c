@@ -248,8 +248,9 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     if (gj_py_codeview(d->func, &ctx, &cv) < 0)
         goto done;
     if (plain_parameters(&cv) && cv.argcount != nkey - 1) {
-        PyErr_Format(PyExc_TypeError, "%s() takes %d arguments but %d were given", cv.name,
-                     (int)cv.argcount, nkey - 1);
+        PyErr_Format(PyExc_TypeError, "%s() takes %d argument%s but %d %s given", cv.name,
+                     (int)cv.argcount, cv.argcount == 1 ? "" : "s", nkey - 1,
+                     nkey - 1 == 1 ? "was" : "were");
         goto done;
     }
     const GjType **types = GJ_NEW_N(&ctx.arena, const GjType *, nkey);

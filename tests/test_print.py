@@ -204,7 +204,7 @@ def print_sep(x):
 
 
 @pytest.mark.parametrize("func,sig,exc,text", [
-    (print_array, "void(float32[:])", gpujit.TypingError, "argument 1, a array(float32, 1d"),
+    (print_array, "void(float32[:])", gpujit.TypingError, "argument 1 (array(float32, 1d"),
     (print_complex, "void(complex128)", gpujit.UnsupportedError, "complex128 (argument 2)"),
     (print_sep, "void(int32)", gpujit.UnsupportedError, "print() takes no keyword arguments"),
 ])
