@@ -18,8 +18,8 @@
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
  * semantics (casts, operators), lower_math.c the math functions and numeric
  * builtins, lower_thread.c thread indexing and the barrier, lower_array.c
- * arrays, views and frozen arrays; this file walks the IR and handles
- * tuples, iterators, device-function calls, and calls of intrinsics through
+ * arrays, views and frozen arrays, lower_iter.c iterators; this file walks the IR and handles
+ * tuples, device-function calls, and calls of intrinsics through
  * their row's lowering function (intrinsics.h, lower_intr.h).
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
@@ -262,8 +262,8 @@ static LLVMValueRef build_tuple(GjLower *L, const GjIntrCall *a, const GjType *r
 
 /* Item i (an i64, any value in [-n, n)) of tuple tup, as type rt: a chain of
    selects, for a variable index into a tuple whose items share one type. */
-static LLVMValueRef tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
-                               const GjType *rt) {
+LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
+                                 const GjType *rt) {
     LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
     i = LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, gj_lower_i64(L, tt->n), ""), i, "");
     LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
@@ -291,7 +291,7 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
     }
     if (ot->kind == GJ_TK_TUPLE && gj_lower_class(it) != GJ_NC_OTHER && ot->n > 0) {
         LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-        return i ? tuple_item(L, obj, ot, i, rt) : NULL;
+        return i ? gj_lower_tuple_item(L, obj, ot, i, rt) : NULL;
     }
     return gj_lower_fail(L, "indexing %s with %s is not supported", ot->name, it->name);
 }
@@ -309,39 +309,6 @@ static LLVMValueRef build_slice(GjLower *L, const GjIns *in, const GjType *rt) {
         out = LLVMBuildInsertValue(L->b, out, x, (unsigned)k, "");
     }
     return out;
-}
-
-/* Range iterator {cur, stop, step}: valid while step > 0 ? cur < stop : cur > stop.
-   Tuple iterator {tuple, index}: valid while index < len(tuple). */
-static LLVMValueRef iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
-    if (itt->kind == GJ_TK_TUPLE_ITER)
-        return LLVMBuildICmp(L->b, LLVMIntSLT, LLVMBuildExtractValue(L->b, it, 1, ""),
-                             gj_lower_i64(L, itt->elems[1]->n), "");
-    LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
-    LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 1, "");
-    if (gj_lower_class(itt->elems[0]) != GJ_NC_SINT)
-        return LLVMBuildICmp(L->b, LLVMIntULT, cur, stop, "");
-    LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
-    LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, LLVMConstNull(LLVMTypeOf(step)), "");
-    return LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, cur, stop, ""),
-                           LLVMBuildICmp(L->b, LLVMIntSGT, cur, stop, ""), "");
-}
-
-static LLVMValueRef iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
-    if (itt->kind == GJ_TK_TUPLE_ITER) {
-        LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
-        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, gj_lower_i64(L, 1), ""), 1, "");
-    }
-    LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
-    LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
-    return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, cur, step, ""), 0, "");
-}
-
-/* iter(tuple): {tuple, 0}. */
-static LLVMValueRef tuple_iter(GjLower *L, LLVMValueRef tup, const GjType *rt) {
-    LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, rt));
-    it = LLVMBuildInsertValue(L->b, it, tup, 0, "");
-    return LLVMBuildInsertValue(L->b, it, gj_lower_i64(L, 0), 1, "");
 }
 
 static GjStatus store_var(GjLower *L, int32_t var, LLVMValueRef v, const GjType *vt) {
@@ -493,22 +460,16 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
             v = gj_lower_cast(L, v, t[0]->elems[in->i < 0 ? in->i + t[0]->n : in->i], rt);
         break;
     case GJ_OP_GET_ITER:
-        v = t[0]->kind == GJ_TK_RANGE_ITER ? gj_lower_cast(L, a[0], t[0], rt)
-          : t[0]->kind == GJ_TK_TUPLE && rt->kind == GJ_TK_TUPLE_ITER ? tuple_iter(L, a[0], rt)
-          : gj_lower_fail(L, "cannot iterate over %s", t[0]->name);
+        v = gj_lower_iter_get(L, a[0], t[0], rt);
         break;
     case GJ_OP_ITER_VALID:
-        v = iter_valid(L, a[0], t[0]);
+        v = gj_lower_iter_valid(L, a[0], t[0]);
         break;
     case GJ_OP_ITER_VALUE:
-        if (t[0]->kind == GJ_TK_TUPLE_ITER)
-            v = tuple_item(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[1],
-                           LLVMBuildExtractValue(L->b, a[0], 1, ""), rt);
-        else
-            v = gj_lower_cast(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[0], rt);
+        v = gj_lower_iter_value(L, a[0], t[0], rt);
         break;
     case GJ_OP_ITER_NEXT:
-        v = iter_next(L, a[0], t[0]);
+        v = gj_lower_iter_next(L, a[0], t[0]);
         break;
     case GJ_OP_JUMP:
         LLVMBuildBr(L->b, L->bbs[blk->succ[0]]);

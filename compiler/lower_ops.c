@@ -33,7 +33,8 @@ GjNumClass gj_lower_class(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
     case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         return GJ_NC_OTHER;
     }
     return GJ_NC_OTHER;
@@ -92,6 +93,19 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
     case GJ_TK_TUPLE_ITER: {   /* the tuple, the index of the next item */
         LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
         return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
+    }
+    case GJ_TK_ARRAY_ITER: {   /* the array, the index of the next row */
+        LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
+        return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
+    }
+    case GJ_TK_ZIP_ITER: {   /* the iterators */
+        LLVMTypeRef fields[64];
+        if (t->n > 64)
+            return NULL;
+        for (int i = 0; i < t->n; i++)
+            if (!(fields[i] = gj_lower_type(L, t->elems[i])))
+                return NULL;
+        return LLVMStructTypeInContext(L->ctx, fields, (unsigned)t->n, 0);
     }
     case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE: case GJ_TK_STR:
         return L->empty;

@@ -186,6 +186,17 @@ const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem
     return intern(c, &key, gj_arena_printf(&c->arena, "tuple_iter(%s)", tuple->name));
 }
 
+const GjType *gj_ty_array_iter(GjCtx *c, const GjType *array, const GjType *elem) {
+    const GjType *elems[2] = {elem, array};
+    GjType key = {.kind = GJ_TK_ARRAY_ITER, .n = 2, .elems = elems};
+    return intern(c, &key, gj_arena_printf(&c->arena, "array_iter(%s)", array->name));
+}
+
+const GjType *gj_ty_zip_iter(GjCtx *c, const GjType *const *iters, int n) {
+    GjType key = {.kind = GJ_TK_ZIP_ITER, .n = n, .elems = (const GjType **)iters};
+    return intern(c, &key, list_name(c, "zip", iters, n));
+}
+
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic) {
     GjType key = {.kind = GJ_TK_DIM3, .intrinsic = intrinsic};
     return intern(c, &key, gj_arena_printf(&c->arena, "dim3(%s)",
@@ -243,7 +254,8 @@ int gj_ty_is_scalar(const GjType *t) {
         return 1;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         return 0;
     }
     return 0;
@@ -274,7 +286,8 @@ const GjType *gj_ty_concrete(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return t;
@@ -293,7 +306,8 @@ static int category(const GjType *t) {
     case GJ_TK_COMPLEX: case GJ_TK_WEAK_COMPLEX: return CAT_COMPLEX;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return -1;
@@ -374,7 +388,8 @@ static const GjType *promote_weak(const GjType *w, const GjType *s) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return NULL;
