@@ -553,28 +553,82 @@ static const GjType *param_type(const GjFunc *f, int i) {
     return t ? t : f->vars[i].type;
 }
 
+/* The LLVM parameter types of an argument of type t, per compile.h's ABI
+   (a tuple: its items', depth-first). */
+static GjStatus flat_params(GjLower *L, const GjType *t, const char *name, LLVMTypeRef *out,
+                            unsigned *n, unsigned cap) {
+    t = gj_ty_concrete(t);
+    if (t->kind == GJ_TK_TUPLE) {
+        for (int k = 0; k < t->n; k++)
+            if (flat_params(L, t->elems[k], name, out, n, cap) != GJ_OK)
+                return GJ_ERR;
+        return GJ_OK;
+    }
+    unsigned need = t->kind == GJ_TK_ARRAY ? 1 + 2 * (unsigned)t->ndim : 1;
+    if (*n + need > cap)
+        return fail_status(L, "the arguments flatten to more than %u kernel parameters "
+                           "(a scalar takes 1, an array 1 + 2 * ndim); pass fewer, or "
+                           "pack scalars into an array", cap);
+    if (t->kind == GJ_TK_ARRAY) {
+        out[(*n)++] = L->ptr_global;
+        for (int k = 0; k < 2 * t->ndim; k++)
+            out[(*n)++] = L->i64;
+    } else if (gj_lower_class(t) != GJ_NC_OTHER) {
+        out[(*n)++] = t->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, t);
+    } else {
+        return fail_status(L, "parameter '%s' of type %s cannot be passed to a kernel", name,
+                           t->name);
+    }
+    return GJ_OK;
+}
+
 /* The kernel's LLVM parameter types, per compile.h's ABI. */
 static GjStatus kernel_params(GjLower *L, LLVMTypeRef *out, unsigned *n, unsigned cap) {
     *n = 0;
-    for (int i = 0; i < L->f->code->argcount; i++) {
-        const GjType *t = gj_ty_concrete(param_type(L->f, i));
-        unsigned need = t->kind == GJ_TK_ARRAY ? 1 + 2 * (unsigned)t->ndim : 1;
-        if (*n + need > cap)
-            return fail_status(L, "the arguments flatten to more than %u kernel parameters "
-                               "(a scalar takes 1, an array 1 + 2 * ndim); pass fewer, or "
-                               "pack scalars into an array", cap);
-        if (t->kind == GJ_TK_ARRAY) {
-            out[(*n)++] = L->ptr_global;
-            for (int k = 0; k < 2 * t->ndim; k++)
-                out[(*n)++] = L->i64;
-        } else if (gj_lower_class(t) != GJ_NC_OTHER) {
-            out[(*n)++] = t->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, t);
-        } else {
-            return fail_status(L, "parameter '%s' of type %s cannot be passed to a kernel",
-                        L->f->vars[i].name, t->name);
-        }
-    }
+    for (int i = 0; i < L->f->code->argcount; i++)
+        if (flat_params(L, param_type(L->f, i), L->f->vars[i].name, out, n, cap) != GJ_OK)
+            return GJ_ERR;
     return GJ_OK;
+}
+
+/* The value of an argument of type t from the kernel's parameters *p on
+   (flat_params' order), naming them after `name`. */
+static LLVMValueRef param_value(GjLower *L, const GjType *t, const char *name, unsigned *p) {
+    t = gj_ty_concrete(t);
+    LLVMValueRef v;
+    if (t->kind == GJ_TK_TUPLE) {
+        v = LLVMGetUndef(gj_lower_type(L, t));
+        for (int k = 0; k < t->n; k++) {
+            char *item = gj_arena_printf(&L->c->arena, "%s.%d", name, k);
+            LLVMValueRef e = param_value(L, t->elems[k], item ? item : name, p);
+            if (!e)
+                return NULL;
+            v = LLVMBuildInsertValue(L->b, v, e, (unsigned)k, "");
+        }
+    } else if (t->kind == GJ_TK_ARRAY) {
+        v = LLVMGetUndef(gj_lower_type(L, t));
+        LLVMValueRef data = LLVMGetParam(L->fn, (*p)++);
+        LLVMSetValueName2(data, name, strlen(name));
+        v = LLVMBuildInsertValue(L->b, v, data, 0, "");
+        for (unsigned field = 1; field <= 2; field++) {
+            LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)t->ndim));
+            for (int k = 0; k < t->ndim; k++) {
+                LLVMValueRef d = LLVMGetParam(L->fn, (*p)++);
+                char *dname = gj_arena_printf(&L->c->arena, "%s.%s%d", name,
+                                              field == 1 ? "shape" : "stride", k);
+                if (dname)
+                    LLVMSetValueName2(d, dname, strlen(dname));
+                dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
+            }
+            v = LLVMBuildInsertValue(L->b, v, dims, field, "");
+        }
+    } else {
+        v = LLVMGetParam(L->fn, (*p)++);
+        LLVMSetValueName2(v, name, strlen(name));
+        if (t->kind == GJ_TK_BOOL)
+            v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
+    }
+    return v;
 }
 
 /* Names the parameters and stores each Python argument into its variable. */
@@ -582,31 +636,9 @@ static GjStatus store_params(GjLower *L) {
     unsigned p = 0;
     for (int i = 0; i < L->f->code->argcount; i++) {
         const GjType *t = gj_ty_concrete(param_type(L->f, i));
-        const char *name = L->f->vars[i].name;
-        LLVMValueRef v;
-        if (t->kind == GJ_TK_ARRAY) {
-            v = LLVMGetUndef(gj_lower_type(L, t));
-            LLVMValueRef data = LLVMGetParam(L->fn, p++);
-            LLVMSetValueName2(data, name, strlen(name));
-            v = LLVMBuildInsertValue(L->b, v, data, 0, "");
-            for (unsigned field = 1; field <= 2; field++) {
-                LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)t->ndim));
-                for (int k = 0; k < t->ndim; k++) {
-                    LLVMValueRef d = LLVMGetParam(L->fn, p++);
-                    char *dname = gj_arena_printf(&L->c->arena, "%s.%s%d", name,
-                                                  field == 1 ? "shape" : "stride", k);
-                    if (dname)
-                        LLVMSetValueName2(d, dname, strlen(dname));
-                    dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
-                }
-                v = LLVMBuildInsertValue(L->b, v, dims, field, "");
-            }
-        } else {
-            v = LLVMGetParam(L->fn, p++);
-            LLVMSetValueName2(v, name, strlen(name));
-            if (t->kind == GJ_TK_BOOL)
-                v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
-        }
+        LLVMValueRef v = param_value(L, t, L->f->vars[i].name, &p);
+        if (!v)
+            return GJ_ERR;
         if (L->vars[i] && store_var(L, i, v, t) != GJ_OK)
             return GJ_ERR;
     }
