@@ -478,8 +478,8 @@ static int check_writable(const GjEntry *e, const Arg *args, int n)
         const Arg *a = &args[i];
         if (a->kind == ARG_SCALAR || !e->res.params[i].written || !a->readonly)
             continue;
-        PyErr_Format(PyExc_ValueError, "kernel argument %d ('%s') is read-only, but the "
-                     "kernel writes to it", i + 1, e->res.params[i].name);
+        PyErr_Format(PyExc_ValueError, "kernel argument '%s' is read-only, but the "
+                     "kernel writes to it", e->res.params[i].name);
         return -1;
     }
     return 0;

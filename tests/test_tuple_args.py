@@ -120,6 +120,13 @@ def test_tuple_of_arrays_written_is_copied_back(rng):
     np.testing.assert_array_equal(grid2, ref)
 
 
+def test_read_only_array_in_a_written_tuple_is_refused(rng):
+    src = random_array(rng, N, "int64")
+    src.setflags(write=False)
+    with pytest.raises(ValueError, match=r"'arrays\[0\]' is read-only"):
+        write_through_tuple[1, 32]((src, poison(N, "int64"), poison((3, 5), "int32")), N)
+
+
 def test_strided_and_device_arrays_in_a_tuple(rng):
     src = random_array(rng, 2 * N, "int64")[::2]      # strided: through a temporary
     base = poison((N, 2), "int64")
