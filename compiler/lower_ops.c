@@ -72,7 +72,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[3] = {gj_lower_data_ptr(L, t), dims, dims};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
-    case GJ_TK_TUPLE: {
+    case GJ_TK_TUPLE: case GJ_TK_ZIP_ITER: {   /* the items; a zip's iterators */
         LLVMTypeRef fields[64];
         if (t->n > 64)
             return NULL;
@@ -90,22 +90,9 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[3] = {L->i64, L->i64, L->i64};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
-    case GJ_TK_TUPLE_ITER: {   /* the tuple, the index of the next item */
+    case GJ_TK_TUPLE_ITER: case GJ_TK_ARRAY_ITER: {   /* the tuple or array, the next index */
         LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
         return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
-    }
-    case GJ_TK_ARRAY_ITER: {   /* the array, the index of the next row */
-        LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
-        return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
-    }
-    case GJ_TK_ZIP_ITER: {   /* the iterators */
-        LLVMTypeRef fields[64];
-        if (t->n > 64)
-            return NULL;
-        for (int i = 0; i < t->n; i++)
-            if (!(fields[i] = gj_lower_type(L, t->elems[i])))
-                return NULL;
-        return LLVMStructTypeInContext(L->ctx, fields, (unsigned)t->n, 0);
     }
     case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE: case GJ_TK_STR:
         return L->empty;
