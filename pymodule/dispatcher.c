@@ -925,10 +925,21 @@ static PyType_Spec dispatcher_spec = {
 /* ---- _parse_signature -------------------------------------------------------------- */
 
 /* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
-   ("none", 0, "") for void. */
+   ("none", 0, "") for void, ("tuple", 0, (item triples...)) for a tuple. */
 static PyObject *type_triple(const GjType *t)
 {
     char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
+    if (t->kind == GJ_TK_TUPLE) {
+        PyObject *items = PyTuple_New(t->n);
+        for (int k = 0; items && k < t->n; k++) {
+            PyObject *item = type_triple(t->elems[k]);
+            if (!item)
+                Py_CLEAR(items);
+            else
+                PyTuple_SetItem(items, k, item);
+        }
+        return items ? Py_BuildValue("(siN)", "tuple", 0, items) : NULL;
+    }
     if (t->kind == GJ_TK_ARRAY)
         return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
     return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");

@@ -196,3 +196,24 @@ def test_tuple_signatures_compile_to_ptx(ptxas, tmp_path):
     path = tmp_path / "k.ptx"
     path.write_text(ptx)
     subprocess.run([ptxas, "-arch=sm_90", str(path), "-o", str(tmp_path / "k.o")], check=True)
+
+
+def test_numba_tuple_type_objects(rng):
+    from gpujit.types import Tuple, UniTuple, float32, float64, int32, parse_signature, void
+
+    assert repr(UniTuple(float32, 3)) == "UniTuple(float32 x 3)"
+    assert Tuple((int32, int32)) == UniTuple(int32, 2)        # numba: one type is a UniTuple
+    assert repr(Tuple((int32, float64))) == "Tuple(int32, float64)"
+    sig = void(UniTuple(float32, 2), Tuple((int32, float64[::1])), float64[:])
+    assert parse_signature(sig._signature_string()) == sig
+
+    @gpujit.jit(sig)
+    def k(t, u, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            n, w = u
+            out[i] = (t[0] * i + t[1]) * n + w[i]
+
+    w = random_array(rng, N, "float64")
+    got = launch(k, (0.5, 2.0), (3, w), poison(N, "float64"))
+    np.testing.assert_allclose(got, [(np.float32(0.5) * i + 2.0) * 3 + w[i] for i in range(N)])
