@@ -55,7 +55,7 @@ typedef struct GjInstr {
 /* What a global name (LOAD_GLOBAL) is bound to at compile time. */
 typedef enum GjGlobalKind {
     GJ_GLOBAL_MISSING,    /* not in globals nor builtins */
-    GJ_GLOBAL_MODULE,     /* name = "gpujit", "math", "numpy", "cmath" */
+    GJ_GLOBAL_MODULE,     /* name = "gpujit", "math", "numpy", "cmath", "operator" */
     GJ_GLOBAL_BUILTIN,    /* name = builtin's name: "range", "abs", ... */
     GJ_GLOBAL_INTRINSIC,  /* name = gpujit object's intrinsic name ("grid", "threadIdx") */
     GJ_GLOBAL_CONST,      /* value = frozen number/bool/tuple */

@@ -76,31 +76,63 @@ static char *kernel_name(const GjCodeView *code) {
     return s;
 }
 
-/* The launch plan's parameter layout (compile.h's kernel parameter ABI). */
-static GjStatus plan_params(GjCtx *c, const GjCodeView *code, GjCompileResult *r) {
-    r->nparams = code->argcount;
-    r->params = calloc((size_t)(code->argcount > 0 ? code->argcount : 1), sizeof *r->params);
-    if (!r->params)
-        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
-    for (int32_t i = 0; i < code->argcount; i++) {
-        GjParamPlan *p = &r->params[i];
-        const GjType *t = code->argtypes ? code->argtypes[i] : NULL;
-        const char *name = i < code->nvarnames ? code->varnames[i] : "?";
-        if (!(p->name = xstrdup(name)))
-            return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
-        if (!t)
-            return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){code->firstlineno, -1, -1},
-                            "no type given for parameter '%s'", name);
-        const GjType *scalar = t->kind == GJ_TK_ARRAY ? t->dtype : gj_ty_concrete(t);
-        if (!gj_ty_is_scalar(scalar))
-            return gj_error(c, GJ_DIAG_UNSUPPORTED, (GjLoc){code->firstlineno, -1, -1},
-                            "parameter '%s' of type %s is not supported", name, t->name);
-        p->is_array = t->kind == GJ_TK_ARRAY;
-        p->ndim = p->is_array ? t->ndim : 0;
-        snprintf(p->dtype, sizeof p->dtype, "%s", scalar->name);
-        p->itemsize = gj_ty_itemsize(scalar);
-        r->nkernel_params += p->is_array ? 1 + 2 * p->ndim : 1;
+/* Scalars and arrays in a value of type t: 1, or a tuple's leaves (nested
+   tuples flattened depth-first). */
+static int leaf_count(const GjType *t) {
+    if (t->kind != GJ_TK_TUPLE)
+        return 1;
+    int n = 0;
+    for (int k = 0; k < t->n; k++)
+        n += leaf_count(t->elems[k]);
+    return n;
+}
+
+/* Plans the leaves of one parameter `name` of type t from r->params[r->nparams]
+   on: a tuple's items as "name[0]", "name[1][0]"... */
+static GjStatus plan_param(GjCtx *c, GjCompileResult *r, const char *name, const GjType *t,
+                           GjLoc loc) {
+    if (t->kind == GJ_TK_TUPLE) {
+        for (int k = 0; k < t->n; k++) {
+            char item[200];
+            snprintf(item, sizeof item, "%s[%d]", name, k);
+            if (plan_param(c, r, item, t->elems[k], loc) != GJ_OK)
+                return GJ_ERR;
+        }
+        return GJ_OK;
     }
+    GjParamPlan *p = &r->params[r->nparams++];
+    if (!(p->name = xstrdup(name)))
+        return gj_error(c, GJ_DIAG_INTERNAL, loc, "out of memory");
+    const GjType *scalar = t->kind == GJ_TK_ARRAY ? t->dtype : gj_ty_concrete(t);
+    if (!gj_ty_is_scalar(scalar))
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "parameter '%s' of type %s is not supported",
+                        name, t->name);
+    p->is_array = t->kind == GJ_TK_ARRAY;
+    p->ndim = p->is_array ? t->ndim : 0;
+    snprintf(p->dtype, sizeof p->dtype, "%s", scalar->name);
+    p->itemsize = gj_ty_itemsize(scalar);
+    r->nkernel_params += p->is_array ? 1 + 2 * p->ndim : 1;
+    return GJ_OK;
+}
+
+/* The launch plan's parameter layout (compile.h's kernel parameter ABI):
+   one entry per scalar or array, tuples flattened. */
+static GjStatus plan_params(GjCtx *c, const GjCodeView *code, GjCompileResult *r) {
+    GjLoc loc = {code->firstlineno, -1, -1};
+    int leaves = 0;
+    for (int32_t i = 0; i < code->argcount; i++) {
+        const char *name = i < code->nvarnames ? code->varnames[i] : "?";
+        if (!code->argtypes || !code->argtypes[i])
+            return gj_error(c, GJ_DIAG_INTERNAL, loc, "no type given for parameter '%s'", name);
+        leaves += leaf_count(code->argtypes[i]);
+    }
+    r->params = calloc((size_t)(leaves > 0 ? leaves : 1), sizeof *r->params);
+    if (!r->params)
+        return gj_error(c, GJ_DIAG_INTERNAL, loc, "out of memory");
+    for (int32_t i = 0; i < code->argcount; i++)
+        if (plan_param(c, r, i < code->nvarnames ? code->varnames[i] : "?", code->argtypes[i],
+                       loc) != GJ_OK)
+            return GJ_ERR;
     return GJ_OK;
 }
 
@@ -150,15 +182,19 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     return st;
 }
 
-/* Which array parameters the kernel may write (effects.c), into the plan. */
+/* Which array parameters the kernel may write (effects.c), into the plan;
+   a tuple parameter that may be written marks each of its arrays. */
 static GjStatus written_params(GjCtx *c, GjFunc *f, GjCompileResult *r) {
     char *written = GJ_NEW_N(&c->arena, char, f->code->argcount + 1);
     if (!written)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
     if (gj_effects_written(c, f, written) != GJ_OK)
         return GJ_ERR;
-    for (int i = 0; i < f->code->argcount && i < r->nparams; i++)
-        r->params[i].written = written[i];
+    for (int i = 0, leaf = 0; i < f->code->argcount; i++) {
+        int n = leaf_count(f->code->argtypes[i]);
+        for (int k = 0; k < n && leaf < r->nparams; k++, leaf++)
+            r->params[leaf].written = written[i] && (n == 1 || r->params[leaf].is_array);
+    }
     return GJ_OK;
 }
 

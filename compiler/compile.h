@@ -19,6 +19,7 @@
  *            never occur: Python int -> int64, float -> float64);
  *   array:   data pointer (global address space), then ndim int64 extents,
  *            then ndim int64 strides in bytes.
+ *   tuple:   its items' parameters in order (nested tuples depth-first).
  * Device functions (called from kernels, or opt->device) are PTX .func
  * functions of the same module that take each argument by value (arrays and
  * tuples as the structs of lower_ops.h) and return their value.
@@ -65,10 +66,12 @@ typedef struct GjCompileOptions {
 } GjCompileOptions;
 
 typedef struct GjParamPlan {
-    const char *name;         /* Python parameter name (malloc-owned copy) */
+    const char *name;         /* Python parameter name, "t[1][0]" for a tuple's item
+                                 (malloc-owned copy) */
     int is_array;
     int ndim;                 /* arrays */
-    int written;              /* arrays: the kernel may store/atomic into it */
+    int written;              /* arrays: the kernel may store/atomic into it (into any
+                                 array of the tuple holding it) */
     char dtype[16];           /* scalar type / array dtype name, "float32" */
     size_t itemsize;
 } GjParamPlan;
@@ -78,7 +81,8 @@ typedef struct GjCompileResult {
     char *ptx;                /* NUL-terminated PTX */
     char *llvm_ir;            /* optimised LLVM IR if asked, else NULL */
     char *type_dump;          /* "a: array(float32, 1d, C)\n..." for inspect_types */
-    int nparams;              /* Python parameters */
+    int nparams;              /* scalars and arrays of the Python parameters
+                                 (a tuple's items flattened, depth-first) */
     GjParamPlan *params;
     int nkernel_params;       /* entries in kernelParams */
     char *return_type;        /* the return type's name ("none" for kernels) */

@@ -97,7 +97,11 @@ typedef enum GjTypeRule {
     GJ_TR_RANGE,        /* integers -> range iterator of their promotion */
     GJ_TR_ABS,          /* scalar -> its magnitude's type (builtins keep literals weak) */
     GJ_TR_NP_ABS,       /* scalar -> its magnitude's concrete type */
-    GJ_TR_MINMAX,       /* 2+ real scalars -> their promotion */
+    GJ_TR_MINMAX,       /* 2+ real scalars, or one tuple of them -> their promotion */
+    GJ_TR_ZIP,          /* iterables (range, tuple, array, iterator) -> zip iterator of
+                           their iterators; enumerate (sub 1): (iterable[, start]) */
+    GJ_TR_OPERATOR,     /* operator.add & co: typed as the operator `sub` names
+                           (GJ_OPERATOR_BINOP | GjBinop, ...) */
     GJ_TR_LEN,          /* array or tuple -> int64 */
     GJ_TR_CONVERT,      /* scalar -> the row's result (int(), float(), bool()) */
     GJ_TR_COMPLEX,      /* complex(re[, im]) -> complex128 */
@@ -160,14 +164,50 @@ typedef struct GjIntrinsicRow {
    `lower` names a GjIntrLowerFn declared in lower_intr.h; `result` is a
    GjType singleton (types.h) or NULL. */
 
+/* The operator module's functions are its operators: operator.add(a, b) is
+   a + b, typed and lowered as the BINOP/UNOP/COMPARE op (gj_lower_operator,
+   lower_iter.c).  `sub` is the kind of op or'ed with its GjBinop/GjUnop/GjCmp. */
+enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x300 };
+#define GJ_OPERATOR_ROW(X, id, name, nargs, sub)                                             \
+    X(OPERATOR_##id, "operator", name, "", nargs, nargs, GJ_TR_OPERATOR, NULL, sub,          \
+      gj_lower_operator, 0, "operator." name)
+#define GJ_INTR_OPERATOR_ROWS(X)                                                             \
+    GJ_OPERATOR_ROW(X, ADD, "add", 2, GJ_OPERATOR_BINOP | 0)                                 \
+    GJ_OPERATOR_ROW(X, SUB, "sub", 2, GJ_OPERATOR_BINOP | 1)                                 \
+    GJ_OPERATOR_ROW(X, MUL, "mul", 2, GJ_OPERATOR_BINOP | 2)                                 \
+    GJ_OPERATOR_ROW(X, TRUEDIV, "truediv", 2, GJ_OPERATOR_BINOP | 3)                         \
+    GJ_OPERATOR_ROW(X, FLOORDIV, "floordiv", 2, GJ_OPERATOR_BINOP | 4)                       \
+    GJ_OPERATOR_ROW(X, MOD, "mod", 2, GJ_OPERATOR_BINOP | 5)                                 \
+    GJ_OPERATOR_ROW(X, POW, "pow", 2, GJ_OPERATOR_BINOP | 6)                                 \
+    GJ_OPERATOR_ROW(X, LSHIFT, "lshift", 2, GJ_OPERATOR_BINOP | 7)                           \
+    GJ_OPERATOR_ROW(X, RSHIFT, "rshift", 2, GJ_OPERATOR_BINOP | 8)                           \
+    GJ_OPERATOR_ROW(X, AND, "and_", 2, GJ_OPERATOR_BINOP | 9)                                \
+    GJ_OPERATOR_ROW(X, OR, "or_", 2, GJ_OPERATOR_BINOP | 10)                                 \
+    GJ_OPERATOR_ROW(X, XOR, "xor", 2, GJ_OPERATOR_BINOP | 11)                                \
+    GJ_OPERATOR_ROW(X, NEG, "neg", 1, GJ_OPERATOR_UNOP | 0)                                  \
+    GJ_OPERATOR_ROW(X, POS, "pos", 1, GJ_OPERATOR_UNOP | 1)                                  \
+    GJ_OPERATOR_ROW(X, NOT, "not_", 1, GJ_OPERATOR_UNOP | 2)                                 \
+    GJ_OPERATOR_ROW(X, INVERT, "invert", 1, GJ_OPERATOR_UNOP | 3)                            \
+    GJ_OPERATOR_ROW(X, INV, "inv", 1, GJ_OPERATOR_UNOP | 3)                                  \
+    GJ_OPERATOR_ROW(X, LT, "lt", 2, GJ_OPERATOR_CMP | 0)                                     \
+    GJ_OPERATOR_ROW(X, LE, "le", 2, GJ_OPERATOR_CMP | 1)                                     \
+    GJ_OPERATOR_ROW(X, EQ, "eq", 2, GJ_OPERATOR_CMP | 2)                                     \
+    GJ_OPERATOR_ROW(X, NE, "ne", 2, GJ_OPERATOR_CMP | 3)                                     \
+    GJ_OPERATOR_ROW(X, GT, "gt", 2, GJ_OPERATOR_CMP | 4)                                     \
+    GJ_OPERATOR_ROW(X, GE, "ge", 2, GJ_OPERATOR_CMP | 5)                                     \
+    X(OPERATOR_ABS, "operator", "abs", "", 1, 1, GJ_TR_ABS, NULL, 0, gj_lower_abs_call, 0,   \
+      "operator.abs(x) is abs(x)")                                                           \
+    X(OPERATOR_TRUTH, "operator", "truth", "", 1, 1, GJ_TR_CONVERT, &gj_ty_bool, 0,          \
+      gj_lower_convert, 0, "operator.truth(x) is bool(x)")
+
 /* builtins and the numeric helpers of numpy/cmath (lower_math.c) */
 #define GJ_INTR_BUILTIN_ROWS(X)                                                                \
     X(RANGE,  "builtins", "range",  "", 1, 3, GJ_TR_RANGE, NULL, 0, gj_lower_range, 0,          \
       "range(stop) / range(start, stop[, step])")                                            \
     X(ABS,    "builtins", "abs",    "", 1, 1, GJ_TR_ABS, NULL, 0, gj_lower_abs_call, 0, "absolute value") \
-    X(MIN,    "builtins", "min",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
+    X(MIN,    "builtins", "min",    "", 1, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
       "smallest of 2+ scalars")                                                              \
-    X(MAX,    "builtins", "max",    "", 2, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
+    X(MAX,    "builtins", "max",    "", 1, -1, GJ_TR_MINMAX, NULL, 0, gj_lower_minmax_call, 0,     \
       "largest of 2+ scalars")                                                               \
     X(LEN,    "builtins", "len",    "", 1, 1, GJ_TR_LEN, NULL, 0, gj_lower_len, 0,              \
       "length of the first axis")                                                            \
@@ -184,6 +224,11 @@ typedef struct GjIntrinsicRow {
       "(a // b, a % b)")                                                                     \
     X(COMPLEX,"builtins", "complex","", 1, 2, GJ_TR_COMPLEX, NULL, 0, gj_lower_complex_ctor, 0, \
       "complex(re[, im]): complex128")                                                       \
+    X(ZIP,    "builtins", "zip",    "", 1, -1, GJ_TR_ZIP, NULL, 0, gj_lower_zip, 0,              \
+      "zip(*iterables): tuples of their items, as long as the shortest")                     \
+    X(ENUMERATE, "builtins", "enumerate", "iterable, start", 1, 2, GJ_TR_ZIP, NULL, 1,        \
+      gj_lower_zip, 0, "enumerate(iterable, start=0): (index, item) tuples")                 \
+    GJ_INTR_OPERATOR_ROWS(X)                                                                 \
     X(NP_ABS,      "numpy", "abs",      "", 1, 1, GJ_TR_NP_ABS, NULL, 0, gj_lower_abs_call, 0,     \
       "absolute value, dtype kept")                                                          \
     X(NP_ABSOLUTE, "numpy", "absolute", "", 1, 1, GJ_TR_NP_ABS, NULL, 0, gj_lower_abs_call, 0,     \

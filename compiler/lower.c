@@ -18,8 +18,8 @@
  * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
  * semantics (casts, operators), lower_math.c the math functions and numeric
  * builtins, lower_thread.c thread indexing and the barrier, lower_array.c
- * arrays, views and frozen arrays; this file walks the IR and handles
- * tuples, iterators, device-function calls, and calls of intrinsics through
+ * arrays, views and frozen arrays, lower_iter.c iterators; this file walks the IR and handles
+ * tuples, device-function calls, and calls of intrinsics through
  * their row's lowering function (intrinsics.h, lower_intr.h).
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
@@ -262,8 +262,8 @@ static LLVMValueRef build_tuple(GjLower *L, const GjIntrCall *a, const GjType *r
 
 /* Item i (an i64, any value in [-n, n)) of tuple tup, as type rt: a chain of
    selects, for a variable index into a tuple whose items share one type. */
-static LLVMValueRef tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
-                               const GjType *rt) {
+LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
+                                 const GjType *rt) {
     LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
     i = LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, gj_lower_i64(L, tt->n), ""), i, "");
     LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
@@ -291,7 +291,7 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
     }
     if (ot->kind == GJ_TK_TUPLE && gj_lower_class(it) != GJ_NC_OTHER && ot->n > 0) {
         LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-        return i ? tuple_item(L, obj, ot, i, rt) : NULL;
+        return i ? gj_lower_tuple_item(L, obj, ot, i, rt) : NULL;
     }
     return gj_lower_fail(L, "indexing %s with %s is not supported", ot->name, it->name);
 }
@@ -309,39 +309,6 @@ static LLVMValueRef build_slice(GjLower *L, const GjIns *in, const GjType *rt) {
         out = LLVMBuildInsertValue(L->b, out, x, (unsigned)k, "");
     }
     return out;
-}
-
-/* Range iterator {cur, stop, step}: valid while step > 0 ? cur < stop : cur > stop.
-   Tuple iterator {tuple, index}: valid while index < len(tuple). */
-static LLVMValueRef iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
-    if (itt->kind == GJ_TK_TUPLE_ITER)
-        return LLVMBuildICmp(L->b, LLVMIntSLT, LLVMBuildExtractValue(L->b, it, 1, ""),
-                             gj_lower_i64(L, itt->elems[1]->n), "");
-    LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
-    LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 1, "");
-    if (gj_lower_class(itt->elems[0]) != GJ_NC_SINT)
-        return LLVMBuildICmp(L->b, LLVMIntULT, cur, stop, "");
-    LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
-    LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, LLVMConstNull(LLVMTypeOf(step)), "");
-    return LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, cur, stop, ""),
-                           LLVMBuildICmp(L->b, LLVMIntSGT, cur, stop, ""), "");
-}
-
-static LLVMValueRef iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
-    if (itt->kind == GJ_TK_TUPLE_ITER) {
-        LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
-        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, gj_lower_i64(L, 1), ""), 1, "");
-    }
-    LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
-    LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
-    return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, cur, step, ""), 0, "");
-}
-
-/* iter(tuple): {tuple, 0}. */
-static LLVMValueRef tuple_iter(GjLower *L, LLVMValueRef tup, const GjType *rt) {
-    LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, rt));
-    it = LLVMBuildInsertValue(L->b, it, tup, 0, "");
-    return LLVMBuildInsertValue(L->b, it, gj_lower_i64(L, 0), 1, "");
 }
 
 static GjStatus store_var(GjLower *L, int32_t var, LLVMValueRef v, const GjType *vt) {
@@ -493,22 +460,16 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
             v = gj_lower_cast(L, v, t[0]->elems[in->i < 0 ? in->i + t[0]->n : in->i], rt);
         break;
     case GJ_OP_GET_ITER:
-        v = t[0]->kind == GJ_TK_RANGE_ITER ? gj_lower_cast(L, a[0], t[0], rt)
-          : t[0]->kind == GJ_TK_TUPLE && rt->kind == GJ_TK_TUPLE_ITER ? tuple_iter(L, a[0], rt)
-          : gj_lower_fail(L, "cannot iterate over %s", t[0]->name);
+        v = gj_lower_iter_get(L, a[0], t[0], rt);
         break;
     case GJ_OP_ITER_VALID:
-        v = iter_valid(L, a[0], t[0]);
+        v = gj_lower_iter_valid(L, a[0], t[0]);
         break;
     case GJ_OP_ITER_VALUE:
-        if (t[0]->kind == GJ_TK_TUPLE_ITER)
-            v = tuple_item(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[1],
-                           LLVMBuildExtractValue(L->b, a[0], 1, ""), rt);
-        else
-            v = gj_lower_cast(L, LLVMBuildExtractValue(L->b, a[0], 0, ""), t[0]->elems[0], rt);
+        v = gj_lower_iter_value(L, a[0], t[0], rt);
         break;
     case GJ_OP_ITER_NEXT:
-        v = iter_next(L, a[0], t[0]);
+        v = gj_lower_iter_next(L, a[0], t[0]);
         break;
     case GJ_OP_JUMP:
         LLVMBuildBr(L->b, L->bbs[blk->succ[0]]);
@@ -592,28 +553,82 @@ static const GjType *param_type(const GjFunc *f, int i) {
     return t ? t : f->vars[i].type;
 }
 
+/* The LLVM parameter types of an argument of type t, per compile.h's ABI
+   (a tuple: its items', depth-first). */
+static GjStatus flat_params(GjLower *L, const GjType *t, const char *name, LLVMTypeRef *out,
+                            unsigned *n, unsigned cap) {
+    t = gj_ty_concrete(t);
+    if (t->kind == GJ_TK_TUPLE) {
+        for (int k = 0; k < t->n; k++)
+            if (flat_params(L, t->elems[k], name, out, n, cap) != GJ_OK)
+                return GJ_ERR;
+        return GJ_OK;
+    }
+    unsigned need = t->kind == GJ_TK_ARRAY ? 1 + 2 * (unsigned)t->ndim : 1;
+    if (*n + need > cap)
+        return fail_status(L, "the arguments flatten to more than %u kernel parameters "
+                           "(a scalar takes 1, an array 1 + 2 * ndim); pass fewer, or "
+                           "pack scalars into an array", cap);
+    if (t->kind == GJ_TK_ARRAY) {
+        out[(*n)++] = L->ptr_global;
+        for (int k = 0; k < 2 * t->ndim; k++)
+            out[(*n)++] = L->i64;
+    } else if (gj_lower_class(t) != GJ_NC_OTHER) {
+        out[(*n)++] = t->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, t);
+    } else {
+        return fail_status(L, "parameter '%s' of type %s cannot be passed to a kernel", name,
+                           t->name);
+    }
+    return GJ_OK;
+}
+
 /* The kernel's LLVM parameter types, per compile.h's ABI. */
 static GjStatus kernel_params(GjLower *L, LLVMTypeRef *out, unsigned *n, unsigned cap) {
     *n = 0;
-    for (int i = 0; i < L->f->code->argcount; i++) {
-        const GjType *t = gj_ty_concrete(param_type(L->f, i));
-        unsigned need = t->kind == GJ_TK_ARRAY ? 1 + 2 * (unsigned)t->ndim : 1;
-        if (*n + need > cap)
-            return fail_status(L, "the arguments flatten to more than %u kernel parameters "
-                               "(a scalar takes 1, an array 1 + 2 * ndim); pass fewer, or "
-                               "pack scalars into an array", cap);
-        if (t->kind == GJ_TK_ARRAY) {
-            out[(*n)++] = L->ptr_global;
-            for (int k = 0; k < 2 * t->ndim; k++)
-                out[(*n)++] = L->i64;
-        } else if (gj_lower_class(t) != GJ_NC_OTHER) {
-            out[(*n)++] = t->kind == GJ_TK_BOOL ? L->i8 : gj_lower_type(L, t);
-        } else {
-            return fail_status(L, "parameter '%s' of type %s cannot be passed to a kernel",
-                        L->f->vars[i].name, t->name);
-        }
-    }
+    for (int i = 0; i < L->f->code->argcount; i++)
+        if (flat_params(L, param_type(L->f, i), L->f->vars[i].name, out, n, cap) != GJ_OK)
+            return GJ_ERR;
     return GJ_OK;
+}
+
+/* The value of an argument of type t from the kernel's parameters *p on
+   (flat_params' order), naming them after `name`. */
+static LLVMValueRef param_value(GjLower *L, const GjType *t, const char *name, unsigned *p) {
+    t = gj_ty_concrete(t);
+    LLVMValueRef v;
+    if (t->kind == GJ_TK_TUPLE) {
+        v = LLVMGetUndef(gj_lower_type(L, t));
+        for (int k = 0; k < t->n; k++) {
+            char *item = gj_arena_printf(&L->c->arena, "%s.%d", name, k);
+            LLVMValueRef e = param_value(L, t->elems[k], item ? item : name, p);
+            if (!e)
+                return NULL;
+            v = LLVMBuildInsertValue(L->b, v, e, (unsigned)k, "");
+        }
+    } else if (t->kind == GJ_TK_ARRAY) {
+        v = LLVMGetUndef(gj_lower_type(L, t));
+        LLVMValueRef data = LLVMGetParam(L->fn, (*p)++);
+        LLVMSetValueName2(data, name, strlen(name));
+        v = LLVMBuildInsertValue(L->b, v, data, 0, "");
+        for (unsigned field = 1; field <= 2; field++) {
+            LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)t->ndim));
+            for (int k = 0; k < t->ndim; k++) {
+                LLVMValueRef d = LLVMGetParam(L->fn, (*p)++);
+                char *dname = gj_arena_printf(&L->c->arena, "%s.%s%d", name,
+                                              field == 1 ? "shape" : "stride", k);
+                if (dname)
+                    LLVMSetValueName2(d, dname, strlen(dname));
+                dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
+            }
+            v = LLVMBuildInsertValue(L->b, v, dims, field, "");
+        }
+    } else {
+        v = LLVMGetParam(L->fn, (*p)++);
+        LLVMSetValueName2(v, name, strlen(name));
+        if (t->kind == GJ_TK_BOOL)
+            v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
+    }
+    return v;
 }
 
 /* Names the parameters and stores each Python argument into its variable. */
@@ -621,31 +636,9 @@ static GjStatus store_params(GjLower *L) {
     unsigned p = 0;
     for (int i = 0; i < L->f->code->argcount; i++) {
         const GjType *t = gj_ty_concrete(param_type(L->f, i));
-        const char *name = L->f->vars[i].name;
-        LLVMValueRef v;
-        if (t->kind == GJ_TK_ARRAY) {
-            v = LLVMGetUndef(gj_lower_type(L, t));
-            LLVMValueRef data = LLVMGetParam(L->fn, p++);
-            LLVMSetValueName2(data, name, strlen(name));
-            v = LLVMBuildInsertValue(L->b, v, data, 0, "");
-            for (unsigned field = 1; field <= 2; field++) {
-                LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)t->ndim));
-                for (int k = 0; k < t->ndim; k++) {
-                    LLVMValueRef d = LLVMGetParam(L->fn, p++);
-                    char *dname = gj_arena_printf(&L->c->arena, "%s.%s%d", name,
-                                                  field == 1 ? "shape" : "stride", k);
-                    if (dname)
-                        LLVMSetValueName2(d, dname, strlen(dname));
-                    dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
-                }
-                v = LLVMBuildInsertValue(L->b, v, dims, field, "");
-            }
-        } else {
-            v = LLVMGetParam(L->fn, p++);
-            LLVMSetValueName2(v, name, strlen(name));
-            if (t->kind == GJ_TK_BOOL)
-                v = LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstInt(L->i8, 0, 0), "");
-        }
+        LLVMValueRef v = param_value(L, t, L->f->vars[i].name, &p);
+        if (!v)
+            return GJ_ERR;
         if (L->vars[i] && store_var(L, i, v, t) != GJ_OK)
             return GJ_ERR;
     }

@@ -11,6 +11,7 @@
  *   lower_print.c    print
  *   lower_atomic.c   atomics
  *   lower_warp.c     block and warp collectives, fences, bit operations
+ *   lower_iter.c     iterators, zip, enumerate; the operator module
  */
 #ifndef GJ_LOWER_INTR_H
 #define GJ_LOWER_INTR_H
@@ -55,6 +56,15 @@ LLVMValueRef gj_lower_phase(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_polar(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *call);
 LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
+
+/* lower_iter.c: the IR's iterator ops on an iterator of type itt
+   (GET_ITER makes one of type rt from a range, tuple, array or iterator) */
+LLVMValueRef gj_lower_iter_get(GjLower *L, LLVMValueRef v, const GjType *t, const GjType *rt);
+LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt);
+LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt, const GjType *rt);
+LLVMValueRef gj_lower_iter_next(GjLower *L, LLVMValueRef it, const GjType *itt);
+LLVMValueRef gj_lower_zip(GjLower *L, const GjIntrCall *call);        /* zip, enumerate */
+LLVMValueRef gj_lower_operator(GjLower *L, const GjIntrCall *call);   /* operator.add ... */
 
 /* lower_print.c */
 LLVMValueRef gj_lower_print(GjLower *L, const GjIntrCall *call);

@@ -557,12 +557,16 @@ LLVMValueRef gj_lower_abs_call(GjLower *L, const GjIntrCall *c) {
     return (x = gj_lower_cast(L, x, xt, c->rt)) ? gj_lower_abs(L, x, c->rt) : NULL;
 }
 
+/* min(a, b, ...), and min(t) of one tuple: the same over its items. */
 LLVMValueRef gj_lower_minmax_call(GjLower *L, const GjIntrCall *c) {
-    int is_max = c->id == GJ_INTR_MAX;
-    LLVMValueRef acc = gj_lower_cast(L, c->v[0], c->t[0], c->rt);
-    for (int k = 1; acc && k < c->n; k++) {
-        LLVMValueRef x = gj_lower_cast(L, c->v[k], c->t[k], c->rt);
-        acc = x ? gj_lower_minmax(L, is_max, acc, x, c->rt) : NULL;
+    int is_max = c->id == GJ_INTR_MAX, tuple = c->n == 1 && c->t[0]->kind == GJ_TK_TUPLE;
+    int n = tuple ? c->t[0]->n : c->n;
+    LLVMValueRef acc = NULL;
+    for (int k = 0; k < n; k++) {
+        LLVMValueRef x = tuple ? LLVMBuildExtractValue(L->b, c->v[0], (unsigned)k, "") : c->v[k];
+        if (!(x = gj_lower_cast(L, x, tuple ? c->t[0]->elems[k] : c->t[k], c->rt)))
+            return NULL;
+        acc = k == 0 ? x : gj_lower_minmax(L, is_max, acc, x, c->rt);
     }
     return acc;
 }

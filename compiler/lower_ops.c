@@ -33,7 +33,8 @@ GjNumClass gj_lower_class(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
     case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         return GJ_NC_OTHER;
     }
     return GJ_NC_OTHER;
@@ -71,7 +72,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[3] = {gj_lower_data_ptr(L, t), dims, dims};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
-    case GJ_TK_TUPLE: {
+    case GJ_TK_TUPLE: case GJ_TK_ZIP_ITER: {   /* the items; a zip's iterators */
         LLVMTypeRef fields[64];
         if (t->n > 64)
             return NULL;
@@ -89,7 +90,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[3] = {L->i64, L->i64, L->i64};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
-    case GJ_TK_TUPLE_ITER: {   /* the tuple, the index of the next item */
+    case GJ_TK_TUPLE_ITER: case GJ_TK_ARRAY_ITER: {   /* the tuple or array, the next index */
         LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
         return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
     }

@@ -120,6 +120,10 @@ LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *
 LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
                               LLVMValueRef b, const GjType *tb);
 
+/* Item i (an i64 in [-n, n)) of tuple tup of type tt, as rt (lower.c). */
+LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
+                                 const GjType *rt);
+
 /* Builtins on values already converted to t. */
 LLVMValueRef gj_lower_abs(GjLower *L, LLVMValueRef a, const GjType *t);
 LLVMValueRef gj_lower_minmax(GjLower *L, int is_max, LLVMValueRef a, LLVMValueRef b,

@@ -323,7 +323,8 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
             return gj_ty_callable(in->c, GJ_INTR_METHOD_CONJUGATE);
         break;
     case GJ_TK_NONE: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported", name,
@@ -792,6 +793,105 @@ static const GjType *warp_type(Infer *in, const GjIns *ins, int id, const GjIntr
     return gj_ty_tuple(in->c, pair, 2);
 }
 
+/* iter(t): the iterator a loop over t (or zip's argument t) uses. */
+static const GjType *iterator_of(Infer *in, const GjType *t, GjLoc loc) {
+    if (t->kind == GJ_TK_RANGE_ITER || t->kind == GJ_TK_TUPLE_ITER ||
+        t->kind == GJ_TK_ARRAY_ITER || t->kind == GJ_TK_ZIP_ITER)
+        return t;
+    if (t->kind == GJ_TK_TUPLE) {
+        const GjType *e = tuple_element_type(in, t);
+        if (!e)
+            return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                        "iterating over %s is not supported: a loop over a tuple needs items "
+                        "of one type (or one kind of number)", t->name);
+        return gj_ty_tuple_iter(in->c, t, e);
+    }
+    if (t->kind == GJ_TK_ARRAY) {   /* its first axis: elements, or rows as views */
+        const GjType *e = array_index_type(in, t, &gj_ty_int64, loc);
+        return e ? gj_ty_array_iter(in->c, t, e) : NULL;
+    }
+    return fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                "iterating over %s is not supported; loop over range(), a tuple, an array, "
+                "zip() or enumerate()", t->name);
+}
+
+/* What iterator `it` yields: zip's the tuple of its iterators' items. */
+static const GjType *iter_value_type(Infer *in, const GjType *it) {
+    if (it->kind != GJ_TK_ZIP_ITER)
+        return it->elems[0];
+    const GjType *items[16];
+    for (int k = 0; k < it->n; k++)
+        if (!(items[k] = iter_value_type(in, it->elems[k])))
+            return NULL;
+    return gj_ty_tuple(in->c, items, it->n);
+}
+
+static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
+    if (ins->op == GJ_OP_GET_ITER)
+        return iterator_of(in, it, ins->loc);
+    if (it->kind == GJ_TK_RANGE_ITER || it->kind == GJ_TK_TUPLE_ITER ||
+        it->kind == GJ_TK_ARRAY_ITER || it->kind == GJ_TK_ZIP_ITER)
+        return it;
+    return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s on %s", gj_ir_op_name(ins->op), it->name);
+}
+
+/* zip(a, b, ...) and enumerate(x[, start]) (row sub 1): the zip iterator of
+   the arguments' iterators, enumerate's led by an int64 count. */
+static const GjType *zip_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
+    const GjType *its[16];
+    int counted = row->sub == 1, n = counted ? 2 : ins->nargs - 1;
+    if (n > 15)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "%s() of more than 15 iterables",
+                    fn_name(id));
+    if (counted) {
+        its[0] = gj_ty_range_iter(in->c, &gj_ty_int64);
+        const GjType *start = ins->nargs > 2 ? arg_type(in, ins, 2) : NULL;
+        if (start && !gj_ty_is_integer(start))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() start must be an integer, not %s",
+                        fn_name(id), start->name);
+    }
+    for (int k = counted; k < n; k++)
+        if (!(its[k] = iterator_of(in, arg_type(in, ins, counted ? 1 : k + 1), ins->loc)))
+            return NULL;
+    return gj_ty_zip_iter(in->c, its, n);
+}
+
+/* operator.add(a, b) & co: the type of the operator the row's sub names. */
+static const GjType *operator_type(Infer *in, const GjIns *ins, const GjIntrinsicRow *row) {
+    int code = row->sub & 0xff;
+    const GjType *a = arg_type(in, ins, 1), *b = ins->nargs > 2 ? arg_type(in, ins, 2) : NULL;
+    switch (row->sub & ~0xff) {
+    case GJ_OPERATOR_BINOP:
+        return binop_type(in, (GjBinop)code, a, b, ins->loc);
+    case GJ_OPERATOR_UNOP:
+        return unop_type(in, (GjUnop)code, a, ins->loc);
+    case GJ_OPERATOR_CMP:
+        return compare_type(in, (GjCmp)code, a, b, ins->loc);
+    default:
+        return fail(in, GJ_DIAG_INTERNAL, ins->loc, "bad operator row");
+    }
+}
+
+/* min(t) / max(t) of one tuple: the promotion of its items, real scalars. */
+static const GjType *minmax_tuple_type(Infer *in, const GjIns *ins, int id) {
+    const GjType *t = arg_type(in, ins, 1), *p = NULL;
+    if (t->kind == GJ_TK_ARRAY)
+        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
+                    "%s() of an array is not supported; loop over it", fn_name(id));
+    if (t->kind != GJ_TK_TUPLE || t->n == 0)
+        return fail(in, GJ_DIAG_TYPING, ins->loc,
+                    "%s() takes a non-empty tuple or 2+ scalars, not %s", fn_name(id), t->name);
+    for (int k = 0; k < t->n; k++) {
+        const GjType *e = t->elems[k];
+        const GjType *q = gj_ty_is_scalar(e) ? (p ? gj_ty_promote(p, e) : e) : NULL;
+        if (!q || is_complex(q))
+            return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() of %s: items must be real numbers",
+                        fn_name(id), t->name);
+        p = q;
+    }
+    return p;
+}
+
 /* The type of a call of intrinsic `id` by its row's typing rule; the
    arity is checked already. */
 static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
@@ -840,11 +940,17 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
     case GJ_TR_NP_ABS:
         return (t = promote_args(in, ins, id, 0)) ? abs_type(gj_ty_concrete(t)) : NULL;
     case GJ_TR_MINMAX:
+        if (ins->nargs == 2)
+            return minmax_tuple_type(in, ins, id);
         if (!(t = promote_args(in, ins, id, 0)))
             return NULL;
         if (is_complex(t))
             return fail(in, GJ_DIAG_TYPING, ins->loc, "complex numbers cannot be ordered");
         return t;
+    case GJ_TR_ZIP:
+        return zip_type(in, ins, id, row);
+    case GJ_TR_OPERATOR:
+        return operator_type(in, ins, row);
     case GJ_TR_LEN:
         t = arg_type(in, ins, 1);
         if (t->kind != GJ_TK_ARRAY && t->kind != GJ_TK_TUPLE)
@@ -1000,10 +1106,6 @@ static const GjType *call_type(Infer *in, GjIns *ins, const GjType *callee) {
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
     if (!place_keywords(in, ins, id, row))
         return NULL;
-    if (row->rule == GJ_TR_MINMAX && ins->nargs == 2)
-        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                    "%s() of one iterable is not supported; pass two or more scalars",
-                    fn_name(id));
     if (!expect_nargs(in, ins, id, row->min_args, row->max_args < 0 ? INT_MAX : row->max_args))
         return NULL;
     return rule_type(in, ins, id, row);
@@ -1083,7 +1185,8 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
         return &gj_ty_none;
     }
     if (t->kind == GJ_TK_CALLABLE || t->kind == GJ_TK_MODULE || t->kind == GJ_TK_DIM3 ||
-        t->kind == GJ_TK_RANGE_ITER)
+        t->kind == GJ_TK_RANGE_ITER || t->kind == GJ_TK_TUPLE_ITER ||
+        t->kind == GJ_TK_ARRAY_ITER || t->kind == GJ_TK_ZIP_ITER)
         return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
                     "a device function cannot return %s", t->name);
     if (holds_local_array(t))
@@ -1097,24 +1200,6 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
                     f->code->name ? f->code->name : "function", t->name, f->ret_type->name);
     f->ret_type = u;
     return &gj_ty_none;
-}
-
-static const GjType *iter_type(Infer *in, const GjIns *ins, const GjType *it) {
-    if (it->kind == GJ_TK_RANGE_ITER || it->kind == GJ_TK_TUPLE_ITER)
-        return it;
-    if (ins->op == GJ_OP_GET_ITER && it->kind == GJ_TK_TUPLE) {
-        const GjType *e = tuple_element_type(in, it);
-        if (!e)
-            return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                        "iterating over %s is not supported: a loop over a tuple needs items "
-                        "of one type (or one kind of number)", it->name);
-        return gj_ty_tuple_iter(in->c, it, e);
-    }
-    if (ins->op == GJ_OP_GET_ITER)
-        return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                    "iterating over %s is not supported; loop over range() or a tuple",
-                    it->name);
-    return fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s on %s", gj_ir_op_name(ins->op), it->name);
 }
 
 /* The type of ins's result (&gj_ty_none for instructions without one), or
@@ -1174,7 +1259,7 @@ static const GjType *ins_type(Infer *in, GjIns *ins) {
     case GJ_OP_ITER_VALID:
         return iter_type(in, ins, a) ? &gj_ty_bool : NULL;
     case GJ_OP_ITER_VALUE:
-        return iter_type(in, ins, a) ? a->elems[0] : NULL;
+        return iter_type(in, ins, a) ? iter_value_type(in, a) : NULL;
     case GJ_OP_JUMP:
         return &gj_ty_none;
     case GJ_OP_BRANCH:

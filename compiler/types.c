@@ -14,6 +14,7 @@
 #include "types.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "intrinsics.h"
@@ -186,6 +187,17 @@ const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem
     return intern(c, &key, gj_arena_printf(&c->arena, "tuple_iter(%s)", tuple->name));
 }
 
+const GjType *gj_ty_array_iter(GjCtx *c, const GjType *array, const GjType *elem) {
+    const GjType *elems[2] = {elem, array};
+    GjType key = {.kind = GJ_TK_ARRAY_ITER, .n = 2, .elems = elems};
+    return intern(c, &key, gj_arena_printf(&c->arena, "array_iter(%s)", array->name));
+}
+
+const GjType *gj_ty_zip_iter(GjCtx *c, const GjType *const *iters, int n) {
+    GjType key = {.kind = GJ_TK_ZIP_ITER, .n = n, .elems = (const GjType **)iters};
+    return intern(c, &key, list_name(c, "zip", iters, n));
+}
+
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic) {
     GjType key = {.kind = GJ_TK_DIM3, .intrinsic = intrinsic};
     return intern(c, &key, gj_arena_printf(&c->arena, "dim3(%s)",
@@ -243,7 +255,8 @@ int gj_ty_is_scalar(const GjType *t) {
         return 1;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         return 0;
     }
     return 0;
@@ -274,7 +287,8 @@ const GjType *gj_ty_concrete(const GjType *t) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return t;
@@ -293,7 +307,8 @@ static int category(const GjType *t) {
     case GJ_TK_COMPLEX: case GJ_TK_WEAK_COMPLEX: return CAT_COMPLEX;
     case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return -1;
@@ -374,7 +389,8 @@ static const GjType *promote_weak(const GjType *w, const GjType *s) {
     case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
     case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
     case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR:
+    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER:
         break;
     }
     return NULL;
@@ -408,8 +424,10 @@ const GjType *gj_ty_unify(const GjType *a, const GjType *b) {
 /* ---- numba-style signatures ------------------------------------------- */
 
 /* signature := [type] "(" [type {"," type}] ")"
-   type      := name ["[" dim {"," dim} "]"]
-   dim       := ":" | "::1"        -- "::1" last: C layout, first: F, none: A */
+   type      := name ["[" dim {"," dim} "]"] | tuple
+   dim       := ":" | "::1"        -- "::1" last: C layout, first: F, none: A
+   tuple     := "UniTuple(" type ("," | "x") count ")"       -- numba's spellings
+              | ("Tuple" | "tuple") "(" ["("] type {"," type} [")"] ")" */
 typedef struct SigParser {
     GjCtx *c;
     const char *sig;
@@ -465,6 +483,50 @@ static GjStatus parse_dims(SigParser *s, const GjType *dtype, const GjType **out
     return *out ? GJ_OK : sig_error(s, "out of memory");
 }
 
+static GjStatus parse_type(SigParser *s, int allow_void, const GjType **out);
+
+/* The rest of UniTuple(t, n) after "UniTuple(". */
+static GjStatus parse_unituple(SigParser *s, const GjType **out) {
+    const GjType *t, *items[64];
+    if (parse_type(s, 0, &t) != GJ_OK)
+        return GJ_ERR;
+    skip_space(s);
+    if (!accept(s, ',') && *s->p++ != 'x')
+        return sig_error(s, "expected ',' and a count in UniTuple(type, count)");
+    skip_space(s);
+    char *end;
+    long n = strtol(s->p, &end, 10);
+    if (end == s->p || n < 0 || n > 64)
+        return sig_error(s, "expected a count from 0 to 64 in UniTuple(type, count)");
+    s->p = end;
+    if (!accept(s, ')'))
+        return sig_error(s, "expected ')'");
+    for (long k = 0; k < n; k++)
+        items[k] = t;
+    *out = gj_ty_tuple(s->c, items, (int)n);
+    return *out ? GJ_OK : sig_error(s, "out of memory");
+}
+
+/* The rest of Tuple((a, b)) or Tuple(a, b) after "Tuple(". */
+static GjStatus parse_tuple(SigParser *s, const GjType **out) {
+    const GjType *items[64];
+    int n = 0, inner = accept(s, '(');
+    if (!accept(s, ')')) {
+        do {
+            if (n == 64)
+                return sig_error(s, "a tuple has at most 64 items");
+            if (parse_type(s, 0, &items[n++]) != GJ_OK)
+                return GJ_ERR;
+        } while (accept(s, ',') && !(inner && (skip_space(s), *s->p == ')')));
+        if (!accept(s, ')'))
+            return sig_error(s, "expected ')' after the tuple's types");
+    }
+    if (inner && !accept(s, ')'))
+        return sig_error(s, "expected ')'");
+    *out = gj_ty_tuple(s->c, items, n);
+    return *out ? GJ_OK : sig_error(s, "out of memory");
+}
+
 /* Parses one type; `allow_void` for the return position. */
 static GjStatus parse_type(SigParser *s, int allow_void, const GjType **out) {
     skip_space(s);
@@ -485,6 +547,10 @@ static GjStatus parse_type(SigParser *s, int allow_void, const GjType **out) {
         *out = &gj_ty_none;
         return GJ_OK;
     }
+    if (strcmp(name, "UniTuple") == 0 && accept(s, '('))
+        return parse_unituple(s, out);
+    if ((strcmp(name, "Tuple") == 0 || strcmp(name, "tuple") == 0) && accept(s, '('))
+        return parse_tuple(s, out);
     const GjType *t = gj_ty_from_name(name);
     if (!t) {
         s->p = start;

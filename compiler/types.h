@@ -37,6 +37,9 @@ typedef enum GjTypeKind {
     GJ_TK_SLICE,       /* start:stop:step; elems[3] each none (omitted) or an integer */
     GJ_TK_TUPLE_ITER,  /* iterator over tuple elems[1], yielding elems[0] */
     GJ_TK_STR,         /* a str constant (an argument of print): its characters are text */
+    GJ_TK_ARRAY_ITER,  /* iterator over the first axis of array elems[1], yielding elems[0] */
+    GJ_TK_ZIP_ITER,    /* zip/enumerate: n iterators elems[] advanced together, yielding
+                          the tuple of their values (enumerate: a range_iter first) */
 } GjTypeKind;
 
 typedef enum GjLayout {
@@ -89,6 +92,8 @@ const GjType *gj_ty_range_iter(GjCtx *c, const GjType *int_type);
 /* A slice's type: each part is &gj_ty_none (omitted) or an integer type. */
 const GjType *gj_ty_slice(GjCtx *c, const GjType *start, const GjType *stop, const GjType *step);
 const GjType *gj_ty_tuple_iter(GjCtx *c, const GjType *tuple, const GjType *elem);
+const GjType *gj_ty_array_iter(GjCtx *c, const GjType *array, const GjType *elem);
+const GjType *gj_ty_zip_iter(GjCtx *c, const GjType *const *iters, int n);
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic);
 const GjType *gj_ty_module(GjCtx *c, const char *name);
 const GjType *gj_ty_callable(GjCtx *c, int intrinsic);

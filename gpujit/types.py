@@ -19,7 +19,8 @@ as that constructor through its ``_gpujit_intrinsic`` name
 _gpujit_intrinsic = "types"   # in a kernel, `types.float32(x)` (pymodule/codeview.c)
 
 __all__ = [
-    "Type", "Scalar", "Array", "NoneType", "Signature", "parse_signature",
+    "Type", "Scalar", "Array", "UniTuple", "Tuple", "NoneType", "Signature",
+    "parse_signature",
     "boolean", "bool_", "b1",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8",
@@ -124,6 +125,45 @@ class Array(Type):
         return f"{self.dtype._signature_string()}[{', '.join(dims)}]"
 
 
+class UniTuple(Type):
+    """A tuple of ``count`` items of one type, as numba's
+    ``UniTuple(float32, 3)`` (``repr``: ``UniTuple(float32 x 3)``): the type
+    of a tuple argument ``(x, y, z)`` of three float32s."""
+
+    def __init__(self, dtype, count):
+        if not isinstance(dtype, Type) or isinstance(dtype, NoneType):
+            raise TypeError(f"UniTuple's item type must be a gpujit type, not {dtype!r}")
+        self.dtype = dtype
+        self.count = int(count)
+        self.name = f"UniTuple({dtype} x {self.count})"
+
+    def _signature_string(self):
+        return f"UniTuple({self.dtype._signature_string()}, {self.count})"
+
+
+class Tuple(Type):
+    """A tuple of items of the given types, as numba's
+    ``Tuple((int32, float64))``; items of one type make a :class:`UniTuple`,
+    as in numba."""
+
+    def __new__(cls, types):
+        types = tuple(types)
+        if types and all(t == types[0] for t in types):
+            return UniTuple(types[0], len(types))
+        return super().__new__(cls)
+
+    def __init__(self, types):
+        self.types = tuple(types)
+        for t in self.types:
+            if not isinstance(t, Type) or isinstance(t, NoneType):
+                raise TypeError(f"Tuple's item types must be gpujit types, not {t!r}")
+        self.name = f"Tuple({', '.join(map(str, self.types))})"
+
+    def _signature_string(self):
+        items = ", ".join(t._signature_string() for t in self.types)
+        return f"Tuple(({items}{',' if len(self.types) == 1 else ''}))"
+
+
 class NoneType(Type):
     """The return type of a kernel: ``void`` (numba calls it ``none``)."""
 
@@ -183,6 +223,8 @@ def _from_triple(triple):
     dtype, ndim, layout = triple
     if dtype == "none":
         return void
+    if dtype == "tuple":   # layout holds the items' triples
+        return Tuple([_from_triple(t) for t in layout])
     scalar = _scalar_by_name(dtype)
     return Array(scalar, ndim, layout) if ndim else scalar
 

@@ -28,7 +28,7 @@
 #include "types.h"
 
 /* Modules whose attributes the compiler resolves itself (intrinsics.h). */
-static const char *const known_modules[] = {"gpujit", "math", "numpy", "cmath"};
+static const char *const known_modules[] = {"gpujit", "math", "numpy", "cmath", "operator"};
 
 static int no_memory(void) {
     PyErr_NoMemory();
@@ -255,7 +255,7 @@ static int is_frozen_value(const GjConst *k) {
 
 /* ---- globals ---------------------------------------------------------- */
 
-/* 1 and the known module's name when o is math, numpy, cmath or gpujit. */
+/* 1 and the known module's name when o is math, numpy, cmath, operator or gpujit. */
 static int known_module(PyObject *o, const char **name) {
     if (!PyModule_Check(o))
         return 0;
@@ -312,7 +312,10 @@ static const char *module_member_name(GjCtx *c, PyObject *o) {
     const char *s = NULL;
     if (mod && name && PyUnicode_Check(mod) && PyUnicode_Check(name)) {
         for (size_t i = 1; i < sizeof known_modules / sizeof known_modules[0] && !s; i++) {
-            if (PyUnicode_CompareWithASCIIString(mod, known_modules[i]) == 0) {
+            /* operator's functions say they come from _operator, its C half */
+            if (PyUnicode_CompareWithASCIIString(mod, known_modules[i]) == 0 ||
+                (strcmp(known_modules[i], "operator") == 0 &&
+                 PyUnicode_CompareWithASCIIString(mod, "_operator") == 0)) {
                 const char *n = PyUnicode_AsUTF8AndSize(name, NULL);
                 s = n ? gj_arena_printf(&c->arena, "%s.%s", known_modules[i], n) : NULL;
             }

@@ -5,7 +5,8 @@
  * encoding.
  *
  * A type key is an array of 32-bit words: key[0] is the device ordinal (a
- * CUmodule belongs to one context), key[1 + i] describes argument i.
+ * CUmodule belongs to one context), then each argument's words in order: one
+ * for a scalar or an array, a tuple marker and its items' words for a tuple.
  */
 #ifndef GJ_DISPATCH_H
 #define GJ_DISPATCH_H
@@ -24,6 +25,11 @@ enum { GJ_MAX_ARGS = 255 };   /* Python parameters of a kernel */
 #define GJ_KEY_NDIM(w) ((int)(((w) >> 8) & 0xff))
 #define GJ_KEY_LAYOUT(w) ((GjLayout)(((w) >> 16) & 0xff))
 #define GJ_KEY_IS_ARRAY(w) ((int)(((w) >> 24) & 1))
+/* A tuple argument of n items: this word, then each item's words (argkey.c). */
+#define GJ_KEY_TUPLE(n) ((uint32_t)1 << 25 | (uint32_t)(n))
+#define GJ_KEY_IS_TUPLE(w) ((int)(((w) >> 25) & 1))
+#define GJ_KEY_TUPLE_LEN(w) ((int)((w) & 0xffff))
+enum { GJ_KEY_MAX_TUPLE = 0xffff };
 
 typedef struct GjEntry {
     struct GjEntry *next;        /* hash chain */
@@ -72,6 +78,21 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n);
 PyObject *gj_py_signature_string(PyObject *sig);
 /* Loads e's PTX into its device's context (once); -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
+
+/* argkey.c: argument types as key words.  The type of the argument whose
+   words start at key[*pos] (key has n words), advancing *pos; NULL with a
+   TypeError if the words are malformed. */
+const GjType *gj_py_key_type(GjCtx *c, const uint32_t *key, int n, int *pos);
+/* Appends argument type t's words at key[*pos] (room for max words); -1 with
+   a TypeError if t cannot be a kernel argument. */
+int gj_py_key_words(const GjType *t, uint32_t *key, int max, int *pos);
+/* The name of the argument whose words start at key[*pos], as .signatures
+   spells it ("float32", "array(float32, 2d, C)", "tuple(int64, float32)"),
+   advancing *pos; NULL raised. */
+PyObject *gj_py_key_name(const uint32_t *key, int n, int *pos);
+/* Python arguments, scalars and arrays (the plan's parameters), and kernel
+   parameters that key[1..n) describes. */
+void gj_py_key_count(const uint32_t *key, int n, int *args, int *leaves, int *kernel_params);
 
 /* kernel[config]: a new launch configuration object; NULL raised. */
 PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config);

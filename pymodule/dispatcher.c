@@ -247,10 +247,12 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     GjEntry *e = NULL;
     if (gj_py_codeview(d->func, &ctx, &cv) < 0)
         goto done;
-    if (plain_parameters(&cv) && cv.argcount != nkey - 1) {
+    int nargs, leaves, expect;
+    gj_py_key_count(key, nkey, &nargs, &leaves, &expect);
+    if (plain_parameters(&cv) && cv.argcount != nargs) {
         PyErr_Format(PyExc_TypeError, "%s() takes %d argument%s but %d %s given", cv.name,
-                     (int)cv.argcount, cv.argcount == 1 ? "" : "s", nkey - 1,
-                     nkey - 1 == 1 ? "was" : "were");
+                     (int)cv.argcount, cv.argcount == 1 ? "" : "s", nargs,
+                     nargs == 1 ? "was" : "were");
         goto done;
     }
     const GjType **types = GJ_NEW_N(&ctx.arena, const GjType *, nkey);
@@ -258,11 +260,9 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
         PyErr_NoMemory();
         goto done;
     }
-    for (int i = 0; i < nkey - 1; i++) {
-        uint32_t w = key[1 + i];
-        const GjType *t = gj_py_dtypes[GJ_KEY_DTYPE(w)].type;
-        types[i] = GJ_KEY_IS_ARRAY(w) ? gj_ty_array(&ctx, t, GJ_KEY_NDIM(w), GJ_KEY_LAYOUT(w)) : t;
-    }
+    for (int i = 0, pos = 1; i < nargs; i++)
+        if (!(types[i] = gj_py_key_type(&ctx, key, nkey, &pos)))
+            goto done;
     cv.argtypes = types;
     GjCompileOptions o;
     target_options(d, (int)key[0], &o);
@@ -278,14 +278,11 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
         e = NULL;
         goto done;
     }
-    int expect = 0;
-    for (int i = 0; i < nkey - 1; i++)
-        expect += GJ_KEY_IS_ARRAY(key[1 + i]) ? 1 + 2 * GJ_KEY_NDIM(key[1 + i]) : 1;
-    if (e->res.nparams != nkey - 1 || e->res.nkernel_params != expect) {
+    if (e->res.nparams != leaves || e->res.nkernel_params != expect) {
         PyErr_Format(st->InternalError,
                      "launch plan of %s has %d parameters (%d kernel parameters); "
                      "expected %d (%d)", cv.name, e->res.nparams, e->res.nkernel_params,
-                     nkey - 1, expect);
+                     leaves, expect);
         entry_free(e);
         e = NULL;
         goto done;
@@ -330,14 +327,6 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
 
 /* ---- signatures as keys ----------------------------------------------------- */
 
-static int dtype_id_of_type(const GjType *t)
-{
-    for (int i = 0; i < GJ_DT_COUNT; i++)
-        if (gj_py_dtypes[i].type == t)
-            return i;
-    return -1;
-}
-
 /* Key words for a signature string of d compiled for `device`; returns nkey
    or -1 with an exception (a kernel's signature must return void, as in
    numba). */
@@ -352,11 +341,6 @@ static int key_from_signature(GjPyState *st, const GjDispatcher *d, const char *
         gj_py_raise_diag(st, &ctx, NULL);
         goto done;
     }
-    if (nargs + 1 > max) {
-        PyErr_Format(PyExc_ValueError, "signature has %d arguments; at most %d", nargs,
-                     max - 1);
-        goto done;
-    }
     if (!d->device_fn && ret && ret->kind != GJ_TK_NONE) {
         PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a CUDA kernel must have "
                      "void return type; compile a device function with device=True", sig,
@@ -364,18 +348,15 @@ static int key_from_signature(GjPyState *st, const GjDispatcher *d, const char *
         goto done;
     }
     key[0] = (uint32_t)device;
-    for (int i = 0; i < nargs; i++) {
-        const GjType *t = args[i];
-        int arr = t->kind == GJ_TK_ARRAY;
-        int id = dtype_id_of_type(arr ? t->dtype : t);
-        if (id < 0) {
-            PyErr_Format(PyExc_TypeError, "signature argument %d: %s is not a kernel "
-                         "argument type", i + 1, t->name);
+    int pos = 1;
+    for (int i = 0; i < nargs; i++)
+        if (gj_py_key_words(args[i], key, max, &pos) < 0) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError))
+                PyErr_Format(PyExc_TypeError, "signature argument %d: %s is not a kernel "
+                             "argument type", i + 1, args[i]->name);
             goto done;
         }
-        key[1 + i] = GJ_KEY_WORD(id, arr ? t->ndim : 0, arr ? t->layout : 0, arr);
-    }
-    n = nargs + 1;
+    n = pos;
 done:
     gj_ctx_free(&ctx);
     return n;
@@ -438,15 +419,6 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
 }
 static PyObject *kernel_name(GjDispatcher *d);
 
-/* A key word as .signatures spells it: "float32", "array(float32, 2d, C)". */
-static PyObject *key_word_name(uint32_t w)
-{
-    const char *dt = gj_py_dtypes[GJ_KEY_DTYPE(w)].name;
-    if (!GJ_KEY_IS_ARRAY(w))
-        return PyUnicode_FromString(dt);
-    return PyUnicode_FromFormat("array(%s, %dd, %c)", dt, GJ_KEY_NDIM(w), (int)GJ_KEY_LAYOUT(w));
-}
-
 /* An entry compiled for layout 'A' (any strides) in place of the C or F
    arrays of key: what an explicit signature with float32[:] compiled. */
 GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n)
@@ -477,8 +449,8 @@ int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device)
 void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 {
     PyObject *types = PyList_New(0);
-    for (int i = 1; types && i < n; i++) {
-        PyObject *t = key_word_name(key[i]);
+    for (int i = 1; types && i < n;) {
+        PyObject *t = gj_py_key_name(key, n, &i);
         if (!t || PyList_Append(types, t) < 0)
             Py_CLEAR(types);
         Py_XDECREF(t);
@@ -963,10 +935,21 @@ static PyType_Spec dispatcher_spec = {
 /* ---- _parse_signature -------------------------------------------------------------- */
 
 /* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
-   ("none", 0, "") for void. */
+   ("none", 0, "") for void, ("tuple", 0, (item triples...)) for a tuple. */
 static PyObject *type_triple(const GjType *t)
 {
     char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
+    if (t->kind == GJ_TK_TUPLE) {
+        PyObject *items = PyTuple_New(t->n);
+        for (int k = 0; items && k < t->n; k++) {
+            PyObject *item = type_triple(t->elems[k]);
+            if (!item)
+                Py_CLEAR(items);
+            else
+                PyTuple_SetItem(items, k, item);
+        }
+        return items ? Py_BuildValue("(siN)", "tuple", 0, items) : NULL;
+    }
     if (t->kind == GJ_TK_ARRAY)
         return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
     return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");

@@ -295,6 +295,46 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
     return 0;
 }
 
+enum { MAX_TUPLE_DEPTH = 16 };
+
+/* Counts the scalars and arrays (Args) and key words of argument obj: a
+   tuple is a word and its items'. */
+static int count_arg(PyObject *obj, int *leaves, int *words, int depth)
+{
+    (*words)++;
+    if (!PyTuple_Check(obj)) {
+        (*leaves)++;
+        return 0;
+    }
+    Py_ssize_t m = PyTuple_Size(obj);
+    if (m > GJ_KEY_MAX_TUPLE || depth >= MAX_TUPLE_DEPTH) {
+        PyErr_Format(PyExc_ValueError, "a tuple argument may have %d items and %d levels of "
+                     "nesting at most", GJ_KEY_MAX_TUPLE, MAX_TUPLE_DEPTH);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (count_arg(PyTuple_GetItem(obj, k), leaves, words, depth + 1) < 0)
+            return -1;
+    return 0;
+}
+
+/* Parses argument i into args[*parsed...] and key[*w...]: a tuple's items
+   one Arg each (depth-first), after its marker word. */
+static int parse_tree(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj,
+                      Arg *args, int *parsed, uint32_t *key, int *w)
+{
+    if (PyTuple_Check(obj)) {
+        Py_ssize_t m = PyTuple_Size(obj);
+        key[(*w)++] = GJ_KEY_TUPLE(m);
+        for (Py_ssize_t k = 0; k < m; k++)
+            if (parse_tree(st, d, device, i, PyTuple_GetItem(obj, k), args, parsed, key, w) < 0)
+                return -1;
+        return 0;
+    }
+    Arg *a = &args[(*parsed)++];   /* release_args() cleans up a partly parsed one too */
+    return parse_arg(st, d, device, i, obj, a, &key[(*w)++]);
+}
+
 static void release_args(Arg *args, int n)
 {
     GjCuError err;
@@ -449,8 +489,8 @@ static int check_writable(const GjEntry *e, const Arg *args, int n)
         const Arg *a = &args[i];
         if (a->kind == ARG_SCALAR || !e->res.params[i].written || !a->readonly)
             continue;
-        PyErr_Format(PyExc_ValueError, "kernel argument %d ('%s') is read-only, but the "
-                     "kernel writes to it", i + 1, e->res.params[i].name);
+        PyErr_Format(PyExc_ValueError, "kernel argument '%s' is read-only, but the "
+                     "kernel writes to it", e->res.params[i].name);
         return -1;
     }
     return 0;
@@ -612,12 +652,18 @@ static void convert_scalar(Arg *a, int to)
     a->dtype = to;
 }
 
-/* Rates entry e for args: counts of each Conv (CONV_NONE set: no match). */
+/* Rates entry e for args: counts of each Conv (CONV_NONE set: no match).
+   key has n words after the device; args are its scalars and arrays. */
 static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, int count[5])
 {
     memset(count, 0, 5 * sizeof *count);
-    for (int i = 0; i < n && !count[CONV_NONE]; i++) {
+    for (int i = 0, leaf = 0; i < n && !count[CONV_NONE]; i++) {
         uint32_t want = e->key[1 + i], have = key[1 + i];
+        if (GJ_KEY_IS_TUPLE(want) || GJ_KEY_IS_TUPLE(have)) {   /* the same shape only */
+            count[want == have ? CONV_EXACT : CONV_NONE]++;
+            continue;
+        }
+        int a = leaf++;
         if (GJ_KEY_IS_ARRAY(want) || GJ_KEY_IS_ARRAY(have)) {
             int same = want == have
                        || (GJ_KEY_IS_ARRAY(have) && GJ_KEY_LAYOUT(want) == GJ_LAYOUT_A
@@ -625,7 +671,7 @@ static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, 
                                                   GJ_LAYOUT_A, 1));
             count[same ? CONV_EXACT : CONV_NONE]++;
         } else {
-            count[scalar_conv(&args[i], GJ_KEY_DTYPE(want))]++;
+            count[scalar_conv(&args[a], GJ_KEY_DTYPE(want))]++;
         }
     }
 }
@@ -681,9 +727,14 @@ static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t 
         Py_XDECREF(name);
         return NULL;
     }
-    for (int i = 0; best && i < n; i++)
-        if (!GJ_KEY_IS_ARRAY(best->key[1 + i]) && args[i].dtype != GJ_KEY_DTYPE(best->key[1 + i]))
-            convert_scalar(&args[i], GJ_KEY_DTYPE(best->key[1 + i]));
+    for (int i = 0, leaf = 0; best && i < n; i++) {
+        uint32_t want = best->key[1 + i];
+        if (GJ_KEY_IS_TUPLE(want))
+            continue;
+        Arg *a = &args[leaf++];
+        if (!GJ_KEY_IS_ARRAY(want) && a->dtype != GJ_KEY_DTYPE(want))
+            convert_scalar(a, GJ_KEY_DTYPE(want));
+    }
     return best;
 }
 
@@ -846,6 +897,10 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         Py_XDECREF(name);
         return NULL;
     }
+    int nleaves = 0, nwords = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (count_arg(PyTuple_GetItem(pyargs, i), &nleaves, &nwords, 0) < 0)
+            return NULL;
     Arg stack_args[STACK_ARGS];
     uint32_t stack_key[STACK_ARGS + 1];
     void *stack_params[STACK_ARGS * (2 + 2 * GJ_PY_MAX_NDIM)];
@@ -855,11 +910,11 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     void **params = stack_params;
     uint64_t *slots = stack_slots;
     PyObject *result = NULL;
-    int parsed = 0;
-    if (n > STACK_ARGS) {
-        size_t nslots = (size_t)n * (2 + 2 * GJ_PY_MAX_NDIM);
-        args = PyMem_Calloc((size_t)n, sizeof *args);
-        key = PyMem_Calloc((size_t)n + 1, sizeof *key);
+    int parsed = 0, nkey = 1;
+    if (nleaves > STACK_ARGS || nwords > STACK_ARGS) {
+        size_t nslots = (size_t)nleaves * (2 + 2 * GJ_PY_MAX_NDIM);
+        args = PyMem_Calloc((size_t)nleaves + 1, sizeof *args);
+        key = PyMem_Calloc((size_t)nwords + 1, sizeof *key);
         params = PyMem_Calloc(nslots, sizeof *params);
         slots = PyMem_Calloc(nslots, sizeof *slots);
         if (!args || !key || !params || !slots) {
@@ -867,19 +922,16 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
             goto done;
         }
     } else {
-        memset(stack_args, 0, (size_t)n * sizeof *args);
+        memset(stack_args, 0, (size_t)nleaves * sizeof *args);
     }
     int device;
     if (gj_py_device(st, &device) < 0)
         goto done;
     key[0] = (uint32_t)device;   /* the CPU target's GJ_MEM_HOST keys its own entries */
-    while (parsed < n) {
-        Arg *a = &args[parsed];
-        PyObject *obj = PyTuple_GetItem(pyargs, parsed);
-        parsed++;   /* release_args() cleans up a partly parsed argument too */
-        if (parse_arg(st, d, device, parsed - 1, obj, a, &key[parsed]) < 0)
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (parse_tree(st, d, device, (int)i, PyTuple_GetItem(pyargs, i), args, &parsed, key,
+                       &nkey) < 0)
             goto done;
-    }
     if (gj_py_ensure(st) < 0)
         goto done;
     if (l->checked_device != device) {
@@ -887,21 +939,21 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
             goto done;
         l->checked_device = device;
     }
-    GjEntry *e = gj_py_entry_find(d, key, (int)n + 1);
+    GjEntry *e = gj_py_entry_find(d, key, nkey);
     if (!e)
-        e = gj_py_entry_any_layout(d, key, (int)n + 1);
+        e = gj_py_entry_any_layout(d, key, nkey);
     if (!e && d->explicit_sigs) {   /* exactly, else by converting scalars, as numba */
         if (gj_py_entry_explicit_compile(st, d, (int)key[0]) < 0)
             goto done;
-        if (!(e = gj_py_entry_find(d, key, (int)n + 1))
-            && !(e = gj_py_entry_any_layout(d, key, (int)n + 1))
-            && !(e = convert_to_signature(d, args, key, (int)n))) {
+        if (!(e = gj_py_entry_find(d, key, nkey))
+            && !(e = gj_py_entry_any_layout(d, key, nkey))
+            && !(e = convert_to_signature(d, args, key, nkey - 1))) {
             if (!PyErr_Occurred())
-                gj_py_no_matching_definition(d, key, (int)n + 1);
+                gj_py_no_matching_definition(d, key, nkey);
             goto done;
         }
     }
-    if (!e && !(e = gj_py_entry_compile(st, d, key, (int)n + 1)))
+    if (!e && !(e = gj_py_entry_compile(st, d, key, nkey)))
         goto done;
     if (gj_py_entry_load(st, e, d->lineinfo) < 0 || prepare_shared(st, l, e, device) < 0)
         goto done;
@@ -916,7 +968,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         result = Py_NewRef(Py_None);   /* an empty grid launches nothing */
         goto done;
     }
-    if (launch(st, l, e, args, (int)n, params, slots, device) == 0)
+    if (launch(st, l, e, args, parsed, params, slots, device) == 0)
         result = Py_NewRef(Py_None);
 done:
     if (args)

@@ -1,0 +1,176 @@
+/*
+ * lower_iter.c - iterators (what `for` loops over) and the functions that
+ * make them (zip, enumerate), and the operator module's functions.
+ *
+ * An iterator is a value (ir.h: GET_ITER makes it, ITER_VALID/VALUE/NEXT
+ * read and advance it; build.c keeps it in a stack-slot variable across the
+ * loop), so each kind is a small struct (lower_ops.c's gj_lower_type):
+ *
+ *   range_iter  {cur, stop, step}      valid while cur < stop (or > for step < 0)
+ *   tuple_iter  {tuple, index}         item index of the tuple
+ *   array_iter  {array, index}         array[index]: an element, or a row view
+ *   zip         {iterators...}         valid while all are; value the tuple of
+ *                                      theirs, so zip stops at the shortest
+ *
+ * enumerate(x, start) is zip(range_iter{start, INT64_MAX, 1}, iter(x)).
+ * operator.add(a, b) and friends lower as the BINOP/UNOP/COMPARE op their
+ * row's `sub` names, with the types typeinfer.c gave the call.
+ */
+#include "lower_intr.h"
+
+#include <stdint.h>
+
+#include "ir.h"
+#include "lower_ops.h"
+
+/* The row numbering of GJ_INTR_OPERATOR_ROWS (intrinsics.h) is ir.h's. */
+_Static_assert(GJ_BIN_ADD == 0 && GJ_BIN_XOR == 11 && GJ_UN_INVERT == 3 && GJ_CMP_GE == 5,
+               "GJ_INTR_OPERATOR_ROWS numbers GjBinop, GjUnop and GjCmp");
+
+LLVMValueRef gj_lower_iter_get(GjLower *L, LLVMValueRef v, const GjType *t, const GjType *rt) {
+    if (t == rt)   /* an iterator already: iter(it) is it */
+        return v;
+    if (t->kind == GJ_TK_RANGE_ITER && rt->kind == GJ_TK_RANGE_ITER)
+        return gj_lower_cast(L, v, t, rt);
+    if ((t->kind == GJ_TK_TUPLE && rt->kind == GJ_TK_TUPLE_ITER) ||
+        (t->kind == GJ_TK_ARRAY && rt->kind == GJ_TK_ARRAY_ITER)) {
+        LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, rt));
+        if (!(v = gj_lower_cast(L, v, t, rt->elems[1])))
+            return NULL;
+        it = LLVMBuildInsertValue(L->b, it, v, 0, "");
+        return LLVMBuildInsertValue(L->b, it, gj_lower_i64(L, 0), 1, "");
+    }
+    return gj_lower_fail(L, "cannot iterate over %s", t->name);
+}
+
+LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt) {
+    switch ((int)itt->kind) {   /* iterator kinds only: others fail below */
+    case GJ_TK_TUPLE_ITER:
+        return LLVMBuildICmp(L->b, LLVMIntSLT, LLVMBuildExtractValue(L->b, it, 1, ""),
+                             gj_lower_i64(L, itt->elems[1]->n), "");
+    case GJ_TK_ARRAY_ITER: {
+        LLVMValueRef arr = LLVMBuildExtractValue(L->b, it, 0, "");
+        return LLVMBuildICmp(L->b, LLVMIntSLT, LLVMBuildExtractValue(L->b, it, 1, ""),
+                             gj_lower_array_dim(L, arr, 1, 0), "");
+    }
+    case GJ_TK_ZIP_ITER: {
+        LLVMValueRef all = LLVMConstInt(L->i1, 1, 0);
+        for (int k = 0; k < itt->n; k++) {
+            LLVMValueRef v = gj_lower_iter_valid(L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""),
+                                                 itt->elems[k]);
+            if (!v)
+                return NULL;
+            all = k == 0 ? v : LLVMBuildAnd(L->b, all, v, "");
+        }
+        return all;
+    }
+    case GJ_TK_RANGE_ITER: {
+        LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
+        LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 1, "");
+        if (gj_lower_class(itt->elems[0]) != GJ_NC_SINT)
+            return LLVMBuildICmp(L->b, LLVMIntULT, cur, stop, "");
+        LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
+        LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, LLVMConstNull(LLVMTypeOf(step)), "");
+        return LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, cur, stop, ""),
+                               LLVMBuildICmp(L->b, LLVMIntSGT, cur, stop, ""), "");
+    }
+    default:
+        return gj_lower_fail(L, "%s is not an iterator", itt->name);
+    }
+}
+
+LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt, const GjType *rt) {
+    switch ((int)itt->kind) {   /* iterator kinds only: others fail below */
+    case GJ_TK_TUPLE_ITER:
+        return gj_lower_tuple_item(L, LLVMBuildExtractValue(L->b, it, 0, ""), itt->elems[1],
+                                   LLVMBuildExtractValue(L->b, it, 1, ""), rt);
+    case GJ_TK_ARRAY_ITER: {
+        LLVMValueRef arr = LLVMBuildExtractValue(L->b, it, 0, "");
+        LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
+        const GjType *at = itt->elems[1];
+        if (itt->elems[0]->kind == GJ_TK_ARRAY)   /* a row of a 2-d+ array: a view */
+            return gj_lower_array_view(L, arr, at, i, &gj_ty_int64, rt);
+        LLVMValueRef v = gj_lower_load_element(L, arr, at, i, &gj_ty_int64);
+        return v ? gj_lower_cast(L, v, at->dtype, rt) : NULL;
+    }
+    case GJ_TK_ZIP_ITER: {
+        LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+        for (int k = 0; k < itt->n; k++) {
+            LLVMValueRef v = gj_lower_iter_value(L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""),
+                                                 itt->elems[k], rt->elems[k]);
+            if (!v)
+                return NULL;
+            out = LLVMBuildInsertValue(L->b, out, v, (unsigned)k, "");
+        }
+        return out;
+    }
+    case GJ_TK_RANGE_ITER:
+        return gj_lower_cast(L, LLVMBuildExtractValue(L->b, it, 0, ""), itt->elems[0], rt);
+    default:
+        return gj_lower_fail(L, "%s is not an iterator", itt->name);
+    }
+}
+
+LLVMValueRef gj_lower_iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
+    switch ((int)itt->kind) {   /* iterator kinds only: others fail below */
+    case GJ_TK_TUPLE_ITER: case GJ_TK_ARRAY_ITER: {
+        LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
+        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, gj_lower_i64(L, 1), ""), 1, "");
+    }
+    case GJ_TK_ZIP_ITER:
+        for (int k = 0; it && k < itt->n; k++) {
+            LLVMValueRef sub = gj_lower_iter_next(L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""),
+                                                  itt->elems[k]);
+            it = sub ? LLVMBuildInsertValue(L->b, it, sub, (unsigned)k, "") : NULL;
+        }
+        return it;
+    case GJ_TK_RANGE_ITER: {
+        LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
+        LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
+        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, cur, step, ""), 0, "");
+    }
+    default:
+        return gj_lower_fail(L, "%s is not an iterator", itt->name);
+    }
+}
+
+/* zip(a, b, ...) and enumerate(x[, start]) (row sub 1): the zip of the
+   arguments' iterators; enumerate's first counts from start with no end. */
+LLVMValueRef gj_lower_zip(GjLower *L, const GjIntrCall *c) {
+    const GjType *rt = c->rt;
+    LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
+    int counted = c->row->sub == 1;
+    if (counted) {
+        LLVMValueRef start = gj_lower_i64(L, 0);
+        if (c->n > 1 && !(start = gj_lower_cast(L, c->v[1], c->t[1], &gj_ty_int64)))
+            return NULL;
+        LLVMValueRef count = LLVMGetUndef(gj_lower_type(L, rt->elems[0]));
+        count = LLVMBuildInsertValue(L->b, count, start, 0, "");
+        count = LLVMBuildInsertValue(L->b, count, gj_lower_i64(L, INT64_MAX), 1, "");
+        count = LLVMBuildInsertValue(L->b, count, gj_lower_i64(L, 1), 2, "");
+        out = LLVMBuildInsertValue(L->b, out, count, 0, "");
+    }
+    for (int k = counted; k < rt->n; k++) {
+        int arg = counted ? 0 : k;
+        LLVMValueRef it = gj_lower_iter_get(L, c->v[arg], c->t[arg], rt->elems[k]);
+        if (!it)
+            return NULL;
+        out = LLVMBuildInsertValue(L->b, out, it, (unsigned)k, "");
+    }
+    return out;
+}
+
+/* operator.add(a, b) is a + b; the row's sub says which operator. */
+LLVMValueRef gj_lower_operator(GjLower *L, const GjIntrCall *c) {
+    int code = c->row->sub & 0xff;
+    switch (c->row->sub & ~0xff) {
+    case GJ_OPERATOR_BINOP:
+        return gj_lower_binop(L, (GjBinop)code, c->v[0], c->t[0], c->v[1], c->t[1], c->rt);
+    case GJ_OPERATOR_UNOP:
+        return gj_lower_unop(L, (GjUnop)code, c->v[0], c->t[0], c->rt);
+    case GJ_OPERATOR_CMP:
+        return gj_lower_compare(L, (GjCmp)code, c->v[0], c->t[0], c->v[1], c->t[1]);
+    default:
+        return gj_lower_fail(L, "bad operator row");
+    }
+}
