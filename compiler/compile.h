@@ -60,6 +60,7 @@ typedef struct GjCompileOptions {
        max_cluster blocks per cluster; NVPTX emits .maxntid, .minnctapersm
        and .maxclusterrank. */
     int max_threads, min_blocks, max_cluster;
+    int max_registers;        /* kernels: registers per thread (.maxnreg), 0 = any */
     const char *entry_name;   /* the PTX name, or NULL: "_gj_" + the qualname */
     const char *libdevice;    /* NVPTX: path of libdevice.10.bc, or NULL when none
                                  was found (kernels calling math functions then

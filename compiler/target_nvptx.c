@@ -57,7 +57,8 @@ static void launch_bound(GjLower *L, const char *annotation, const char *attribu
                                 LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
 }
 
-/* launch_bounds: .maxntid, .minnctapersm, .maxclusterrank (sm_90). */
+/* launch_bounds: .maxntid, .minnctapersm, .maxclusterrank (sm_90); and
+   max_registers: .maxnreg. */
 static GjStatus nvptx_finish_kernel(GjLower *L, const char *name) {
     (void)name;
     const GjCompileOptions *o = L->opt;
@@ -69,6 +70,8 @@ static GjStatus nvptx_finish_kernel(GjLower *L, const char *name) {
         launch_bound(L, "minctasm", "nvvm.minctasm", o->min_blocks);
     if (o->max_cluster > 0)
         launch_bound(L, "maxclusterrank", "nvvm.maxclusterrank", o->max_cluster);
+    if (o->max_registers > 0)
+        launch_bound(L, "maxnreg", "nvvm.maxnreg", o->max_registers);
     return GJ_OK;
 }
 

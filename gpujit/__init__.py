@@ -83,8 +83,9 @@ __all__ = [
 # ---- the decorator -----------------------------------------------------------
 
 def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundscheck=None,
-        fastmath=False, lineinfo=False, cache=False, inline=False, opt=True, launch_bounds=None):
-    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, lineinfo=False, cache=False, inline=False, launch_bounds=None)
+        fastmath=False, lineinfo=False, cache=False, inline=False, opt=True, launch_bounds=None,
+        forceinline=False, max_registers=None):
+    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, lineinfo=False, cache=False, inline=False, launch_bounds=None, forceinline=False, max_registers=None)
 
     Compile a Python function into a CUDA kernel.
 
@@ -119,8 +120,11 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         Allow approximate division, square root and flush-to-zero for float32.
     lineinfo : bool
         Emit Python line numbers into the PTX (for profilers and compute-sanitizer).
-    inline : bool
-        Always inline this function where a kernel calls it.
+    inline : bool or {"always", "never"}
+        Always inline this function where a kernel calls it (True or
+        numba's ``"always"``; ``"never"`` is False).
+    forceinline : bool
+        numba-cuda's other spelling of ``inline=True``.
     cache : bool
         Accepted for numba compatibility; no effect yet.
     launch_bounds : int or tuple of 1 to 3 ints, optional
@@ -129,6 +133,8 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         blocks per multiprocessor to fit and the most blocks per cluster.
         The PTX gets ``.maxntid``, ``.minnctapersm`` and ``.maxclusterrank``,
         so the register allocation can rely on them.
+    max_registers : int, optional
+        The most registers a thread of the kernel may use (PTX ``.maxnreg``).
 
     Returns
     -------
@@ -164,11 +170,19 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         signature, func_or_sig = func_or_sig, None
 
     jit_options = dict(device=device, debug=debug, fastmath=fastmath, lineinfo=lineinfo,
-                       inline=inline, opt=opt, launch_bounds=launch_bounds)
+                       inline=inline, opt=opt, launch_bounds=launch_bounds,
+                       forceinline=forceinline, max_registers=max_registers)
+    if inline not in (True, False, "always", "never"):
+        raise ValueError(f"inline must be a bool, 'always' or 'never', not {inline!r}")
     options = dict(debug=bool(debug), fastmath=bool(fastmath), lineinfo=bool(lineinfo),
-                   opt=bool(opt) and not debug, device=bool(device), inline=bool(inline))
+                   opt=bool(opt) and not debug, device=bool(device),
+                   inline=inline in (True, "always") or bool(forceinline))
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
+    if max_registers is not None:
+        if not isinstance(max_registers, int) or max_registers <= 0:
+            raise ValueError(f"max_registers must be a positive int, not {max_registers!r}")
+        options["max_registers"] = max_registers
 
     def decorate(func):
         kernel = _gpujit.Dispatcher(func, **options)
@@ -281,8 +295,20 @@ def _add_dispatcher_api(kernel, jit_options):
             specializations[key] = special
         return specializations[key]
 
+    def forall(ntasks, tpb=0, stream=0, sharedmem=0):
+        """forall(ntasks, tpb=0, stream=0, sharedmem=0) -> launch configuration
+
+        ``kernel.forall(n)(*args)`` launches enough threads for ``n`` tasks,
+        as numba's: blocks of ``tpb`` threads (0: 128), ``(n + tpb - 1) //
+        tpb`` of them.  The kernel still checks its index against ``n``.
+        """
+        if not isinstance(ntasks, int) or ntasks < 0:
+            raise ValueError(f"forall() needs a count of tasks, not {ntasks!r}")
+        block = tpb or 128
+        return kernel[max(1, (ntasks + block - 1) // block), block, stream, sharedmem]
+
     overloads = _Overloads(kernel)
-    kernel.__dict__.update(overloads=overloads, definitions=overloads,
+    kernel.__dict__.update(overloads=overloads, definitions=overloads, forall=forall,
                            specialize=specialize, specialized=False)
 
 

@@ -147,6 +147,7 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
         o->max_threads = d->launch_bounds[0];
         o->min_blocks = d->launch_bounds[1];
         o->max_cluster = d->launch_bounds[2];
+        o->max_registers = d->max_registers;
     }
     if (ordinal == GJ_MEM_HOST) {
         o->target = GJ_TARGET_CPU;
@@ -497,13 +498,13 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", "inline",
-                             "launch_bounds", NULL};
+                             "launch_bounds", "max_registers", NULL};
     PyObject *func;
     int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0;
-    int bounds[3] = {0, 0, 0};   /* gpujit.jit checked them */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii):Dispatcher", kwlist, &func,
+    int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii)i:Dispatcher", kwlist, &func,
                                      &debug, &fastmath, &lineinfo, &opt, &device, &inline_fn,
-                                     &bounds[0], &bounds[1], &bounds[2]))
+                                     &bounds[0], &bounds[1], &bounds[2], &max_registers))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -535,6 +536,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->device_fn = device;
     d->inline_fn = inline_fn;
     memcpy(d->launch_bounds, bounds, sizeof bounds);
+    d->max_registers = max_registers;
     return (PyObject *)d;
 }
 

@@ -190,3 +190,47 @@ def test_a_launch_above_launch_bounds_is_a_value_error(rng):
 def test_a_device_function_takes_no_launch_bounds_into_its_ptx():
     ptx, _ = gpujit.compile_ptx(add, "int32(int32, int32)", device=True, launch_bounds=64)
     assert ".maxntid" not in ptx
+
+
+# ---- max_registers, inline spellings, forall -------------------------------------------
+
+def test_max_registers_is_maxnreg(ptxas, tmp_path):
+    k = gpujit.jit(max_registers=40)(scale)
+    ptx = k.inspect_asm("void(float32[::1], float32[::1], float32)")
+    assert ".maxnreg 40" in ptx
+    check_ptxas(ptxas, tmp_path, ptx)
+    with pytest.raises(ValueError, match="max_registers"):
+        gpujit.jit(max_registers=0)(scale)
+
+
+def plus_one(x):
+    return x + 1
+
+
+@pytest.mark.parametrize("options,inlined", [
+    (dict(inline="always"), True), (dict(forceinline=True), True), (dict(inline=True), True),
+    (dict(inline="never"), False), (dict(), False)])
+def test_numbas_inline_spellings(options, inlined):
+    dev = gpujit.jit(device=True, **options)(plus_one)
+
+    def k(a):
+        a[0] = dev(a[0])
+    ptx, _ = gpujit.compile_ptx(k, "void(float64[:])", opt=False)
+    assert ("call.uni" not in ptx) == inlined
+
+
+def test_inline_takes_numbas_strings_only():
+    with pytest.raises(ValueError, match="inline"):
+        gpujit.jit(inline="sometimes")(plus_one)
+
+
+@pytest.mark.usefixtures("target")
+def test_forall_covers_the_tasks(rng):
+    k = gpujit.jit(scale)
+    x = rng.random(1000, dtype=np.float32)
+    out = poison(1000, np.float32)
+    k.forall(x.size)(x, out, np.float32(3))
+    np.testing.assert_array_equal(out, x * np.float32(3))
+    out = poison(1000, np.float32)
+    k.forall(x.size, tpb=64)(x, out, np.float32(2))
+    np.testing.assert_array_equal(out, x * np.float32(2))

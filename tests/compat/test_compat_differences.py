@@ -149,6 +149,19 @@ def test_inspect_llvm_shows_the_current_target(target):
     assert ".entry" in kernel.inspect_asm(sig)
 
 
+@cuda.jit
+def block_size(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = cuda.blockDim.x
+
+
+def test_forall_uses_blocks_of_128_threads(target):
+    out = poison(1000, np.int64)
+    block_size.forall(out.size)(out)
+    np.testing.assert_array_equal(out, 128)
+
+
 def test_a_launch_beyond_launch_bounds_is_a_value_error(target):
     def f(x):
         x[cuda.grid(1)] = 1

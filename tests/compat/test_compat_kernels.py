@@ -715,3 +715,41 @@ def test_numba_type_objects_as_casts():
     np.testing.assert_array_equal(out[:, 0], i * 3_000_000_000)
     np.testing.assert_array_equal(out[:, 1], np.where(i > 0, i - 1, 7))
     np.testing.assert_array_equal(out[:, 2], (i * 2.5).astype(np.int32))
+
+
+
+# ---- the same kernels as PTX ----------------------------------------------------------
+
+F64, F32, I64 = "float64[::1]", "float32[::1]", "int64[::1]"
+PTX_CASES = [
+    (vector_add, f"void({F32}, {F32}, {F32})"),
+    (increment_by_one, f"void({I64})"),
+    (scale_grid_stride, f"void({F64}, {F64}, float64)"),
+    (manual_stride, f"void({F32}, {F32})"),
+    (increment_a_2D_array, "void(float64[:, ::1])"),
+    (transpose_2d_stride, "void(float32[:, ::1], float32[:, ::1])"),
+    (fill_3d, "void(int64[:, :, ::1])"),
+    (use_device_functions, f"void({F64}, {F64}, {F64})"),
+    (create_fractal, "void(float64, float64, float64, float64, uint8[:, ::1], int64)"),
+    (fast_matmul, "void(float32[:, ::1], float32[:, ::1], float32[:, ::1])"),
+    (matmul_naive, "void(float64[:, ::1], float64[:, ::1], float64[:, ::1])"),
+    (block_sum, f"void({F64}, {F64})"),
+    (reverse_in_block, f"void({F32}, {F32})"),
+    (count_positive_per_block, f"void({F64}, int32[:, ::1])"),
+    (moving_window_sort, f"void({F64}, {F64})"),
+    (smooth, f"void({F32}, {F32})"),
+    (sum_atomic, f"void({I64}, {I64})"),
+    (max_atomic, f"void({F64}, {F64})"),
+    (histogram, "void(float32[::1], float32, float32, int32[::1])"),
+    (shared_histogram, f"void({I64}, int32[::1])"),
+    (first_negative, f"void({F64}, {I64})"),
+    (warp_sum, "void(int32[::1], int32[::1])"),
+    (warp_vote, f"void({F64}, int32[::1], int32[:, ::1])"),
+    (broadcast_lane0, f"void({F64}, {F64})"),
+    (polar, f"void({F64}, {F64}, {F64}, {F64}, {F64})"),
+    (float32_math, f"void({F32}, {F32})"),
+    (int_ops, f"void({I64}, {I64}, int64[:, ::1])"),
+    (control_flow, f"void({I64}, {I64})"),
+    (axpy_inplace, f"void(float64, {F64}, {F64})"),
+    (typed_scalars, "void(int64[:, ::1])"),
+]
