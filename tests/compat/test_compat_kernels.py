@@ -526,6 +526,23 @@ def test_atomic_min_index(rng):
     assert result[0] == 417
 
 
+@cuda.jit
+def claim_slot(flags, owner):
+    i = cuda.grid(1)
+    if i < owner.size:
+        old = cuda.atomic.compare_and_swap(flags, 0, i + 1)   # only the first thread wins
+        owner[i] = old
+
+
+def test_atomic_compare_and_swap(rng):
+    flags = np.zeros(1, np.int64)
+    owner = poison(64, np.int64)
+    claim_slot[2, 32](flags, owner)
+    winner = flags[0] - 1
+    assert 0 <= winner < 64 and owner[winner] == 0
+    np.testing.assert_array_equal(np.delete(owner, winner), winner + 1)
+
+
 # ---- warp primitives ------------------------------------------------------------------
 
 @cuda.jit
@@ -743,6 +760,7 @@ PTX_CASES = [
     (histogram, "void(float32[::1], float32, float32, int32[::1])"),
     (shared_histogram, f"void({I64}, int32[::1])"),
     (first_negative, f"void({F64}, {I64})"),
+    (claim_slot, f"void({I64}, {I64})"),
     (warp_sum, "void(int32[::1], int32[::1])"),
     (warp_vote, f"void({F64}, int32[::1], int32[:, ::1])"),
     (broadcast_lane0, f"void({F64}, {F64})"),
@@ -753,3 +771,4 @@ PTX_CASES = [
     (axpy_inplace, f"void(float64, {F64}, {F64})"),
     (typed_scalars, "void(int64[:, ::1])"),
 ]
+
