@@ -45,7 +45,7 @@ static void launch_bound(GjLower *L, const char *annotation, const char *attribu
     char text[16];
     int len = snprintf(text, sizeof text, "%d", n);
     LLVMAddAttributeAtIndex(
-        L->fn, LLVMAttributeFunctionIndex,
+        L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
         LLVMCreateStringAttribute(L->ctx, attribute, (unsigned)strlen(attribute), text,
                                   (unsigned)len));
     LLVMMetadataRef md[3] = {

@@ -267,9 +267,9 @@ class CompiledKernel:
 
 def _add_dispatcher_api(kernel, jit_options):
     """Gives kernel numba's dispatcher attributes that are plain Python:
-    overloads (and its older name definitions), specialize(), specialized.
-    The Dispatcher type is immutable, so they live in the kernel's
-    __dict__."""
+    overloads (and its older name definitions), specialize(), specialized,
+    forall().  The Dispatcher type is immutable, so they live in the
+    kernel's __dict__."""
     specializations = {}
 
     def specialize(*args):

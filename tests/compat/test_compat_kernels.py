@@ -239,21 +239,11 @@ def create_fractal(min_x, max_x, min_y, max_y, image, iters):
         image[y, x] = mandel(real, imag, iters)
 
 
-def mandel_py(x, y, max_iters):
-    c = complex(x, y)
-    z = 0.0j
-    for i in range(max_iters):
-        z = z * z + c
-        if (z.real * z.real + z.imag * z.imag) >= 4:
-            return i
-    return max_iters
-
-
 def test_mandelbrot_device_function():
     image = poison((24, 36), np.uint8)
     create_fractal[(3, 2), (16, 16)](-2.0, 1.0, -1.0, 1.0, image, 20)
     h, w = image.shape
-    expect = np.array([[mandel_py(-2.0 + x * 3.0 / w, -1.0 + y * 2.0 / h, 20)
+    expect = np.array([[mandel.py_func(-2.0 + x * 3.0 / w, -1.0 + y * 2.0 / h, 20)
                         for x in range(w)] for y in range(h)], np.uint8)
     np.testing.assert_array_equal(image, expect)
 
@@ -447,13 +437,6 @@ def sum_atomic(x, result):
         cuda.atomic.add(result, 0, x[i])
 
 
-def test_atomic_add_reduction(rng):
-    x = rng.integers(-1000, 1000, 3000).astype(np.int64)
-    result = np.zeros(1, np.int64)
-    sum_atomic[12, 256](x, result)
-    assert result[0] == x.sum()
-
-
 @cuda.jit
 def max_atomic(x, result):
     i = cuda.grid(1)
@@ -557,11 +540,14 @@ def warp_sum(x, out):
         cuda.atomic.add(out, 0, val)
 
 
-def test_shfl_down_sync_reduction(rng):
-    x = rng.integers(-50, 50, 256).astype(np.int32)
-    out = np.zeros(1, np.int32)
-    warp_sum[2, 128](x, out)
-    assert out[0] == x.sum()
+@pytest.mark.parametrize("kernel,dtype,n", [(sum_atomic, np.int64, 3000),
+                                             (warp_sum, np.int32, 256)],
+                         ids=["atomic.add", "shfl_down_sync"])
+def test_sum_reductions(rng, kernel, dtype, n):
+    x = rng.integers(-1000, 1000, n).astype(dtype)
+    result = np.zeros(1, dtype)
+    kernel[(n + 127) // 128, 128](x, result)   # warp_sum: n a multiple of 32, every lane loads
+    assert result[0] == x.sum()
 
 
 @cuda.jit
