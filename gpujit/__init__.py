@@ -66,7 +66,8 @@ __version__ = "0.1.0"
 __all__ = [
     "jit",   # + the kernel API (grid, threadIdx, ...), added from the intrinsic table below
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
-    "compile_ptx", "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
+    "compile_ptx", "compile", "compile_ptx_for_current_device",
+    "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
     "InternalError",
@@ -419,6 +420,45 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
     return _gpujit.compile_ptx(pyfunc, sig, **options)
+
+
+def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
+            opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None):
+    """compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None, opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None) -> (str, str)
+
+    numba-cuda's ``cuda.compile``: :func:`compile_ptx` with its other
+    defaults, a device function with the C ABI.
+
+    Raises
+    ------
+    NotImplementedError
+        For an ``output`` other than ``"ptx"`` (numba's ``"ltoir"`` needs
+        NVIDIA's NVVM, which gpujit does not use).
+    """
+    if output != "ptx":
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                       fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
+                       launch_bounds=launch_bounds)
+
+
+def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False,
+                                   fastmath=False, opt=True, abi="numba", abi_info=None,
+                                   launch_bounds=None):
+    """compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True, abi="numba", abi_info=None, launch_bounds=None) -> (str, str)
+
+    :func:`compile_ptx` for the compute capability of the current GPU, as
+    numba's.
+
+    Raises
+    ------
+    CudaSupportError
+        If there is no GPU (use :func:`compile_ptx` with ``cc``).
+    """
+    cc = get_current_device().compute_capability
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                       fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
+                       launch_bounds=launch_bounds)
 
 
 # ---- kernel API objects --------------------------------------------------------

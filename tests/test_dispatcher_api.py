@@ -234,3 +234,24 @@ def test_forall_covers_the_tasks(rng):
     out = poison(1000, np.float32)
     k.forall(x.size, tpb=64)(x, out, np.float32(2))
     np.testing.assert_array_equal(out, x * np.float32(2))
+
+
+# ---- compile, compile_ptx_for_current_device ------------------------------------------
+
+def test_compile_defaults_to_a_c_abi_device_function():
+    ptx, resty = gpujit.compile(add, "float64(float64, float64)")
+    assert resty == "float64"
+    assert re.search(r"\.func\s+\(\.param \.b64 func_retval0\) add\(", ptx)
+    with pytest.raises(NotImplementedError, match="Unsupported output type: ltoir"):
+        gpujit.compile(add, "float64(float64, float64)", output="ltoir")
+
+
+def test_compile_ptx_for_current_device_needs_a_gpu():
+    sig = "void(float32[::1], float32[::1], float32)"
+    if not gpujit.is_available():
+        with pytest.raises(gpujit.CudaSupportError):
+            gpujit.compile_ptx_for_current_device(scale, sig)
+        return
+    major, minor = gpujit.get_current_device().compute_capability
+    ptx, _ = gpujit.compile_ptx_for_current_device(scale, sig)
+    assert f".target sm_{major}{minor}" in ptx
