@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import poison
-from numba_shim import cuda, int32
+from numba_shim import TypingError, UnsupportedError, cuda, int32
 
 # ---- typing -----------------------------------------------------------------------------
 
@@ -169,3 +169,81 @@ def test_a_launch_beyond_launch_bounds_is_a_value_error(target):
     k = cuda.jit(launch_bounds=64)(f)
     with pytest.raises(ValueError, match="exceeds the kernel's launch_bounds of 64"):
         k[1, 128](np.zeros(128, np.float32))
+
+
+# ---- not supported yet (the page's last table) ------------------------------------------
+
+def iterate_array(a, out):
+    s = 0.0
+    for v in a:
+        s += v
+    out[0] = s
+
+
+@cuda.jit(device=True)
+def scaled(x, scale=2.0):
+    return x * scale
+
+
+def keyword_call(a, out):
+    out[0] = scaled(a[0], scale=3.0)
+
+
+def default_value(a, out):
+    out[0] = scaled(a[0])
+
+
+def assert_in_kernel(a, out):
+    assert a.size > 0
+    out[0] = a[0]
+
+
+def raise_in_kernel(a, out):
+    if a.size == 0:
+        raise ValueError("empty")
+    out[0] = a[0]
+
+
+@cuda.jit("float64(float64)", device=True)
+def halve_to_one(x):
+    if x <= 1.0:
+        return x
+    return halve_to_one(x / 2.0)
+
+
+def recursion(a, out):
+    out[0] = halve_to_one(a[0])
+
+
+def transpose(a, out):
+    out[0] = a.T[0]
+
+
+def fp16(a, out):
+    out[0] = cuda.fp16.hadd(a[0], a[0])
+
+
+def cooperative_groups(a, out):
+    cuda.cg.this_grid().sync()
+    out[0] = a[0]
+
+
+@pytest.mark.parametrize("func", [iterate_array, keyword_call, default_value, assert_in_kernel,
+                                  raise_in_kernel, recursion, transpose, fp16,
+                                  cooperative_groups])
+def test_not_supported_yet(func):
+    with pytest.raises((UnsupportedError, TypingError)):
+        cuda.compile_ptx(func, "void(float64[::1], float64[::1])")
+
+
+def test_record_dtypes_are_not_supported_yet(target):
+    @cuda.jit
+    def kernel(a):
+        a[0] = a[1]
+
+    with pytest.raises(TypeError, match="no type for"):
+        kernel[1, 1](np.zeros(2, np.dtype([("x", np.float64), ("y", np.int32)])))
+
+
+def test_libdevice_and_random_modules_are_not_there_yet():
+    assert not hasattr(cuda, "libdevice") and not hasattr(cuda, "random")
