@@ -60,7 +60,9 @@ static char *xstrdup(const char *s) {
 
 /* "_gj_" + the qualname with every character outside [A-Za-z0-9_] made '_':
    "test_x.<locals>.ok" -> "_gj_test_x__locals__ok". */
-static char *kernel_name(const GjCodeView *code) {
+static char *kernel_name(const GjCodeView *code, const GjCompileOptions *opt) {
+    if (opt->entry_name)
+        return xstrdup(opt->entry_name);
     const char *q = code->qualname ? code->qualname : code->name ? code->name : "kernel";
     size_t n = strlen(q);
     char *s = malloc(n + 5);
@@ -232,7 +234,7 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
         goto fail;                                           /*   device functions  */
     if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
         goto fail;
-    if (!(r.kernel_name = kernel_name(code)) || !(r.type_dump = type_dump(f)) ||
+    if (!(r.kernel_name = kernel_name(code, opt)) || !(r.type_dump = type_dump(f)) ||
         !(r.return_type = xstrdup(f->ret_type->name))) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
         goto fail;

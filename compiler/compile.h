@@ -56,6 +56,13 @@ typedef struct GjCompileOptions {
     int want_llvm_ir;         /* keep the optimised LLVM IR text in the result */
     int device;               /* compile a device function (PTX .func, by-value
                                  arguments, may return a value), not a kernel */
+    /* Kernels: launch_bounds (0 = none): at most max_threads threads per
+       block, at least min_blocks blocks per multiprocessor, at most
+       max_cluster blocks per cluster; NVPTX emits .maxntid, .minnctapersm
+       and .maxclusterrank. */
+    int max_threads, min_blocks, max_cluster;
+    int max_registers;        /* kernels: registers per thread (.maxnreg), 0 = any */
+    const char *entry_name;   /* the PTX name, or NULL: "_gj_" + the qualname */
     const char *libdevice;    /* NVPTX: path of libdevice.10.bc, or NULL when none
                                  was found (kernels calling math functions then
                                  fail with a diagnostic saying what to install) */

@@ -336,7 +336,11 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
                   "val)), atomically (NaN is a missing value)")                               \
     GJ_ATOMIC_ROW(X, CAS, "cas", "ary, idx, old, val", 4, GJ_AOP_CAS | GJ_AT_INTS,             \
                   gj_lower_atomic, "cas(ary, idx, old, val) -> old value: ary[idx] = val if " \
-                  "ary[idx] == old, atomically")
+                  "ary[idx] == old, atomically")                                              \
+    GJ_ATOMIC_ROW(X, COMPARE_AND_SWAP, "compare_and_swap", "ary, old, val", 3,                 \
+                  GJ_AOP_CAS | GJ_AT_INTS | GJ_AT_FIRST, gj_lower_atomic,                      \
+                  "compare_and_swap(ary, old, val) -> old value: ary[0] = val if ary[0] == "  \
+                  "old, atomically (ary 1-d)")
 
 /* The operation of an atomic row, the low byte of its `sub`.  The
    lowering function maps each to an LLVM atomicrmw operation per numeric
@@ -370,6 +374,8 @@ enum {
     GJ_AT_NAN = 1 << 15,   /* float max/min treat NaN as missing on both sides (numpy's
                               nanmax); without it, as Python's max(ary[idx], val) does: a
                               NaN element stays, a NaN value changes nothing */
+    GJ_AT_FIRST = 1 << 16, /* no index: the first element of a 1-d array (numba's
+                              compare_and_swap(ary, old, val)) */
 };
 
 /* warp and block primitives, fences, bit operations (lower_warp.c) */

@@ -123,13 +123,15 @@ LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call) {
     const GjType *at = call->t[0], *dtype = at->dtype;
     GjAtomicOp op = (GjAtomicOp)(call->row->sub & GJ_AT_OP_MASK);
     unsigned align = (unsigned)gj_ty_itemsize(dtype);
-    LLVMValueRef p = gj_lower_element_ptr(L, call->v[0], at, call->v[1], call->t[1]);
+    LLVMValueRef p = call->row->sub & GJ_AT_FIRST   /* compare_and_swap: element 0 */
+        ? gj_lower_element_ptr(L, call->v[0], at, LLVMConstInt(L->i64, 0, 0), &gj_ty_int64)
+        : gj_lower_element_ptr(L, call->v[0], at, call->v[1], call->t[1]);
     LLVMValueRef v = p ? gj_lower_cast(L, call->v[call->n - 1], call->t[call->n - 1], dtype) : NULL;
     if (!v)
         return NULL;
     GjNumClass cls = gj_lower_class(dtype);
-    if (op == GJ_AOP_CAS) {
-        LLVMValueRef cmp = gj_lower_cast(L, call->v[2], call->t[2], dtype);
+    if (op == GJ_AOP_CAS) {   /* (..., old, val) */
+        LLVMValueRef cmp = gj_lower_cast(L, call->v[call->n - 2], call->t[call->n - 2], dtype);
         return cmp ? cmpxchg(L, p, cmp, v, align, NULL) : NULL;
     }
     if (cls == GJ_NC_FLOAT && (op == GJ_AOP_MAX || op == GJ_AOP_MIN))

@@ -18,6 +18,7 @@
 #include "target.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "lower_ops.h"
 
@@ -36,9 +37,41 @@ static GjStatus nvptx_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *
     return GJ_OK;
 }
 
+/* One launch bound, in both forms LLVM has read: an !nvvm.annotations
+   entry {kernel, "maxntidx", i32 n} (LLVM 19 and 20) and the function
+   attribute "nvvm.maxntid"="n" (LLVM 21 reads only the attribute, and
+   upgrades annotations only in modules it parses, not in ours). */
+static void launch_bound(GjLower *L, const char *annotation, const char *attribute, int n) {
+    char text[16];
+    int len = snprintf(text, sizeof text, "%d", n);
+    LLVMAddAttributeAtIndex(
+        L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+        LLVMCreateStringAttribute(L->ctx, attribute, (unsigned)strlen(attribute), text,
+                                  (unsigned)len));
+    LLVMMetadataRef md[3] = {
+        LLVMValueAsMetadata(L->fn),
+        LLVMMDStringInContext2(L->ctx, annotation, strlen(annotation)),
+        LLVMValueAsMetadata(LLVMConstInt(L->i32, (unsigned long long)n, 0)),
+    };
+    LLVMAddNamedMetadataOperand(L->mod, "nvvm.annotations",
+                                LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
+}
+
+/* launch_bounds: .maxntid, .minnctapersm, .maxclusterrank (sm_90); and
+   max_registers: .maxnreg. */
 static GjStatus nvptx_finish_kernel(GjLower *L, const char *name) {
-    (void)L;
     (void)name;
+    const GjCompileOptions *o = L->opt;
+    if (o->device)
+        return GJ_OK;
+    if (o->max_threads > 0)
+        launch_bound(L, "maxntidx", "nvvm.maxntid", o->max_threads);
+    if (o->min_blocks > 0)
+        launch_bound(L, "minctasm", "nvvm.minctasm", o->min_blocks);
+    if (o->max_cluster > 0)
+        launch_bound(L, "maxclusterrank", "nvvm.maxclusterrank", o->max_cluster);
+    if (o->max_registers > 0)
+        launch_bound(L, "maxnreg", "nvvm.maxnreg", o->max_registers);
     return GJ_OK;
 }
 

@@ -756,14 +756,18 @@ static const GjType *atomic_type(Infer *in, const GjIns *ins, int id, const GjIn
     if (!ok)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() does not support %s arrays (it supports "
                     "%s)", fn_name(id), t->dtype->name, names);
-    const GjType *elem = array_index_type(in, t, arg_type(in, ins, 2), ins->loc);
+    int first = (row->sub & GJ_AT_FIRST) != 0;   /* no index: element 0 */
+    if (first && t->ndim != 1)
+        return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a 1-d array, not %s",
+                    fn_name(id), t->name);
+    const GjType *elem = first ? t->dtype : array_index_type(in, t, arg_type(in, ins, 2), ins->loc);
     if (!elem)
         return NULL;
     if (elem->kind == GJ_TK_ARRAY)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs the index of one element of %s "
                     "(an integer per axis), not %s", fn_name(id), t->name,
                     arg_type(in, ins, 2)->name);
-    for (int k = 3; k < ins->nargs; k++) {
+    for (int k = first ? 2 : 3; k < ins->nargs; k++) {
         const GjType *v = arg_type(in, ins, k);
         if (!gj_ty_is_scalar(v) || is_complex(v))
             return fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a real number to combine with "

@@ -28,6 +28,7 @@ device are present and otherwise the CPU, with a one-time warning.
 ``set_target()`` and ``current_target()`` change and report it.
 """
 import functools as _functools
+from collections.abc import Mapping as _Mapping
 
 from . import _gpujit
 from ._gpujit import (
@@ -43,7 +44,6 @@ from ._gpujit import (
     LoweringError,
     TypingError,
     UnsupportedError,
-    compile_ptx,
     current_target,
     device_array,
     device_array_like,
@@ -52,7 +52,6 @@ from ._gpujit import (
     set_target,
     stream,
     synchronize,
-    to_device,
 )
 
 from . import types
@@ -67,7 +66,8 @@ __version__ = "0.1.0"
 __all__ = [
     "jit",   # + the kernel API (grid, threadIdx, ...), added from the intrinsic table below
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
-    "compile_ptx", "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
+    "compile_ptx", "compile", "compile_ptx_for_current_device",
+    "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
     "InternalError",
@@ -84,8 +84,9 @@ __all__ = [
 # ---- the decorator -----------------------------------------------------------
 
 def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundscheck=None,
-        fastmath=False, lineinfo=False, cache=False, inline=False, opt=True):
-    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, lineinfo=False, cache=False, inline=False)
+        fastmath=False, lineinfo=False, cache=False, inline=False, opt=True, launch_bounds=None,
+        forceinline=False, max_registers=None):
+    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, lineinfo=False, cache=False, inline=False, launch_bounds=None, forceinline=False, max_registers=None)
 
     Compile a Python function into a CUDA kernel.
 
@@ -120,10 +121,21 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         Allow approximate division, square root and flush-to-zero for float32.
     lineinfo : bool
         Emit Python line numbers into the PTX (for profilers and compute-sanitizer).
-    inline : bool
-        Always inline this function where a kernel calls it.
+    inline : bool or {"always", "never"}
+        Always inline this function where a kernel calls it (True or
+        numba's ``"always"``; ``"never"`` is False).
+    forceinline : bool
+        numba-cuda's other spelling of ``inline=True``.
     cache : bool
         Accepted for numba compatibility; no effect yet.
+    launch_bounds : int or tuple of 1 to 3 ints, optional
+        As CUDA C's ``__launch_bounds__`` and numba-cuda's: the most threads
+        per block the kernel is launched with, then optionally the fewest
+        blocks per multiprocessor to fit and the most blocks per cluster.
+        The PTX gets ``.maxntid``, ``.minnctapersm`` and ``.maxclusterrank``,
+        so the register allocation can rely on them.
+    max_registers : int, optional
+        The most registers a thread of the kernel may use (PTX ``.maxnreg``).
 
     Returns
     -------
@@ -138,9 +150,15 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     TypingError, UnsupportedError
         At compile time (first launch, or now for an eager signature) when the
         kernel's types do not check or it uses Python gpujit does not compile.
+    ValueError
+        At a launch with more threads per block than ``launch_bounds`` allows.
 
     Notes
     -----
+    The dispatcher has numba's inspection API: ``overloads`` (signature →
+    compiled kernel, with ``definitions`` its older name), ``specialize(*args)``,
+    ``inspect_types()``, ``inspect_llvm()`` and ``inspect_asm()``.
+
     Globals the kernel reads are frozen when it is compiled; after changing
     one, call ``kernel.recompile()``. Host NumPy arguments are copied to the
     device before the launch and, if the kernel may write them, back after it,
@@ -152,11 +170,25 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
             raise TypeError("jit() got a signature twice (positional and signature=)")
         signature, func_or_sig = func_or_sig, None
 
+    jit_options = dict(device=device, debug=debug, fastmath=fastmath, lineinfo=lineinfo,
+                       inline=inline, opt=opt, launch_bounds=launch_bounds,
+                       forceinline=forceinline, max_registers=max_registers)
+    if inline not in (True, False, "always", "never"):
+        raise ValueError(f"inline must be a bool, 'always' or 'never', not {inline!r}")
+    options = dict(debug=bool(debug), fastmath=bool(fastmath), lineinfo=bool(lineinfo),
+                   opt=bool(opt) and not debug, device=bool(device),
+                   inline=inline in (True, "always") or bool(forceinline))
+    if launch_bounds is not None:
+        options["launch_bounds"] = _launch_bounds(launch_bounds)
+    if max_registers is not None:
+        if not isinstance(max_registers, int) or max_registers <= 0:
+            raise ValueError(f"max_registers must be a positive int, not {max_registers!r}")
+        options["max_registers"] = max_registers
+
     def decorate(func):
-        kernel = _gpujit.Dispatcher(func, debug=bool(debug), fastmath=bool(fastmath),
-                                    lineinfo=bool(lineinfo), opt=bool(opt) and not debug,
-                                    device=bool(device), inline=bool(inline))
+        kernel = _gpujit.Dispatcher(func, **options)
         _functools.update_wrapper(kernel, func)
+        _add_dispatcher_api(kernel, jit_options)
         if signature is not None:   # a device function's: compiled where kernels call it
             kernel._set_signatures(_signature_list(signature))
         return kernel
@@ -169,6 +201,118 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     return decorate(func_or_sig)
 
 
+def _launch_bounds(bounds):
+    """launch_bounds as (max threads per block, min blocks per SM, max blocks
+    per cluster), 0 for each one not given."""
+    items = (bounds,) if isinstance(bounds, int) else \
+        tuple(bounds) if isinstance(bounds, (tuple, list)) else ()
+    if not 1 <= len(items) <= 3 or not all(isinstance(b, int) and b > 0 for b in items):
+        raise ValueError(f"launch_bounds must be a positive int or a tuple of 1 to 3 "
+                         f"positive ints (max threads per block, min blocks per "
+                         f"multiprocessor, max blocks per cluster), not {bounds!r}")
+    return items + (0,) * (3 - len(items))
+
+
+class _Overloads(_Mapping):
+    """kernel.overloads: {signature tuple: CompiledKernel}, as numba's; a view
+    of kernel.signatures, so it shows every specialisation compiled so far."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __getitem__(self, signature):
+        if signature not in self._kernel.signatures:
+            raise KeyError(signature)
+        return CompiledKernel(self._kernel, signature)
+
+    def __iter__(self):
+        return iter(self._kernel.signatures)
+
+    def __len__(self):
+        return len(self._kernel.signatures)
+
+    def __repr__(self):
+        return repr(dict(self))
+
+
+class CompiledKernel:
+    """CompiledKernel(dispatcher, signature)
+
+    One specialisation of a kernel, as numba's ``kernel.overloads[sig]``:
+    its ``signature`` (a tuple of type names, a key of
+    ``kernel.signatures``), ``py_func``, and the inspection methods of that
+    signature alone.
+    """
+
+    def __init__(self, dispatcher, signature):
+        self._dispatcher = dispatcher
+        self.signature = signature
+        self.argtypes = signature
+        self.py_func = dispatcher.py_func
+
+    def inspect_asm(self):
+        """inspect_asm() -> str: the PTX."""
+        return self._dispatcher.inspect_asm(self.signature)
+
+    def inspect_llvm(self):
+        """inspect_llvm() -> str: the optimised LLVM IR for the current target."""
+        return self._dispatcher.inspect_llvm(self.signature)
+
+    def inspect_types(self, file=None):
+        """inspect_types(file=None) -> None: writes the type of every variable."""
+        self._dispatcher.inspect_types(self.signature, file=file)
+
+    def __repr__(self):
+        return f"<compiled {self.py_func.__qualname__}{self.signature}>"
+
+
+def _add_dispatcher_api(kernel, jit_options):
+    """Gives kernel numba's dispatcher attributes that are plain Python:
+    overloads (and its older name definitions), specialize(), specialized,
+    forall().  The Dispatcher type is immutable, so they live in the
+    kernel's __dict__."""
+    specializations = {}
+
+    def specialize(*args):
+        """specialize(*args) -> Dispatcher
+
+        A kernel compiled now for the types of ``args`` (as
+        ``gpujit.types.typeof`` gives them) and for those alone, as numba's:
+        a launch with other argument types raises TypeError.  Made once per
+        target and set of types.
+
+        Raises
+        ------
+        RuntimeError
+            If this kernel is itself a specialisation.
+        """
+        if kernel.specialized:
+            raise RuntimeError("Dispatcher already specialized")
+        argtypes = tuple(types.typeof(a) for a in args)
+        key = (current_target(), argtypes)
+        if key not in specializations:
+            special = jit(argtypes, **jit_options)(kernel.py_func)
+            special.__dict__["specialized"] = True
+            specializations[key] = special
+        return specializations[key]
+
+    def forall(ntasks, tpb=0, stream=0, sharedmem=0):
+        """forall(ntasks, tpb=0, stream=0, sharedmem=0) -> launch configuration
+
+        ``kernel.forall(n)(*args)`` launches enough threads for ``n`` tasks,
+        as numba's: blocks of ``tpb`` threads (0: 128), ``(n + tpb - 1) //
+        tpb`` of them.  The kernel still checks its index against ``n``.
+        """
+        if not isinstance(ntasks, int) or ntasks < 0:
+            raise ValueError(f"forall() needs a count of tasks, not {ntasks!r}")
+        block = tpb or 128
+        return kernel[max(1, (ntasks + block - 1) // block), block, stream, sharedmem]
+
+    overloads = _Overloads(kernel)
+    kernel.__dict__.update(overloads=overloads, definitions=overloads, forall=forall,
+                           specialize=specialize, specialized=False)
+
+
 def _signature_list(signature):
     """jit()'s signature argument as a list of signatures: a list (or a tuple
     of strings) holds several; a str, a signature object or a tuple of types
@@ -177,6 +321,144 @@ def _signature_list(signature):
             all(isinstance(s, (str, types.Signature)) for s in signature):
         return list(signature)
     return [signature]
+
+
+# ---- host functions with numba's parameters -----------------------------------
+
+def to_device(obj, stream=0, copy=True, to=None):
+    """to_device(obj, stream=0, copy=True, to=None) -> DeviceArray
+
+    Copies a host array to the device, as numba's ``cuda.to_device``.
+
+    Parameters
+    ----------
+    obj : array_like
+        The host array (any shape, dtype and layout; not written).
+    stream : Stream or 0
+        The stream of the copy (0: the default stream, synchronous).
+    copy : bool
+        False: allocate the device array (``obj``'s shape and dtype, C order)
+        without copying, its contents undefined.
+    to : DeviceArray, optional
+        Copy into this device array (of ``obj``'s shape and dtype) and
+        return it, instead of allocating one.
+
+    Returns
+    -------
+    DeviceArray
+        ``to``, or a new device array.
+
+    Raises
+    ------
+    ValueError
+        If ``to``'s shape, dtype or layout does not fit ``obj``.
+    """
+    if to is not None:
+        if copy:
+            to.copy_to_device(obj, stream=stream)
+        return to
+    if not copy:
+        import numpy
+
+        obj = numpy.asarray(obj)
+        return device_array(obj.shape, obj.dtype, stream=stream)
+    return _gpujit.to_device(obj, stream)
+
+
+def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
+                cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None):
+    """compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None) -> (str, str)
+
+    Compiles ``pyfunc`` for one signature to PTX, without a GPU, as numba's
+    ``cuda.compile_ptx``.
+
+    Parameters
+    ----------
+    pyfunc : function or Dispatcher
+    sig : signature
+        A string (``"void(float32[:], int64)"``), a signature made of
+        :mod:`gpujit.types` objects, or a tuple of argument types.
+    device : bool
+        Compile a device function (a PTX ``.func`` that returns its value)
+        rather than a kernel (``.entry``).
+    cc : tuple of int, optional
+        The compute capability (default ``(9, 0)``).
+    abi : {"numba", "c"}
+        The device function's calling convention.  gpujit has one: the C
+        one (arguments and the return value by value), so both give it;
+        ``"c"`` names the function as C would, ``pyfunc.__name__`` or
+        ``abi_info["abi_name"]``, where ``"numba"`` gives gpujit's
+        ``_gj_<qualname>``.
+    abi_info : dict, optional
+        ``{"abi_name": name}``: the PTX name of a ``"c"`` ABI function.
+    launch_bounds : int or tuple of 1 to 3 ints, optional
+        As :func:`jit`'s.
+
+    Returns
+    -------
+    (str, str)
+        The PTX, and the name of the return type (``"none"`` for a kernel).
+
+    Raises
+    ------
+    NotImplementedError
+        For an ABI other than "numba" and "c", or the C ABI for a kernel
+        (numba's errors).
+    TypingError, UnsupportedError
+        If ``pyfunc`` does not compile for ``sig``.
+    """
+    if abi not in ("numba", "c"):
+        raise NotImplementedError(f"Unsupported ABI: {abi}")
+    if abi == "c" and not device:
+        raise NotImplementedError("The C ABI is not supported for kernels")
+    options = dict(fastmath=bool(fastmath), lineinfo=bool(lineinfo), debug=bool(debug),
+                   opt=bool(opt) and not debug, device=bool(device))
+    if cc is not None:
+        options["cc"] = tuple(cc)
+    if abi == "c":
+        options["entry_name"] = (abi_info or {}).get("abi_name", pyfunc.__name__)
+    if launch_bounds is not None:
+        options["launch_bounds"] = _launch_bounds(launch_bounds)
+    return _gpujit.compile_ptx(pyfunc, sig, **options)
+
+
+def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
+            opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None):
+    """compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None, opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None) -> (str, str)
+
+    numba-cuda's ``cuda.compile``: :func:`compile_ptx` with its other
+    defaults, a device function with the C ABI.
+
+    Raises
+    ------
+    NotImplementedError
+        For an ``output`` other than ``"ptx"`` (numba's ``"ltoir"`` needs
+        NVIDIA's NVVM, which gpujit does not use).
+    """
+    if output != "ptx":
+        raise NotImplementedError(f"Unsupported output type: {output}")
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                       fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
+                       launch_bounds=launch_bounds)
+
+
+def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False,
+                                   fastmath=False, opt=True, abi="numba", abi_info=None,
+                                   launch_bounds=None):
+    """compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True, abi="numba", abi_info=None, launch_bounds=None) -> (str, str)
+
+    :func:`compile_ptx` for the compute capability of the current GPU, as
+    numba's.
+
+    Raises
+    ------
+    CudaSupportError
+        If there is no GPU (use :func:`compile_ptx` with ``cc``).
+    """
+    cc = get_current_device().compute_capability
+    return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
+                       fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
+                       launch_bounds=launch_bounds)
 
 
 # ---- kernel API objects --------------------------------------------------------

@@ -27,7 +27,7 @@ __all__ = [
     "intp", "uintp", "intc", "uintc", "int_", "byte",
     "float16", "float32", "float64", "f2", "f4", "f8", "half", "float_", "double",
     "complex64", "complex128", "c8", "c16",
-    "void", "none",
+    "void", "none", "typeof",
 ]
 
 
@@ -262,6 +262,61 @@ float64 = f8 = double = Scalar("float64", "float64")
 complex64 = c8 = Scalar("complex64", "complex64")
 complex128 = c16 = Scalar("complex128", "complex128")
 void = none = NoneType()
+
+
+def typeof(value):
+    """typeof(value) -> Type
+
+    The type a kernel argument gets, as ``numba.typeof``: a Python ``bool``,
+    ``int``, ``float`` or ``complex`` is ``boolean``, ``int64``, ``float64``
+    or ``complex128``; a NumPy scalar keeps its dtype; an array (NumPy,
+    :class:`~gpujit.DeviceArray`, anything with ``shape``, ``strides`` and
+    ``dtype``) is an :class:`Array` whose layout is ``"C"`` or ``"F"`` when
+    its strides are contiguous that way, else ``"A"``.
+
+    Raises
+    ------
+    TypeError
+        For a value no kernel argument can be.
+    """
+    if isinstance(value, bool):
+        return boolean
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return float64
+    if isinstance(value, complex):
+        return complex128
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    try:
+        scalar = _scalar_by_name(str(dtype))
+    except KeyError:
+        raise TypeError(f"a kernel argument cannot be of type {type(value).__name__}") from None
+    import numpy   # NumPy scalars have a shape () too
+
+    if shape is None or isinstance(value, numpy.generic):
+        return scalar
+    return Array(scalar, len(shape), _layout(shape, getattr(value, "strides", None),
+                                             dtype.itemsize))
+
+
+def _layout(shape, strides, itemsize):
+    """"C", "F" or "A" for an array's shape and strides in bytes (None: C)."""
+    if strides is None:
+        return "C"
+
+    def dense(dims):
+        step = itemsize
+        for n, s in dims:
+            if n != 1 and s != step:
+                return False
+            step *= n
+        return True
+    pairs = list(zip(shape, strides))
+    if dense(reversed(pairs)):
+        return "C"
+    return "F" if dense(pairs) else "A"
 
 
 def _scalar_by_name(name):

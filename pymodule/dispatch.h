@@ -50,6 +50,9 @@ typedef struct GjDispatcher {
     PyObject *weakreflist;
     int argcount;
     int fastmath, lineinfo, debug, opt, device_fn, inline_fn;
+    int launch_bounds[3];      /* max threads per block, min blocks per SM, max blocks
+                                  per cluster; 0 = none (jit(launch_bounds=...)) */
+    int max_registers;         /* per thread, 0 = any (jit(max_registers=...)) */
     GjEntry **buckets;           /* [nbuckets], a power of two */
     size_t nbuckets, count;
     GjEntry *last;               /* the last entry used: checked before hashing */

@@ -144,6 +144,12 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
     o->lineinfo = d ? d->lineinfo : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
     o->want_llvm_ir = 1;
+    if (d) {
+        o->max_threads = d->launch_bounds[0];
+        o->min_blocks = d->launch_bounds[1];
+        o->max_cluster = d->launch_bounds[2];
+        o->max_registers = d->max_registers;
+    }
     if (ordinal == GJ_MEM_HOST) {
         o->target = GJ_TARGET_CPU;
         o->runtime_symbols = cpu_runtime_symbols;
@@ -474,11 +480,13 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", "inline",
-                             NULL};
+                             "launch_bounds", "max_registers", NULL};
     PyObject *func;
     int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp:Dispatcher", kwlist, &func, &debug,
-                                     &fastmath, &lineinfo, &opt, &device, &inline_fn))
+    int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii)i:Dispatcher", kwlist, &func,
+                                     &debug, &fastmath, &lineinfo, &opt, &device, &inline_fn,
+                                     &bounds[0], &bounds[1], &bounds[2], &max_registers))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -509,6 +517,8 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->opt = opt;
     d->device_fn = device;
     d->inline_fn = inline_fn;
+    memcpy(d->launch_bounds, bounds, sizeof bounds);
+    d->max_registers = max_registers;
     return (PyObject *)d;
 }
 
@@ -645,16 +655,22 @@ static int compile_ptx_twins(GjPyState *st, GjDispatcher *d)
     return rc;
 }
 
-/* The entries of a signature argument: one (a str or tuple given) or all.
-   A signature string selects the PTX (CUDA) specialisation. */
+/* The entries of a signature argument: one (a str or tuple given) or all,
+   keyed by signature.  PTX comes from the CUDA specialisation; the LLVM IR
+   and the types from the current target's, so a kernel compiled for both
+   targets shows the one it runs on (the other only for a signature that
+   the current target has not compiled). */
 static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    if (field_offset == offsetof(GjCompileResult, ptx) && compile_ptx_twins(st, d) < 0)
+    int ptx = field_offset == offsetof(GjCompileResult, ptx), device = gj_cu_current_device();
+    if (ptx && compile_ptx_twins(st, d) < 0)
+        return NULL;
+    if (!ptx && gj_py_device(st, &device) < 0)
         return NULL;
     if (sig && sig != Py_None) {
-        GjEntry *e = entry_for_signature(st, d, sig, gj_cu_current_device());
+        GjEntry *e = entry_for_signature(st, d, sig, device);
         if (!e)
             return NULL;
         const char *text = *(char **)((char *)&e->res + field_offset);
@@ -666,6 +682,13 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
             const char *text = *(char **)((char *)&e->res + field_offset);
             if (!text)
                 continue;   /* a CPU entry's PTX: its twin gives it */
+            int shown = (int)e->key[0] != device ? PyDict_Contains(out, e->sig) : 0;
+            if (shown < 0) {
+                Py_CLEAR(out);
+                break;
+            }
+            if (shown)
+                continue;   /* the current target's entry is there */
             PyObject *v = PyUnicode_FromString(text);
             if (!v || PyDict_SetItem(out, e->sig, v) < 0) {
                 Py_XDECREF(v);
@@ -1001,12 +1024,15 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "lineinfo", "debug",
-                             "opt", "device", NULL};
+                             "opt", "device", "entry_name", "launch_bounds", NULL};
     PyObject *func, *sig_obj, *sig_str;
     int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, opt = 1, device = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)ppppp:compile_ptx", kwlist, &func,
+    const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
+    int bounds[3] = {0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)pppppz(iii):compile_ptx", kwlist, &func,
                                      &sig_obj, &cc_major, &cc_minor, &fastmath, &lineinfo,
-                                     &debug, &opt, &device))
+                                     &debug, &opt, &device, &entry_name, &bounds[0],
+                                     &bounds[1], &bounds[2]))
         return NULL;
     if (!(sig_str = gj_py_signature_string(sig_obj)))
         return NULL;
@@ -1055,6 +1081,10 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.lineinfo = lineinfo;
     o.opt_level = opt ? 3 : 0;
     o.device = device;
+    o.entry_name = entry_name;
+    o.max_threads = bounds[0];
+    o.min_blocks = bounds[1];
+    o.max_cluster = bounds[2];
     (void)debug;
     if (run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
         goto done;

@@ -958,6 +958,11 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     if (gj_py_entry_load(st, e, d->lineinfo) < 0 || prepare_shared(st, l, e, device) < 0)
         goto done;
     unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+    if (d->launch_bounds[0] > 0 && threads > (unsigned long long)d->launch_bounds[0]) {
+        PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds the kernel's "
+                     "launch_bounds of %d threads per block", threads, d->launch_bounds[0]);
+        goto done;
+    }
     if (e->max_threads > 0 && threads > (unsigned long long)e->max_threads) {
         PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds this kernel's limit of "
                      "%d threads per block (set by its register use)", threads,

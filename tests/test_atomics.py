@@ -425,7 +425,17 @@ def add_bool(ary, out):
     out[0] = atomic.add(ary, 0, 1)
 
 
+def swap_in_2d(ary):
+    atomic.compare_and_swap(ary, 0, 1)
+
+
+def swap_floats(ary):
+    atomic.compare_and_swap(ary, 0.0, 1.0)
+
+
 @pytest.mark.parametrize("func,sig,message", [
+    (swap_in_2d, "void(int32[:, :])", r"compare_and_swap\(\) needs a 1-d array"),
+    (swap_floats, "void(float32[:])", r"compare_and_swap\(\) does not support float32 arrays"),
     (add_to_frozen, "void(int32[:])", r"gpujit\.atomic\.add\(\) cannot write to readonly array"),
     (add_to_view, "void(int32[:, :], int32[:])", r"needs the index of one element"),
     (add_complex, "void(float64[:], float64[:])", r"needs a real number"),

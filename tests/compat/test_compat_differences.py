@@ -1,0 +1,249 @@
+"""Each deliberate difference from numba.cuda that docs/coming-from-numba.md
+lists holds, as the page shows it (one test per entry, in its order)."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import poison
+from numba_shim import TypingError, UnsupportedError, cuda, int32
+
+# ---- typing -----------------------------------------------------------------------------
+
+
+@cuda.jit
+def times_two(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * 2.0
+
+
+def test_float_literals_are_weak(target):
+    x = np.full(32, 3e38, np.float32)
+    out = poison(32, np.float64)
+    times_two[1, 32](x, out)
+    np.testing.assert_array_equal(out, np.inf)   # a float32 product; numba's float64 is 6e38
+
+
+@cuda.jit
+def product(a, b, out):
+    i = cuda.grid(1)
+    if i < a.size:
+        out[i] = a[i] * b[i]
+
+
+def test_int32_arithmetic_wraps_at_32_bits(target):
+    a = np.full(32, 70000, np.int32)
+    b = np.full(32, 70000, np.int32)
+    out = poison(32, np.int64)
+    product[1, 32](a, b, out)
+    np.testing.assert_array_equal(out, (a * b).astype(np.int64))   # NumPy's int32 wraps too
+    assert out[0] != 70000 * 70000
+
+
+@cuda.jit
+def grid_index_is_wide(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x + 2 ** 40
+
+
+def test_thread_registers_are_int64(target):
+    out = poison(64, np.int64)
+    grid_index_is_wide[2, 32](out)
+    np.testing.assert_array_equal(out, np.arange(64) + 2 ** 40)
+
+
+# ---- warp primitives --------------------------------------------------------------------
+
+@cuda.jit
+def full_ballot(out):
+    m = cuda.ballot_sync(0xffffffff, True)
+    if cuda.laneid == 0:
+        out[0] = m == 0xffffffff
+        out[1] = m
+
+
+def test_ballot_masks_are_uint32(target):
+    out = poison(2, np.int64)
+    full_ballot[1, 32](out)
+    assert out[0] == 1 and out[1] == 0xffffffff
+
+
+@cuda.jit
+def previous_lane(out):
+    prev = cuda.laneid - 1
+    out[cuda.threadIdx.x] = prev
+
+
+def test_laneid_is_int64(target):
+    out = poison(32, np.int64)
+    previous_lane[1, 32](out)
+    np.testing.assert_array_equal(out, np.arange(32) - 1)   # -1 in lane 0
+
+
+# ---- print ----------------------------------------------------------------------------
+
+def test_bools_print(target, tmp_path):
+    # A kernel prints through the C runtime: run it in a child and read its stdout.
+    script = tmp_path / "print_bool.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import numpy as np
+        from numba_shim import cuda
+        cuda.set_target({target!r})
+
+        @cuda.jit
+        def show(x):
+            i = cuda.grid(1)
+            if i < x.size:
+                print(x[i] > 0)
+
+        show[1, 2](np.array([1.0, -1.0]))
+    """))
+    proc = subprocess.run([sys.executable, "-P", str(script)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.split()) == ["False", "True"]
+
+
+# ---- dispatcher and compilation -------------------------------------------------------
+
+def test_signatures_are_tuples_of_type_names(target):
+    @cuda.jit
+    def kernel(x):
+        x[cuda.grid(1)] = 1
+
+    kernel[1, 32](np.zeros(32, np.float32))
+    assert list(kernel.overloads) == [("array(float32, 1d, C)",)]
+    assert kernel.signatures == [("array(float32, 1d, C)",)]
+
+
+def add(a, b):
+    return a + b
+
+
+def test_device_functions_have_the_c_abi():
+    ptx, resty = cuda.compile_ptx(add, int32(int32, int32), device=True, abi="c")
+    assert resty == "int32"
+    assert re.search(r"\(\.param \.b32 func_retval0\) add\(\s*\.param \.b32 add_param_0,"
+                     r"\s*\.param \.b32 add_param_1\s*\)", ptx)
+    ptx, _ = cuda.compile_ptx(add, int32(int32, int32), device=True)   # abi="numba"
+    assert re.search(r"\(\.param \.b32 func_retval0\) _gj_add\(\s*\.param \.b32", ptx)
+
+
+@pytest.mark.parametrize("target", ["cpu"], indirect=True)
+def test_inspect_llvm_shows_the_current_target(target):
+    @cuda.jit
+    def kernel(x):
+        x[cuda.grid(1)] = 1
+
+    kernel[1, 32](np.zeros(32, np.float32))
+    sig = ("array(float32, 1d, C)",)
+    assert "nvptx64" not in kernel.inspect_llvm(sig)
+    assert ".entry" in kernel.inspect_asm(sig)
+
+
+@cuda.jit
+def block_size(out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = cuda.blockDim.x
+
+
+def test_forall_uses_blocks_of_128_threads(target):
+    out = poison(1000, np.int64)
+    block_size.forall(out.size)(out)
+    np.testing.assert_array_equal(out, 128)
+
+
+def test_a_launch_beyond_launch_bounds_is_a_value_error(target):
+    def f(x):
+        x[cuda.grid(1)] = 1
+
+    k = cuda.jit(launch_bounds=64)(f)
+    with pytest.raises(ValueError, match="exceeds the kernel's launch_bounds of 64"):
+        k[1, 128](np.zeros(128, np.float32))
+
+
+# ---- not supported yet (the page's last table) ------------------------------------------
+
+def iterate_array(a, out):
+    s = 0.0
+    for v in a:
+        s += v
+    out[0] = s
+
+
+@cuda.jit(device=True)
+def scaled(x, scale=2.0):
+    return x * scale
+
+
+def keyword_call(a, out):
+    out[0] = scaled(a[0], scale=3.0)
+
+
+def default_value(a, out):
+    out[0] = scaled(a[0])
+
+
+def assert_in_kernel(a, out):
+    assert a.size > 0
+    out[0] = a[0]
+
+
+def raise_in_kernel(a, out):
+    if a.size == 0:
+        raise ValueError("empty")
+    out[0] = a[0]
+
+
+@cuda.jit("float64(float64)", device=True)
+def halve_to_one(x):
+    if x <= 1.0:
+        return x
+    return halve_to_one(x / 2.0)
+
+
+def recursion(a, out):
+    out[0] = halve_to_one(a[0])
+
+
+def transpose(a, out):
+    out[0] = a.T[0]
+
+
+def fp16(a, out):
+    out[0] = cuda.fp16.hadd(a[0], a[0])
+
+
+def cooperative_groups(a, out):
+    cuda.cg.this_grid().sync()
+    out[0] = a[0]
+
+
+@pytest.mark.parametrize("func", [iterate_array, keyword_call, default_value, assert_in_kernel,
+                                  raise_in_kernel, recursion, transpose, fp16,
+                                  cooperative_groups])
+def test_not_supported_yet(func):
+    with pytest.raises((UnsupportedError, TypingError)):
+        cuda.compile_ptx(func, "void(float64[::1], float64[::1])")
+
+
+def test_record_dtypes_are_not_supported_yet(target):
+    @cuda.jit
+    def kernel(a):
+        a[0] = a[1]
+
+    with pytest.raises(TypeError, match="no type for"):
+        kernel[1, 1](np.zeros(2, np.dtype([("x", np.float64), ("y", np.int32)])))
+
+
+def test_libdevice_and_random_modules_are_not_there_yet():
+    assert not hasattr(cuda, "libdevice") and not hasattr(cuda, "random")
