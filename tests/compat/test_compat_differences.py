@@ -173,13 +173,6 @@ def test_a_launch_beyond_launch_bounds_is_a_value_error(target):
 
 # ---- not supported yet (the page's last table) ------------------------------------------
 
-def iterate_array(a, out):
-    s = 0.0
-    for v in a:
-        s += v
-    out[0] = s
-
-
 @cuda.jit(device=True)
 def scaled(x, scale=2.0):
     return x * scale
@@ -228,7 +221,7 @@ def cooperative_groups(a, out):
     out[0] = a[0]
 
 
-@pytest.mark.parametrize("func", [iterate_array, keyword_call, default_value, assert_in_kernel,
+@pytest.mark.parametrize("func", [keyword_call, default_value, assert_in_kernel,
                                   raise_in_kernel, recursion, transpose, fp16,
                                   cooperative_groups])
 def test_not_supported_yet(func):

@@ -758,3 +758,20 @@ PTX_CASES = [
     (typed_scalars, "void(int64[:, ::1])"),
 ]
 
+
+
+@cuda.jit
+def row_sums(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        s = 0.0
+        for v in a[i]:
+            s += v
+        out[i] = s
+
+
+def test_iterating_over_an_array(rng):
+    a = rng.random((37, 11))
+    out = poison(37, np.float64)
+    row_sums[2, 32](a, out)
+    np.testing.assert_allclose(out, a.sum(axis=1), rtol=1e-12)
