@@ -803,8 +803,11 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
     rc = gj_cpu_launch(&cl, msg, sizeof msg);
     Py_END_ALLOW_THREADS
     if (rc != 0) {
-        PyErr_Format(st->GpujitError, "the CPU target could not run the grid: %s",
-                     msg[0] ? msg : "unknown error");
+        PyObject *name = PyObject_GetAttrString(l->disp->func, "__qualname__");
+        if (name)
+            PyErr_Format(st->GpujitError, "the CPU target could not run kernel %U: %s", name,
+                         msg[0] ? msg : "unknown error");
+        Py_XDECREF(name);
         return -1;
     }
     return copy_back_strided(st, e, args, n);

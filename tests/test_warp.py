@@ -527,7 +527,7 @@ def misuse(kind, out):
     (0, "width must be a power of two"), (1, "does not name the calling lane"),
     (2, "at different warp operations, shfl_sync and ballot_sync"), (3, "a deadlock on the GPU")])
 def test_cpu_target_reports_misuse(target, kind, text):
-    with pytest.raises(gpujit.GpujitError, match="the CPU target could not run the grid") as info:
+    with pytest.raises(gpujit.GpujitError, match="the CPU target could not run kernel ") as info:
         misuse[2, 64](kind, np.ones(128, np.int32))
     assert text in str(info.value)
     out = np.ones(128, np.int32)
