@@ -357,7 +357,7 @@ static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const G
         for (int k = 0; k < 2; k++)
             if (!(x[k] = gj_lower_cast(L, args[k], types[k], rt)))
                 return NULL;
-        return gj_lower_libdevice(L, "pow", x, 2);
+        return gj_lower_float_pow(L, x[0], x[1]);
     case GJ_MK_FREXP:
         return frexp_call(L, args[0], types[0], rt);
     case GJ_MK_LDEXP:

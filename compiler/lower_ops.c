@@ -7,7 +7,8 @@
  * % floor with the sign of the divisor (floats follow npy_divmod exactly,
  * with libdevice's exact fmod); / on integers is float64 division; ** on
  * integers is exponentiation by squaring (a helper function in the module),
- * on floats libdevice's pow, and x ** k for a constant k in 0..4 becomes
+ * on floats libdevice's pow (exact for integral powers that fit:
+ * gj_lower_float_pow), and x ** k for a constant k in 0..4 becomes
  * multiplies.  Comparisons are ordered for floats except != (unordered, so
  * nan != nan as in Python).  Complex numbers are {re, im} structs with
  * NumPy's formulas (Smith's division, as npy_cdiv; npy_cpow's cases).
@@ -453,14 +454,70 @@ static LLVMValueRef ipow_helper(GjLower *L, LLVMTypeRef ty, int is_signed) {
     return fn;
 }
 
+/* Float pow(x, y), exact whenever x and y are integers and x**|y| is an
+   integer the float holds exactly (up to 2**p, p = 53 bits of significand
+   for float64, 24 for float32), on every target.  libdevice's pow is
+   allowed 2 ulp, so pow(3, 1) could be 2.9999999999999996 and int() of it 2.
+   The library's r = pow(x, y) is kept unless x is a nonzero integer, y an
+   integer with 1 <= |y| <= 63 and r says the power is small:
+   |r| <= 2**(p+1) for y > 0, |r| >= 2**-(p+1) for y < 0 (a margin of far
+   more than 2 ulp over 2**p).  Then m = |x|**|y| is computed by squaring,
+   six bits of |y| unrolled into selects (|x| >= 2 and m <= 2**54 bound |y|
+   by 54; x == +-1 is exact anyway).  Why that is exact: with |x| >= 1
+   every product is x**k for some k <= |y|, an integer no larger in
+   magnitude than m; when m <= 2**p every one is representable, so every
+   multiply is exact, and when m <= 2**(p+1) only the last one can round
+   (its operands are at most m / 2), so m is correctly rounded.  Squares
+   past the last used bit may round, but are discarded.  y < 0 gives 1 / m,
+   one correctly rounded division (2**-3 exact, 3**-1 the nearest float to
+   1/3).  The sign is x's for odd y.  Where r's error lets a power just
+   above 2**(p+1) in, the product rounds a few times: still within the
+   library's 2 ulp. */
+LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
+    LLVMValueRef args[2] = {x, y};
+    LLVMValueRef r = libdevice_call(L, "pow", args, 2);
+    if (!r)
+        return NULL;
+    LLVMTypeKind kind = LLVMGetTypeKind(LLVMTypeOf(x));
+    int bits = kind == LLVMDoubleTypeKind ? 53 : kind == LLVMFloatTypeKind ? 24 : 11;
+    LLVMValueRef ax = gj_lower_float_intrinsic(L, "llvm.fabs", x);
+    LLVMValueRef ay = gj_lower_float_intrinsic(L, "llvm.fabs", y);
+    LLVMValueRef ar = gj_lower_float_intrinsic(L, "llvm.fabs", r);
+    LLVMValueRef ok = LLVMBuildAnd(
+        L->b, fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", x), x),
+        fcmp(L, LLVMRealONE, x, float_const(x, 0.0)), "");
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", y), y), "");
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOGE, ay, float_const(y, 1.0)), "");
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOLE, ay, float_const(y, 63.0)), "");
+    LLVMValueRef y_pos = fcmp(L, LLVMRealOGT, y, float_const(y, 0.0));
+    double limit = (double)(1ull << (bits + 1));
+    LLVMValueRef fits = sel(L, y_pos, fcmp(L, LLVMRealOLE, ar, float_const(r, limit)),
+                            fcmp(L, LLVMRealOGE, ar, float_const(r, 1.0 / limit)));
+    ok = LLVMBuildAnd(L->b, ok, fits, "");
+    /* |y| clamped first, so the conversion never sees a value out of range */
+    LLVMValueRef k = LLVMBuildFPToSI(L->b, sel(L, ok, ay, float_const(y, 1.0)), L->i32, "");
+    LLVMValueRef m = float_const(x, 1.0), p = ax;
+    for (unsigned bit = 0; bit < 6; bit++) {
+        LLVMValueRef set = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, k, LLVMConstInt(L->i32, bit, 0), ""),
+                                          L->i1, "");
+        m = sel(L, set, LLVMBuildFMul(L->b, m, p, ""), m);
+        if (bit < 5)
+            p = LLVMBuildFMul(L->b, p, p, "");
+    }
+    LLVMValueRef exact = sel(L, y_pos, m, LLVMBuildFDiv(L->b, float_const(m, 1.0), m, ""));
+    /* the sign: negative only for x < 0 and odd y */
+    LLVMValueRef odd = LLVMBuildTrunc(L->b, k, L->i1, "");
+    LLVMValueRef neg = LLVMBuildAnd(L->b, odd, fcmp(L, LLVMRealOLT, x, float_const(x, 0.0)), "");
+    exact = sel(L, neg, LLVMBuildFNeg(L->b, exact, ""), exact);
+    return sel(L, ok, exact, r);
+}
+
 static LLVMValueRef power(GjLower *L, GjNumClass cls, LLVMValueRef a, LLVMValueRef b) {
     int e = small_exponent(b);
     if (e >= 0)
         return pow_by_multiplies(L, a, e, cls == GJ_NC_FLOAT);
-    if (cls == GJ_NC_FLOAT) {
-        LLVMValueRef args[2] = {a, b};
-        return libdevice_call(L, "pow", args, 2);
-    }
+    if (cls == GJ_NC_FLOAT)
+        return gj_lower_float_pow(L, a, b);
     LLVMTypeRef ty = LLVMTypeOf(a);
     LLVMValueRef fn = ipow_helper(L, ty, cls == GJ_NC_SINT);
     LLVMTypeRef params[2] = {ty, ty};
