@@ -402,6 +402,80 @@ def test_complex_functions(rng, name, ns, dtype):
     assert (err <= rtol).all(), (a[err > rtol][:5], out[err > rtol][:5], want[err > rtol][:5])
 
 
+INVERSE = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+           "acosh": "arccosh", "atanh": "arctanh"}
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("name", list(INVERSE))
+@pytest.mark.parametrize("ns,dtype", [("cmath", "complex128"), ("np", "complex64"),
+                                      ("np", "complex128")])
+def test_complex_inverse_functions(rng, name, ns, dtype):
+    fname = name if ns == "cmath" else INVERSE[name]
+    src = ("def kernel(a, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+           f"        out[i] = {ns}.{fname}(a[i])\n")
+    env = {"gpujit": gpujit, "cmath": cmath, "np": np}
+    exec(src, env)
+    a = random_array(rng, N, dtype, -3, 3)
+    a[:N // 4] *= 1e-3                           # near the branch points and 0
+    a[N // 4:N // 2] *= 1e3
+    a[N // 2:N // 2 + 8] = [1, -1, 1j, -1j, 0.5, -2, 2j + 1e-9, 1 + 1e-7j]
+    out = poison(N, dtype)
+    gpujit.jit(env["kernel"])[(N + 127) // 128, 128](a, out)
+
+    def ref(z):
+        try:
+            return getattr(cmath, name)(z)
+        except ValueError:     # a pole (atanh(1), atan(1j)): C99's inf, not compared
+            return complex(math.nan, math.nan)
+    want = np.array([ref(z) for z in a.astype(np.complex128).tolist()])
+    # Kahan's formulas on libdevice's functions: a few ulps of the larger part
+    rtol = 2e-6 if dtype == "complex64" else 1e-14
+    scale = np.maximum(np.abs(want), 1e-30)
+    err = np.abs(out.astype(np.complex128) - want) / scale
+    err[np.isnan(want)] = 0
+    assert (err <= rtol).all(), (a[err > rtol][:5], out[err > rtol][:5], want[err > rtol][:5])
+
+
+SPECIAL = [-math.inf, -2.5, -0.0, 0.0, 2.5, math.inf, math.nan]
+ANNEX_G = ["sqrt", "log", "log10"] + list(INVERSE)
+
+
+def same_float(got, want, rtol):
+    """Equal as C99 Annex G means it: nan matches nan, zeros and infinities by sign."""
+    if math.isnan(want):
+        return math.isnan(got)
+    if want == 0 or math.isinf(want):
+        return got == want and math.copysign(1, got) == math.copysign(1, want)
+    return abs(got - want) <= rtol * abs(want)
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("name", ANNEX_G)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_special_values_follow_annex_g(name, dtype):
+    # every pair of -inf, negative, -0, +0, positive, +inf and nan parts,
+    # compared with CPython's cmath (C99 Annex G); pairs where CPython raises
+    # (log(0), atanh(1)...) are C99's pole values, not compared here
+    src = ("def kernel(a, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+           f"        out[i] = cmath.{name}(a[i])\n")
+    env = {"gpujit": gpujit, "cmath": cmath}
+    exec(src, env)
+    a = np.array([complex(x, y) for x in SPECIAL for y in SPECIAL], dtype)
+    out = poison(a.size, dtype)
+    gpujit.jit(env["kernel"])[1, 64](a, out)
+    rtol = 1e-6 if dtype == "complex64" else 1e-15
+    bad = []
+    for z, got in zip(a.astype(np.complex128).tolist(), out.astype(np.complex128).tolist()):
+        try:
+            want = getattr(cmath, name)(z)
+        except ValueError:
+            continue
+        if not (same_float(got.real, want.real, rtol) and same_float(got.imag, want.imag, rtol)):
+            bad.append((z, got, want))
+    assert not bad, bad[:6]
+
+
 @pytest.mark.usefixtures("target")
 def test_cmath_phase_polar_rect_predicates(rng):
     def k(z, ph, r, back, flags):
