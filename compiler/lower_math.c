@@ -12,10 +12,8 @@
  * called through gj_lower_libdevice(), the one place that names libdevice.
  * Complex functions are written here from real ones: the textbook formulas
  * (as CPython's cmath and C99's csqrt/cexp/clog do for finite arguments),
- * Kahan's for the inverse functions; at infinities and NaNs sqrt, log,
- * log10 and the inverse functions return C99 Annex G's values from a table
- * per function (annex_g), exp, sin, cos, tan and their hyperbolic twins
- * their formulas' values.
+ * Kahan's for the inverse functions; at infinities and NaNs C99 Annex G's
+ * values, from a table per function (annex_g) as CPython's cmath has them.
  */
 #include "lower_ops.h"
 
@@ -65,6 +63,19 @@ static LLVMValueRef fadd_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
 
 static LLVMValueRef fdiv_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+}
+
+static LLVMValueRef fsub_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
+}
+
+static LLVMValueRef fneg_(GjLower *L, LLVMValueRef a) {
+    return LLVMBuildFNeg(L->b, a, "");
+}
+
+static LLVMValueRef copysign_(GjLower *L, LLVMValueRef mag, LLVMValueRef sign) {
+    LLVMValueRef args[2] = {mag, sign};
+    return gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(mag), args, 2);
 }
 
 static LLVMValueRef fcmp(GjLower *L, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
@@ -136,46 +147,34 @@ static LLVMValueRef z_log(GjLower *L, LLVMValueRef z, int base10) {
     return gj_lower_complex(L, ld1(L, "log10", r), fdiv_(L, phi, fconst(phi, M_LN10)));
 }
 
-/* sin, cos, sinh, cosh of x + yj from the real functions of x and y. */
+/* sinh, cosh of x + yj from the real functions of x and y (sin and cos are
+   them rotated: z_rotated). */
 static LLVMValueRef z_trig(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
-    switch ((int)fn) {   /* sin, cos, sinh, cosh only */
-    case GJ_MF_SIN:
-        return gj_lower_complex(L, fmul_(L, ld1(L, "sin", x), ld1(L, "cosh", y)),
-                                fmul_(L, ld1(L, "cos", x), ld1(L, "sinh", y)));
-    case GJ_MF_COS:
-        return gj_lower_complex(L, fmul_(L, ld1(L, "cos", x), ld1(L, "cosh", y)),
-                                LLVMBuildFNeg(L->b, fmul_(L, ld1(L, "sin", x), ld1(L, "sinh", y)), ""));
-    case GJ_MF_SINH:
+    if (fn == GJ_MF_SINH)
         return gj_lower_complex(L, fmul_(L, ld1(L, "sinh", x), ld1(L, "cos", y)),
                                 fmul_(L, ld1(L, "cosh", x), ld1(L, "sin", y)));
-    default:   /* cosh */
-        return gj_lower_complex(L, fmul_(L, ld1(L, "cosh", x), ld1(L, "cos", y)),
-                                fmul_(L, ld1(L, "sinh", x), ld1(L, "sin", y)));
-    }
+    return gj_lower_complex(L, fmul_(L, ld1(L, "cosh", x), ld1(L, "cos", y)),
+                            fmul_(L, ld1(L, "sinh", x), ld1(L, "sin", y)));
 }
 
-/* tan(x + yj) = (sin x cos x + j sinh y cosh y) / (cos^2 x + sinh^2 y), and
-   tanh with the roles of the parts swapped: the textbook denominator
-   cos 2x + cosh 2y equals 2 (cos^2 x + sinh^2 y), but computed as a sum it
-   cancels near the poles (cos 2x -> -1, y -> 0); the squares do not
+/* tanh(x + yj) = (sinh x cosh x + j sin y cos y) / (cos^2 y + sinh^2 x)
+   (tan is it rotated: z_rotated): the textbook denominator
+   cosh 2x + cos 2y equals 2 (cos^2 y + sinh^2 x), but computed as a sum it
+   cancels near the poles (cos 2y -> -1, x -> 0); the squares do not
    (Kahan, "Branch cuts for complex elementary functions", 1987).  For a
-   large hyperbolic part the quotient is inf / inf: then tan -> +-j and
-   tanh -> +-1, the limits. */
-static LLVMValueRef z_tan(GjLower *L, GjMathFn fn, LLVMValueRef z) {
-    int hyper = fn == GJ_MF_TANH;
+   large |x| the quotient is inf / inf: then tanh -> +-1, the limit. */
+static LLVMValueRef z_tanh(GjLower *L, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
-    LLVMValueRef a = hyper ? y : x, b = hyper ? x : y;   /* the trigonometric, hyperbolic parts */
-    LLVMValueRef c = ld1(L, "cos", a), sn = ld1(L, "sin", a);
-    LLVMValueRef sh = ld1(L, "sinh", b), ch = ld1(L, "cosh", b);
+    LLVMValueRef c = ld1(L, "cos", y), sn = ld1(L, "sin", y);
+    LLVMValueRef sh = ld1(L, "sinh", x), ch = ld1(L, "cosh", x);
     LLVMValueRef d = fadd_(L, fmul_(L, c, c), fmul_(L, sh, sh));
     LLVMValueRef trig = fdiv_(L, fmul_(L, sn, c), d);
     LLVMValueRef hyp = fdiv_(L, fmul_(L, sh, ch), d);
-    LLVMValueRef big = fcmp(L, LLVMRealOGT, fabs_of(L, b), fconst(b, 20.0));
-    LLVMValueRef one_args[2] = {fconst(b, 1.0), b};
-    LLVMValueRef sign = gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(b), one_args, 2);
-    hyp = sel(L, big, sign, hyp);   /* sinh y cosh y / sinh^2 y: 1 to the float's precision */
-    return hyper ? gj_lower_complex(L, hyp, trig) : gj_lower_complex(L, trig, hyp);
+    LLVMValueRef big = fcmp(L, LLVMRealOGT, fabs_of(L, x), fconst(x, 20.0));
+    /* sinh x cosh x / sinh^2 x: 1 to the float's precision */
+    hyp = sel(L, big, copysign_(L, fconst(x, 1.0), x), hyp);
+    return gj_lower_complex(L, hyp, trig);
 }
 
 /* ---- complex functions at infinities and NaNs (C99 Annex G) ------------------------ */
@@ -185,20 +184,26 @@ static LLVMValueRef z_tan(GjLower *L, GjMathFn fn, LLVMValueRef z) {
 enum { SV_NINF, SV_NEG, SV_NZERO, SV_PZERO, SV_POS, SV_PINF, SV_NAN, SV_NCLASSES };
 
 /* The values the tables hold. */
-enum { V0, VN0, VINF, VNINF, VNAN, VPI, VNPI, VP2, VNP2, VP4, VNP4, VP34, VNP34 };
+enum { V0, VN0, VINF, VNINF, VNAN, VPI, VNPI, VP2, VNP2, VP4, VNP4, VP34, VNP34, V1, VN1 };
 static const double sv_value[] = {0.0,        -0.0,        INFINITY,   -INFINITY, NAN,
                                   M_PI,       -M_PI,       M_PI / 2,   -M_PI / 2, M_PI / 4,
-                                  -M_PI / 4,  3 * M_PI / 4, -3 * M_PI / 4};
+                                  -M_PI / 4,  3 * M_PI / 4, -3 * M_PI / 4, 1.0,    -1.0};
 
-/* The functions with a table; acosh's is log's, asin and atan are asinh and
-   atanh rotated (asin z = -j asinh(jz), as CPython computes them). */
-enum { SVT_SQRT, SVT_LOG, SVT_ACOS, SVT_ASINH, SVT_ATANH, SVT_N };
-static const char *const sv_name[SVT_N] = {"sqrt", "log", "acos", "asinh", "atanh"};
+/* The functions with a table; acosh's is log's; asin, atan, sin and tan are
+   asinh, atanh, sinh and tanh rotated (asin z = -j asinh(jz)), cos is
+   cosh(jz), as CPython computes them. */
+enum { SVT_SQRT, SVT_LOG, SVT_ACOS, SVT_ASINH, SVT_ATANH, SVT_EXP, SVT_COSH, SVT_SINH, SVT_TANH,
+       SVT_N };
+static const char *const sv_name[SVT_N] = {"sqrt", "log", "acos", "asinh", "atanh",
+                                           "exp", "cosh", "sinh", "tanh"};
 
 /* [function][class of re][class of im] = {re, im} of the result, for
    arguments with a part that is not finite: C99 Annex G (G.6), as CPython's
-   cmath returns them (checked against it by tests/test_math.py); the
-   entries where both parts are finite are never read. */
+   cmath returns them (checked against it by tests/test_math.py; where
+   CPython raises, as for exp(1 + inf j), C99's value).  The entries where
+   both parts are finite are never read, nor those of exp, cosh, sinh and
+   tanh at an infinite real part and a finite nonzero imaginary one
+   (inf_limit). */
 static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
     {   /* sqrt */
         {{VINF, VNINF}, {V0, VNINF}, {V0, VNINF}, {V0, VINF}, {V0, VINF}, {VINF, VINF}, {VNAN, VINF}},
@@ -244,6 +249,42 @@ static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
         {{V0, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VP2}, {VNAN, VNAN}},
         {{V0, VNP2}, {V0, VNP2}, {V0, VNP2}, {V0, VP2}, {V0, VP2}, {V0, VP2}, {V0, VNAN}},
         {{V0, VNP2}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {V0, VP2}, {VNAN, VNAN}},
+    },
+    {   /* exp */
+        {{V0, V0}, {V0, V0}, {V0, VN0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
+        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+    },
+    {   /* cosh */
+        {{VINF, VNAN}, {V0, V0}, {VINF, V0}, {VINF, VN0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, V0}, {VNAN, V0}},
+        {{VNAN, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, V0}, {VNAN, V0}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
+        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, V0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+    },
+    {   /* sinh */
+        {{VINF, VNAN}, {V0, V0}, {VNINF, VN0}, {VNINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{V0, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VNAN}, {V0, VNAN}},
+        {{V0, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VNAN}, {V0, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
+        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+    },
+    {   /* tanh */
+        {{VN1, V0}, {V0, V0}, {VN1, VN0}, {VN1, V0}, {V0, V0}, {VN1, V0}, {VN1, V0}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{V1, V0}, {V0, V0}, {V1, VN0}, {V1, V0}, {V0, V0}, {V1, V0}, {V1, V0}},
+        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
     },
 };
 
@@ -316,6 +357,47 @@ static LLVMValueRef annex_g(GjLower *L, int t, LLVMValueRef z, LLVMValueRef fini
     return annex_g_scaled(L, t, z, finite, 1.0);
 }
 
+/* exp, cosh, sinh or tanh of x + yj at x = +-inf and y finite and nonzero:
+   the limit, with the signs of cos y and sin y (C99 G.6.2.4-6, G.6.3.1). */
+static LLVMValueRef inf_limit(GjLower *L, GjMathFn fn, LLVMValueRef x, LLVMValueRef y) {
+    LLVMValueRef c = ld1(L, "cos", y), s = ld1(L, "sin", y), inf = fconst(x, INFINITY);
+    LLVMValueRef pos = fcmp(L, LLVMRealOGT, x, fconst(x, 0.0));
+    LLVMValueRef ic = copysign_(L, inf, c), is = copysign_(L, inf, s);
+    switch ((int)fn) {   /* the four functions only */
+    case GJ_MF_EXP:
+        return gj_lower_complex(L, sel(L, pos, ic, copysign_(L, fconst(x, 0.0), c)),
+                                sel(L, pos, is, copysign_(L, fconst(x, 0.0), s)));
+    case GJ_MF_COSH: return gj_lower_complex(L, ic, sel(L, pos, is, fneg_(L, is)));
+    case GJ_MF_SINH: return gj_lower_complex(L, sel(L, pos, ic, fneg_(L, ic)), is);
+    default:   /* tanh */
+        return gj_lower_complex(L, sel(L, pos, fconst(x, 1.0), fconst(x, -1.0)),
+                                copysign_(L, fconst(x, 0.0), fmul_(L, s, c)));
+    }
+}
+
+/* f(z) for f one of exp, cosh, sinh, tanh: finite where z is, else Annex G's
+   value. */
+static LLVMValueRef annex_g_exp(GjLower *L, GjMathFn fn, LLVMValueRef z, LLVMValueRef finite) {
+    int t = fn == GJ_MF_EXP ? SVT_EXP : fn == GJ_MF_COSH ? SVT_COSH
+          : fn == GJ_MF_SINH ? SVT_SINH : SVT_TANH;
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    LLVMValueRef r = annex_g(L, t, z, finite);
+    LLVMValueRef limit = LLVMBuildAnd(L->b, float_pred(L, GJ_MF_ISINF, x),
+                                      float_pred(L, GJ_MF_ISFINITE, y), "");
+    limit = LLVMBuildAnd(L->b, limit, fcmp(L, LLVMRealONE, y, fconst(y, 0.0)), "");
+    return sel(L, limit, inf_limit(L, fn, x, y), r);
+}
+
+/* sin, cos, tan as CPython computes them: -j sinh(jz), cosh(jz), -j tanh(jz). */
+static LLVMValueRef z_rotated(GjLower *L, GjMathFn fn, LLVMValueRef z) {
+    LLVMValueRef w = gj_lower_complex(L, fneg_(L, gj_lower_im(L, z)), gj_lower_re(L, z));
+    GjMathFn h = fn == GJ_MF_SIN ? GJ_MF_SINH : fn == GJ_MF_COS ? GJ_MF_COSH : GJ_MF_TANH;
+    LLVMValueRef r = annex_g_exp(L, h, w, h == GJ_MF_TANH ? z_tanh(L, w) : z_trig(L, h, w));
+    if (fn == GJ_MF_COS)
+        return r;
+    return gj_lower_complex(L, gj_lower_im(L, r), fneg_(L, gj_lower_re(L, r)));
+}
+
 /* ---- inverse trigonometric and hyperbolic functions -------------------------------- */
 
 /* The formulas of finite arguments are Kahan's ("Branch cuts for complex
@@ -325,14 +407,6 @@ static LLVMValueRef annex_g(GjLower *L, int t, LLVMValueRef z, LLVMValueRef fini
 
 static LLVMValueRef zc(GjLower *L, LLVMValueRef re, LLVMValueRef im) {
     return z_sqrt(L, gj_lower_complex(L, re, im));
-}
-
-static LLVMValueRef fsub_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
-}
-
-static LLVMValueRef fneg_(GjLower *L, LLVMValueRef a) {
-    return LLVMBuildFNeg(L->b, a, "");
 }
 
 /* asinh(x + yj) = asinh(Im(conj(s1) s2)) + j atan2(y, Re(s1 s2)) with
@@ -388,8 +462,7 @@ static LLVMValueRef z_atanh(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
 
     LLVMValueRef h = ld2(L, "hypot", fmul_(L, a, half), fmul_(L, b, half));
     LLVMValueRef big_re = fdiv_(L, fdiv_(L, fmul_(L, a, quarter), h), h);
-    LLVMValueRef pi2_args[2] = {fconst(x, M_PI / 2), b};
-    LLVMValueRef big_im = gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(x), pi2_args, 2);
+    LLVMValueRef big_im = copysign_(L, fconst(x, M_PI / 2), b);
     LLVMValueRef big = LLVMBuildOr(L->b, fcmp(L, LLVMRealOGT, a, fconst(x, large)),
                                    fcmp(L, LLVMRealOGT, ab, fconst(x, large)), "");
 
@@ -397,9 +470,8 @@ static LLVMValueRef z_atanh(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
                            gj_lower_float_intrinsic(L, "llvm.sqrt", ld2(L, "hypot", ab, fconst(x, 2.0))));
     LLVMValueRef b_zero = fcmp(L, LLVMRealOEQ, ab, fconst(x, 0.0));
     LLVMValueRef one_re = sel(L, b_zero, fconst(x, INFINITY), fneg_(L, ld1(L, "log", q)));
-    LLVMValueRef t_args[2] = {fmul_(L, ld2(L, "atan2", fconst(x, 2.0), fneg_(L, ab)), half), b};
     LLVMValueRef one_im = sel(L, b_zero, b,
-                              gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(x), t_args, 2));
+                              copysign_(L, fmul_(L, ld2(L, "atan2", fconst(x, 2.0), fneg_(L, ab)), half), b));
     LLVMValueRef at_one = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, a, one),
                                        fcmp(L, LLVMRealOLT, ab, fconst(x, tiny)), "");
 
@@ -436,13 +508,14 @@ static LLVMValueRef complex_fn(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     switch ((int)fn) {   /* the rows with a cmath name */
     case GJ_MF_SQRT: return annex_g(L, SVT_SQRT, z, z_sqrt(L, z));
-    case GJ_MF_EXP: return z_exp(L, z);
+    case GJ_MF_EXP: return annex_g_exp(L, fn, z, z_exp(L, z));
     case GJ_MF_LOG: return annex_g(L, SVT_LOG, z, z_log(L, z, 0));
     case GJ_MF_LOG10: return annex_g_scaled(L, SVT_LOG, z, z_log(L, z, 1), M_LN10);
     case GJ_MF_ASIN: case GJ_MF_ACOS: case GJ_MF_ATAN:
     case GJ_MF_ASINH: case GJ_MF_ACOSH: case GJ_MF_ATANH: return z_inverse(L, fn, z);
-    case GJ_MF_SIN: case GJ_MF_COS: case GJ_MF_SINH: case GJ_MF_COSH: return z_trig(L, fn, z);
-    case GJ_MF_TAN: case GJ_MF_TANH: return z_tan(L, fn, z);
+    case GJ_MF_SINH: case GJ_MF_COSH: return annex_g_exp(L, fn, z, z_trig(L, fn, z));
+    case GJ_MF_TANH: return annex_g_exp(L, fn, z, z_tanh(L, z));
+    case GJ_MF_SIN: case GJ_MF_COS: case GJ_MF_TAN: return z_rotated(L, fn, z);
     case GJ_MF_ISNAN:
         return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
     case GJ_MF_ISINF:
