@@ -129,13 +129,26 @@ static LLVMValueRef z_sqrt(GjLower *L, LLVMValueRef z) {
     return gj_lower_complex(L, sel(L, is_zero, zero, re), sel(L, is_zero, y, im));
 }
 
+/* Where e^|x| would overflow while e^|x| cos y might not (|x| > log(max/4)),
+   exp, sinh and cosh use x - 1 (toward 0) and multiply the product by e
+   afterwards, as CPython does: exp(710 + 3j) is -1.6e308, not -inf.
+   Returns x's stand-in; *k is e there, else 1. */
+static LLVMValueRef near_overflow(GjLower *L, LLVMValueRef x, int sides, LLVMValueRef *k) {
+    int dbl = LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMDoubleTypeKind;
+    double lim = log((dbl ? DBL_MAX : (double)FLT_MAX) / 4);
+    LLVMValueRef big = fcmp(L, LLVMRealOGT, sides == 2 ? fabs_of(L, x) : x, fconst(x, lim));
+    *k = sel(L, big, fconst(x, M_E), fconst(x, 1.0));
+    return sel(L, big, fsub_(L, x, copysign_(L, fconst(x, 1.0), x)), x);
+}
+
 /* exp(x + yj) = e^x (cos y + j sin y); a real argument stays exact. */
 static LLVMValueRef z_exp(GjLower *L, LLVMValueRef z) {
-    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
-    LLVMValueRef e = ld1(L, "exp", x);
-    LLVMValueRef re = fmul_(L, e, ld1(L, "cos", y)), im = fmul_(L, e, ld1(L, "sin", y));
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z), k;
+    LLVMValueRef e = ld1(L, "exp", near_overflow(L, x, 1, &k));
+    LLVMValueRef re = fmul_(L, fmul_(L, e, ld1(L, "cos", y)), k);
+    LLVMValueRef im = fmul_(L, fmul_(L, e, ld1(L, "sin", y)), k);
     LLVMValueRef real = fcmp(L, LLVMRealOEQ, y, fconst(y, 0.0));
-    return gj_lower_complex(L, sel(L, real, e, re), sel(L, real, y, im));
+    return gj_lower_complex(L, sel(L, real, fmul_(L, e, k), re), sel(L, real, y, im));
 }
 
 /* log(z) = log|z| + j arg(z); log10 divides both by ln 10. */
@@ -150,12 +163,13 @@ static LLVMValueRef z_log(GjLower *L, LLVMValueRef z, int base10) {
 /* sinh, cosh of x + yj from the real functions of x and y (sin and cos are
    them rotated: z_rotated). */
 static LLVMValueRef z_trig(GjLower *L, GjMathFn fn, LLVMValueRef z) {
-    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
+    LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z), k;
+    LLVMValueRef xs = near_overflow(L, x, 2, &k);
+    LLVMValueRef sh = ld1(L, "sinh", xs), ch = ld1(L, "cosh", xs);
+    LLVMValueRef c = ld1(L, "cos", y), sn = ld1(L, "sin", y);
     if (fn == GJ_MF_SINH)
-        return gj_lower_complex(L, fmul_(L, ld1(L, "sinh", x), ld1(L, "cos", y)),
-                                fmul_(L, ld1(L, "cosh", x), ld1(L, "sin", y)));
-    return gj_lower_complex(L, fmul_(L, ld1(L, "cosh", x), ld1(L, "cos", y)),
-                            fmul_(L, ld1(L, "sinh", x), ld1(L, "sin", y)));
+        return gj_lower_complex(L, fmul_(L, fmul_(L, sh, c), k), fmul_(L, fmul_(L, ch, sn), k));
+    return gj_lower_complex(L, fmul_(L, fmul_(L, ch, c), k), fmul_(L, fmul_(L, sh, sn), k));
 }
 
 /* tanh(x + yj) = (sinh x cosh x + j sin y cos y) / (cos^2 y + sinh^2 x)
