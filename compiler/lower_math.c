@@ -321,24 +321,26 @@ static LLVMValueRef part_class(GjLower *L, LLVMValueRef v) {
     return sel(L, fcmp(L, LLVMRealUNO, v, v), i32c(L, SV_NAN), c);
 }
 
-/* Table t as a module constant: [re, im] pairs of doubles, row by row. */
+/* Table t as a module constant: [re, im] pairs of doubles, row by row, as
+   bytes (an i8 array, as lower_array.c's frozen arrays, so its count of
+   constant memory stays right). */
 static LLVMValueRef sv_global(GjLower *L, int t) {
     char name[32];
     snprintf(name, sizeof name, "gj.cmath.%s", sv_name[t]);
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
     if (g)
         return g;
-    LLVMTypeRef dbl = LLVMDoubleTypeInContext(L->ctx);
-    LLVMValueRef vals[SV_NCLASSES * SV_NCLASSES * 2];
+    double vals[SV_NCLASSES * SV_NCLASSES * 2];
     for (int k = 0; k < SV_NCLASSES * SV_NCLASSES * 2; k++)
-        vals[k] = LLVMConstReal(dbl, sv_value[sv_table[t][k / 14][k / 2 % 7][k % 2]]);
-    LLVMValueRef init = LLVMConstArray2(dbl, vals, SV_NCLASSES * SV_NCLASSES * 2);
+        vals[k] = sv_value[sv_table[t][k / 14][k / 2 % 7][k % 2]];
+    LLVMValueRef init = LLVMConstStringInContext2(L->ctx, (const char *)vals, sizeof vals, 1);
     g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name,
                                     L->target->addrspace[GJ_AS_CONST]);
     LLVMSetInitializer(g, init);
     LLVMSetGlobalConstant(g, 1);
     LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+    LLVMSetAlignment(g, 8);
     return g;
 }
 
@@ -349,14 +351,15 @@ static LLVMValueRef annex_g_scaled(GjLower *L, int t, LLVMValueRef z, LLVMValueR
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     LLVMValueRef idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, part_class(L, x), i32c(L, 7), ""),
                                     part_class(L, y), "");
-    idx = LLVMBuildShl(L->b, idx, i32c(L, 1), "");
+    idx = LLVMBuildShl(L->b, idx, i32c(L, 4), "");   /* 16 bytes a pair */
     LLVMValueRef g = sv_global(L, t);
-    LLVMTypeRef gty = LLVMGlobalGetValueType(g), dbl = LLVMDoubleTypeInContext(L->ctx);
+    LLVMTypeRef dbl = LLVMDoubleTypeInContext(L->ctx);
     LLVMValueRef part[2];
     for (int k = 0; k < 2; k++) {
-        LLVMValueRef at[2] = {i32c(L, 0), LLVMBuildAdd(L->b, idx, i32c(L, k), "")};
-        LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, gty, g, at, 2, "");
+        LLVMValueRef at = LLVMBuildAdd(L->b, idx, i32c(L, 8 * k), "");
+        LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, L->i8, g, &at, 1, "");
         part[k] = LLVMBuildLoad2(L->b, dbl, p, "");
+        LLVMSetAlignment(part[k], 8);
         if (scale != 1.0)
             part[k] = LLVMBuildFDiv(L->b, part[k], LLVMConstReal(dbl, scale), "");
         if (LLVMTypeOf(x) != dbl)
