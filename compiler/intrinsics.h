@@ -512,15 +512,15 @@ enum {
     X(SIN,      "sin",      "sin",      "sin",   1, GJ_MK_FLOAT,  "sin")                    \
     X(COS,      "cos",      "cos",      "cos",   1, GJ_MK_FLOAT,  "cos")                    \
     X(TAN,      "tan",      "tan",      "tan",   1, GJ_MK_FLOAT,  "tan")                    \
-    X(ASIN,     "asin",     "arcsin",   "",      1, GJ_MK_FLOAT,  "asin")                   \
-    X(ACOS,     "acos",     "arccos",   "",      1, GJ_MK_FLOAT,  "acos")                   \
-    X(ATAN,     "atan",     "arctan",   "",      1, GJ_MK_FLOAT,  "atan")                   \
+    X(ASIN,     "asin",     "arcsin",   "asin",  1, GJ_MK_FLOAT,  "asin")                   \
+    X(ACOS,     "acos",     "arccos",   "acos",  1, GJ_MK_FLOAT,  "acos")                   \
+    X(ATAN,     "atan",     "arctan",   "atan",  1, GJ_MK_FLOAT,  "atan")                   \
     X(SINH,     "sinh",     "sinh",     "sinh",  1, GJ_MK_FLOAT,  "sinh")                   \
     X(COSH,     "cosh",     "cosh",     "cosh",  1, GJ_MK_FLOAT,  "cosh")                   \
     X(TANH,     "tanh",     "tanh",     "tanh",  1, GJ_MK_FLOAT,  "tanh")                   \
-    X(ASINH,    "asinh",    "arcsinh",  "",      1, GJ_MK_FLOAT,  "asinh")                  \
-    X(ACOSH,    "acosh",    "arccosh",  "",      1, GJ_MK_FLOAT,  "acosh")                  \
-    X(ATANH,    "atanh",    "arctanh",  "",      1, GJ_MK_FLOAT,  "atanh")                  \
+    X(ASINH,    "asinh",    "arcsinh",  "asinh", 1, GJ_MK_FLOAT,  "asinh")                  \
+    X(ACOSH,    "acosh",    "arccosh",  "acosh", 1, GJ_MK_FLOAT,  "acosh")                  \
+    X(ATANH,    "atanh",    "arctanh",  "atanh", 1, GJ_MK_FLOAT,  "atanh")                  \
     X(ERF,      "erf",      "",         "",      1, GJ_MK_FLOAT,  "erf")                    \
     X(ERFC,     "erfc",     "",         "",      1, GJ_MK_FLOAT,  "erfc")                   \
     X(GAMMA,    "gamma",    "",         "",      1, GJ_MK_FLOAT,  "tgamma")                 \

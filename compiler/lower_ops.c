@@ -7,7 +7,8 @@
  * % floor with the sign of the divisor (floats follow npy_divmod exactly,
  * with libdevice's exact fmod); / on integers is float64 division; ** on
  * integers is exponentiation by squaring (a helper function in the module),
- * on floats libdevice's pow, and x ** k for a constant k in 0..4 becomes
+ * on floats libdevice's pow (exact where y is an integer and the power a
+ * float: gj_lower_float_pow), and x ** k for a constant k in 0..4 becomes
  * multiplies.  Comparisons are ordered for floats except != (unordered, so
  * nan != nan as in Python).  Complex numbers are {re, im} structs with
  * NumPy's formulas (Smith's division, as npy_cdiv; npy_cpow's cases).
@@ -454,14 +455,111 @@ static LLVMValueRef ipow_helper(GjLower *L, LLVMTypeRef ty, int is_signed) {
     return fn;
 }
 
+/* Float pow(x, y), exact whenever y is a nonzero integer and the exact
+   power is a float (pow(3, 1), pow(8, 7), pow(1e20, 1), pow(0.5, 3),
+   pow(2, -1074)), on every target.  libdevice's pow is allowed 2 ulp, so
+   pow(3, 1) could be 2.9999999999999996 and int() of it 2.
+
+   Write x = +-M 2**E with M an odd integer (from x's bits: the significand
+   without its trailing zeros, M < 2**p, p = 53 for float64, 24 for
+   float32).  Then x**y = +-M**y 2**(E y).  The library's r = pow(x, y) is
+   kept unless y is an integer with 1 <= |y| <= 2**20 and r says M**|y| is
+   small: s = |r| 2**(-E y) (an exact scaling while r is normal) lies in
+   [1/2, 2**(p+1)] for y > 0, in [2**-(p+1), 2] for y < 0 (margins of far
+   more than 2 ulp).  Then M**|y| is computed by squaring, six bits of |y|
+   unrolled into selects (M >= 3 and M**|y| <= 2**54 bound |y| by 34; for
+   M == 1 every product is 1, whatever |y|).  Why that is exact: every
+   product is M**k for some k <= |y|, an integer no larger than M**|y|;
+   when that is at most 2**p every one is representable, so every multiply
+   is exact, and when it is at most 2**(p+1) only the last one can round
+   (its operands are at most half of it), so it is correctly rounded.
+   Squares past the last used bit may round, but are discarded.  The
+   result is ldexp(M**|y|, E y) for y > 0 (one rounding, none when the
+   power is a float) and ldexp(1 / M**|y|, E y) for y < 0 (exact when M ==
+   1, the only case where the power is a float; else the division's
+   rounding, and ldexp's where the result is subnormal); its sign is x's for
+   odd y.  Where r's error lets a power just above 2**(p+1) in, the product
+   rounds a few times: still within the library's 2 ulp.  float16 goes
+   through float32, as libdevice does. */
+LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
+    LLVMTypeRef ty = LLVMTypeOf(x);
+    LLVMTypeKind kind = LLVMGetTypeKind(ty);
+    if (kind == LLVMHalfTypeKind) {
+        LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
+        LLVMValueRef r = gj_lower_float_pow(L, LLVMBuildFPExt(L->b, x, f32, ""),
+                                            LLVMBuildFPExt(L->b, y, f32, ""));
+        return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
+    }
+    LLVMValueRef args[2] = {x, y};
+    LLVMValueRef r = libdevice_call(L, "pow", args, 2);
+    if (!r)
+        return NULL;
+    int dbl = kind == LLVMDoubleTypeKind;
+    unsigned p = dbl ? 53 : 24, w = dbl ? 64 : 32;
+    int bias = dbl ? 1023 : 127;
+    LLVMTypeRef ity = LLVMIntTypeInContext(L->ctx, w);
+
+    /* x = +-M 2**E */
+    LLVMValueRef bits = LLVMBuildBitCast(L->b, x, ity, "");
+    LLVMValueRef frac = LLVMBuildAnd(L->b, bits, LLVMConstInt(ity, (1ull << (p - 1)) - 1, 0), "");
+    LLVMValueRef ef = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(ity, p - 1, 0), ""),
+                                   LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0), "");
+    LLVMValueRef normal = icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, 0, 0));
+    LLVMValueRef m = sel(L, normal, LLVMBuildOr(L->b, frac, LLVMConstInt(ity, 1ull << (p - 1), 0), ""),
+                         frac);
+    LLVMValueRef e = LLVMBuildSub(L->b, sel(L, normal, ef, LLVMConstInt(ity, 1, 0)),
+                                  LLVMConstInt(ity, (unsigned long long)(bias + (int)p - 1), 0), "");
+    LLVMValueRef tz_args[2] = {m, LLVMConstInt(L->i1, 0, 0)};   /* m == 0 (x == 0) is gated off */
+    LLVMValueRef tz = gj_lower_call_intrinsic(L, "llvm.cttz", ity, tz_args, 2);
+    LLVMValueRef big_m = LLVMBuildSIToFP(L->b, LLVMBuildLShr(L->b, m, tz, ""), ty, "");
+    e = LLVMBuildTrunc(L->b, LLVMBuildAdd(L->b, e, tz, ""), L->i32, "");
+
+    /* the gate */
+    LLVMValueRef ay = gj_lower_float_intrinsic(L, "llvm.fabs", y);
+    LLVMValueRef ok = LLVMBuildAnd(
+        L->b, fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", y), y),
+        fcmp(L, LLVMRealOGE, ay, float_const(y, 1.0)), "");
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOLE, ay, float_const(y, 1048576.0)), "");
+    LLVMValueRef finite = icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0));
+    ok = LLVMBuildAnd(L->b, ok, finite, "");
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealONE, x, float_const(x, 0.0)), "");
+    /* |y| clamped first, so the conversion never sees a value out of range */
+    LLVMValueRef k = LLVMBuildFPToSI(L->b, sel(L, ok, ay, float_const(y, 1.0)), L->i32, "");
+    LLVMValueRef y_pos = fcmp(L, LLVMRealOGT, y, float_const(y, 0.0));
+    LLVMValueRef ey = LLVMBuildMul(L->b, e, sel(L, y_pos, k, LLVMBuildNeg(L->b, k, "")), "");
+    LLVMValueRef scale_args[2] = {gj_lower_float_intrinsic(L, "llvm.fabs", r),
+                                  LLVMBuildNeg(L->b, ey, "")};
+    LLVMValueRef sc = libdevice_call(L, "ldexp", scale_args, 2);
+    double limit = (double)(1ull << (p + 1));
+    LLVMValueRef lo = sel(L, y_pos, float_const(x, 0.5), float_const(x, 1.0 / limit));
+    LLVMValueRef hi = sel(L, y_pos, float_const(x, limit), float_const(x, 2.0));
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOGE, sc, lo), "");
+    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOLE, sc, hi), "");
+
+    /* M**|y| by squaring */
+    LLVMValueRef acc = float_const(x, 1.0), sq = big_m;
+    for (unsigned bit = 0; bit < 6; bit++) {
+        LLVMValueRef set = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, k, LLVMConstInt(L->i32, bit, 0), ""),
+                                          L->i1, "");
+        acc = sel(L, set, LLVMBuildFMul(L->b, acc, sq, ""), acc);
+        if (bit < 5)
+            sq = LLVMBuildFMul(L->b, sq, sq, "");
+    }
+    acc = sel(L, y_pos, acc, LLVMBuildFDiv(L->b, float_const(x, 1.0), acc, ""));
+    LLVMValueRef out_args[2] = {acc, ey};
+    LLVMValueRef exact = libdevice_call(L, "ldexp", out_args, 2);
+    LLVMValueRef odd = LLVMBuildTrunc(L->b, k, L->i1, "");
+    LLVMValueRef neg = LLVMBuildAnd(L->b, odd, fcmp(L, LLVMRealOLT, x, float_const(x, 0.0)), "");
+    exact = sel(L, neg, LLVMBuildFNeg(L->b, exact, ""), exact);
+    return sel(L, ok, exact, r);
+}
+
 static LLVMValueRef power(GjLower *L, GjNumClass cls, LLVMValueRef a, LLVMValueRef b) {
     int e = small_exponent(b);
     if (e >= 0)
         return pow_by_multiplies(L, a, e, cls == GJ_NC_FLOAT);
-    if (cls == GJ_NC_FLOAT) {
-        LLVMValueRef args[2] = {a, b};
-        return libdevice_call(L, "pow", args, 2);
-    }
+    if (cls == GJ_NC_FLOAT)
+        return gj_lower_float_pow(L, a, b);
     LLVMTypeRef ty = LLVMTypeOf(a);
     LLVMValueRef fn = ipow_helper(L, ty, cls == GJ_NC_SINT);
     LLVMTypeRef params[2] = {ty, ty};

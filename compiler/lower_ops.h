@@ -149,6 +149,9 @@ LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVM
 
 /* ---- lower_math.c ---- */
 
+/* Float a ** b (both of one float type): the math library's pow, exact
+   where b is an integer and the exact power is a float. */
+LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b);
 /* Complex a ** b for b not a small constant (npy_cpow's special cases, else
    exp(b log a)). */
 LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b);

@@ -127,6 +127,15 @@ static int set_dims(Arg *a, int ndim, const Py_ssize_t *shape, const Py_ssize_t 
     return 0;
 }
 
+static int is_ndarray(GjPyState *st, PyObject *obj)
+{
+    if (!st->np_ndarray && gj_py_numpy(st) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    return PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray);
+}
+
 /* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
    exception, -2 if obj has no buffer after all, -3 if its element type has
    no gpujit type (no exception set). */
@@ -138,7 +147,8 @@ static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
     a->dtype = gj_py_dtype_from_format(a->view.format, a->view.itemsize);
     if (a->dtype < 0)
         return -3;   /* an element type gpujit has none for: the caller says which argument */
-    if (a->view.ndim == 0) {   /* NumPy scalar (or 0-d array): passed by value */
+    /* A NumPy scalar passes by value; a 0-d array is an array (x[()]). */
+    if (a->view.ndim == 0 && !is_ndarray(st, obj)) {
         a->kind = ARG_SCALAR;
         memcpy(a->scalar, a->view.buf, (size_t)a->view.itemsize);
         PyBuffer_Release(&a->view);

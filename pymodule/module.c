@@ -795,9 +795,15 @@ static PyObject *mod_device_array_like(PyObject *module, PyObject *args, PyObjec
         Py_XDECREF(shape);
         return NULL;
     }
-    /* Keep a Fortran-ordered input Fortran-ordered; anything else becomes C. */
+    /* Keep a Fortran-ordered input Fortran-ordered; anything else becomes C.
+       A DeviceArray has no numpy `flags`: its layout says it. */
     const char *order = "C";
-    PyObject *flags = PyObject_GetAttrString(ary, "flags");
+    GjPyState *st = PyModule_GetState(module);
+    PyObject *flags = NULL;
+    if (Py_IS_TYPE(ary, st->DeviceArrayType))
+        order = ((GjDeviceArray *)ary)->layout == 'F' ? "F" : "C";
+    else
+        flags = PyObject_GetAttrString(ary, "flags");
     if (flags) {
         PyObject *f = PyObject_GetAttrString(flags, "f_contiguous");
         PyObject *c = PyObject_GetAttrString(flags, "c_contiguous");

@@ -429,6 +429,52 @@ def test_device_arrays_keep_shape_strides_and_order(rng):
     np.testing.assert_array_equal(out.copy_to_host(), a * 2.0 + 1.0)
 
 
+@execution
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_device_array_like_keeps_the_order(rng, order):
+    a = random_array(rng, 96 * 8, "float32").reshape(96, 8)
+    a = np.asfortranarray(a) if order == "F" else a
+    for like in (a, gpujit.to_device(a), gpujit.device_array_like(a)):
+        d = gpujit.device_array_like(like)
+        assert d.shape == (96, 8) and d.strides == a.strides, (type(like), d.strides)
+        assert d.is_f_contiguous() == (order == "F") and d.is_c_contiguous() == (order == "C")
+    out = gpujit.device_array_like(gpujit.to_device(a))
+    launch(affine2, a.size, a, out)
+    got = out.copy_to_host()
+    assert got.flags.f_contiguous == (order == "F")
+    np.testing.assert_array_equal(got, a * 2.0 + 1.0)
+
+
+@gpujit.jit
+def zero_d(x, r, v, shape):
+    if gpujit.grid(1) == 0:
+        r[()] = x[()] * 2.0 + v[()]
+        shape[0] = len(x.shape) + len(r.shape) * 10 + x.ndim * 100 + x.size * 1000
+
+
+@execution
+def test_zero_d_arrays_are_arrays(rng):
+    # numba: a 0-d array is an array indexed by (); a NumPy scalar stays a scalar
+    x = np.array(rng.uniform(1, 2))
+    r = np.array(np.nan)
+    v = np.array(rng.integers(1, 100), np.int32)
+    shape = poison(1, "int64")
+    zero_d[1, 32](x, r, v, shape)
+    assert r.shape == () and r[()] == x[()] * 2.0 + v[()]
+    assert shape[0] == 1000
+    d = gpujit.to_device(np.array(np.nan))
+    assert d.shape == () and d.ndim == 0
+    zero_d[1, 32](gpujit.to_device(x), d, v, shape)
+    assert d.copy_to_host()[()] == x[()] * 2.0 + v[()]
+
+    @gpujit.jit
+    def scalar(s, out):
+        out[0] = s * 2.0
+    out = poison(1, "float64")
+    scalar[1, 1](np.float64(1.25), out)    # a NumPy scalar is passed by value
+    assert out[0] == 2.5
+
+
 # ---- compile checks and diagnostics (no GPU needed) ---------------------------------------
 
 KERNELS = [

@@ -17,6 +17,7 @@ import math
 import os
 import subprocess
 import sys
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -312,6 +313,55 @@ def test_divmod_pow_abs_min_max(rng, dtype):
 
 @pytest.mark.usefixtures("target")
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_is_exact_where_the_power_is_a_float(rng, dtype):
+    # libdevice's pow may be 2 ulp off, so pow(3, 1) could be 2.9999999999999996
+    # and int() of it 2: where the exponent is an integer and the exact power
+    # is a float, math.pow and ** give it exactly
+    def k(x, y, p, q, n):
+        i = gpujit.grid(1)
+        if i < p.size:
+            p[i] = math.pow(x[i], y[i])
+            q[i] = x[i] ** y[i]
+            n[i] = int(math.pow(x[i], y[i]))
+    pairs = [(3, 1), (8, 7), (3, 33), (2, 52), (2, 53), (-3, 5), (-3, 4), (10, 15), (7, 18),
+             (2, -3), (3, -1), (-2, -5), (1, 60), (-1, 63), (9, 9), (5, 22), (0.5, 3), (2.5, 2),
+             (1e20, 1), (2.0 ** 60, 1), (-(2.0 ** 40), 3), (0.75, 11), (2, -120), (2, 100),
+             (3 * 2.0 ** -30, 2), (3, 0.5), (0, 3), (np.nan, 2), (2, np.inf), (np.inf, 3)]
+    while len(pairs) < N:
+        if len(pairs) % 2:
+            pairs.append((int(rng.integers(-300, 300)), int(rng.integers(-40, 40))))
+        else:
+            pairs.append((int(rng.integers(-60, 60)) * 2.0 ** int(rng.integers(-12, 12)),
+                          int(rng.integers(-30, 30))))
+    x = np.array([a for a, _ in pairs], dtype)
+    y = np.array([b for _, b in pairs], dtype)
+    p, q, n = poison(N, dtype), poison(N, dtype), poison(N, "int64")
+    with np.errstate(all="ignore"):
+        gpujit.jit(k)[(N + 127) // 128, 128](x, y, p, q, n)
+    exact_count = 0
+    for i, (a, b) in enumerate(zip(x.tolist(), y.tolist())):
+        if not (math.isfinite(a) and math.isfinite(b) and a != 0 and b == int(b) and b != 0):
+            continue
+        ex = Fraction(a) ** int(b)
+        with np.errstate(all="ignore"):
+            want = np.array(float(ex) if abs(ex) < 2 ** 1024 else math.inf, dtype)
+        if not np.isfinite(want) or Fraction(float(want)) != ex:
+            continue                                 # not a float: within the library's ulps
+        exact_count += 1
+        assert p[i] == want and q[i] == want, (a, b, p[i], q[i], want)
+        if abs(ex) < 2 ** 62:
+            assert n[i] == int(ex), (a, b, n[i])
+    assert exact_count > N // 10
+    assert n[0] == 3 and n[1] == 2097152
+    with np.errstate(all="ignore"):
+        ref = np.power(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
+    tol = dict(rtol=2e-6, atol=1e-37) if dtype == "float32" else dict(rtol=1e-15, atol=1e-300)
+    np.testing.assert_allclose(p, ref, **tol)          # subnormal results: atol
+    np.testing.assert_allclose(q, ref, **tol)
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_predicates_frexp_ldexp_constants(rng, dtype):
     def k(a, flags, m, e, back, c):
         i = gpujit.grid(1)
@@ -358,6 +408,99 @@ def test_complex_functions(rng, name, ns, dtype):
     scale = np.maximum(np.abs(want), 1e-30)
     err = np.abs(out.astype(np.complex128) - want.astype(np.complex128)) / scale
     assert (err <= rtol).all(), (a[err > rtol][:5], out[err > rtol][:5], want[err > rtol][:5])
+
+
+INVERSE = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
+           "acosh": "arccosh", "atanh": "arctanh"}
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("name", list(INVERSE))
+@pytest.mark.parametrize("ns,dtype", [("cmath", "complex128"), ("np", "complex64"),
+                                      ("np", "complex128")])
+def test_complex_inverse_functions(rng, name, ns, dtype):
+    fname = name if ns == "cmath" else INVERSE[name]
+    src = ("def kernel(a, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+           f"        out[i] = {ns}.{fname}(a[i])\n")
+    env = {"gpujit": gpujit, "cmath": cmath, "np": np}
+    exec(src, env)
+    a = random_array(rng, N, dtype, -3, 3)
+    a[:N // 4] *= 1e-3                           # near the branch points and 0
+    a[N // 4:N // 2] *= 1e3
+    a[N // 2:N // 2 + 8] = [1, -1, 1j, -1j, 0.5, -2, 2j + 1e-9, 1 + 1e-7j]
+    out = poison(N, dtype)
+    gpujit.jit(env["kernel"])[(N + 127) // 128, 128](a, out)
+
+    def ref(z):
+        try:
+            return getattr(cmath, name)(z)
+        except ValueError:     # a pole (atanh(1), atan(1j)): C99's inf, not compared
+            return complex(math.nan, math.nan)
+    want = np.array([ref(z) for z in a.astype(np.complex128).tolist()])
+    # Kahan's formulas on libdevice's functions: a few ulps of the larger part
+    rtol = 2e-6 if dtype == "complex64" else 1e-14
+    scale = np.maximum(np.abs(want), 1e-30)
+    err = np.abs(out.astype(np.complex128) - want) / scale
+    err[np.isnan(want)] = 0
+    assert (err <= rtol).all(), (a[err > rtol][:5], out[err > rtol][:5], want[err > rtol][:5])
+
+
+SPECIAL = [-math.inf, -2.5, -0.0, 0.0, 2.5, math.inf, math.nan]
+ANNEX_G = ["sqrt", "log", "log10", "exp", "sin", "cos", "tan", "sinh", "cosh", "tanh"] + list(INVERSE)
+
+
+def same_float(got, want, rtol):
+    """Equal as C99 Annex G means it: nan matches nan, zeros and infinities by sign."""
+    if math.isnan(want):
+        return math.isnan(got)
+    if want == 0 or math.isinf(want):
+        return got == want and math.copysign(1, got) == math.copysign(1, want)
+    return abs(got - want) <= rtol * abs(want)
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("name", ANNEX_G)
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_special_values_follow_annex_g(name, dtype):
+    # every pair of -inf, negative, -0, +0, positive, +inf and nan parts,
+    # compared with CPython's cmath (C99 Annex G); pairs where CPython raises
+    # (log(0), atanh(1)...) are C99's pole values, not compared here
+    src = ("def kernel(a, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+           f"        out[i] = cmath.{name}(a[i])\n")
+    env = {"gpujit": gpujit, "cmath": cmath}
+    exec(src, env)
+    a = np.array([complex(x, y) for x in SPECIAL for y in SPECIAL], dtype)
+    out = poison(a.size, dtype)
+    gpujit.jit(env["kernel"])[1, 64](a, out)
+    rtol = 1e-6 if dtype == "complex64" else 1e-15
+    bad = []
+    for z, got in zip(a.astype(np.complex128).tolist(), out.astype(np.complex128).tolist()):
+        try:
+            want = getattr(cmath, name)(z)
+        except ValueError:
+            continue
+        if not (same_float(got.real, want.real, rtol) and same_float(got.imag, want.imag, rtol)):
+            bad.append((z, got, want))
+    assert not bad, bad[:6]
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("name", ["exp", "sinh", "cosh", "sin", "cos"])
+def test_complex_functions_near_overflow(name):
+    # e^710 overflows, e^710 cos(3) does not: CPython scales by e, so do we
+    src = ("def kernel(a, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+           f"        out[i] = cmath.{name}(a[i])\n")
+    env = {"gpujit": gpujit, "cmath": cmath}
+    exec(src, env)
+    rot = name in ("sin", "cos")
+    xy = ([(709.85, 2.0), (709.85, -2.0), (709.0, 3.0), (300.0, 1.0)] if name == "exp"
+          else [(709.9, 3.0), (-709.9, 3.0), (710.2, -2.0), (-710.2, 1.0)])
+    a = np.array([complex(y, x) if rot else complex(x, y) for x, y in xy])
+    out = poison(a.size, "complex128")
+    gpujit.jit(env["kernel"])[1, 32](a, out)
+    want = np.array([getattr(cmath, name)(z) for z in a.tolist()])
+    assert np.isfinite(want).all()
+    np.testing.assert_allclose(out, want, rtol=1e-13)
 
 
 @pytest.mark.usefixtures("target")
