@@ -78,7 +78,8 @@ FUNCS = {
     "erf": ("erf", None, 1, (-5, 5), _vec(math.erf), (2, 2)),
     "erfc": ("erfc", None, 1, (-5, 9), _vec(math.erfc), (4, 5)),
     "gamma": ("gamma", None, 1, (0.1, 30), _vec(_c99_gamma), (5, 10)),
-    "lgamma": ("lgamma", None, 1, (0.1, 1e3), _vec(_c99_lgamma), (6, 4)),
+    # float64: CPython's lgamma (a Lanczos sum, not the C library's) is itself a few ulps off
+    "lgamma": ("lgamma", None, 1, (0.1, 1e3), _vec(_c99_lgamma), (6, 8)),
     "fabs": ("fabs", "fabs", 1, (-1e4, 1e4), np.fabs, (0, 0)),
     "radians": ("radians", "radians", 1, (-720, 720), np.radians, (1, 1)),
     "degrees": ("degrees", "degrees", 1, (-10, 10), np.degrees, (1, 1)),
