@@ -405,13 +405,85 @@ static GjStatus load_fast(Builder *b, const GjBcIns *ins) {
     return push_temp(b, t);
 }
 
+/* The @gpujit.jit function a call's callee is bound to, or NULL. */
+static const GjCodeView *device_callee(Val callee) {
+    if (callee.kind != V_STATIC || !callee.s->global ||
+        callee.s->global->kind != GJ_GLOBAL_FUNCTION || !callee.s->global->callee)
+        return NULL;
+    return callee.s->global->callee->code;
+}
+
+/* Binds the n arguments given (the last ins->c.n of them keywords) to the
+   parameters of device function `code` as Python does: keywords by the
+   parameter names, the parameters still missing from __defaults__ (frozen
+   constants), so typing and lowering see a positional call that passes
+   every parameter.  *out gets the argcount Vals. */
+static GjStatus bind_args(Builder *b, const GjBcIns *ins, const GjCodeView *code, const Val *given,
+                          int32_t n, Val **out) {
+    const char *fn = code->name ? code->name : "?";
+    int32_t np = code->argcount, nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0;
+    int32_t npos = n - nkw;
+    if (npos > np)
+        return gj_error(b->c, GJ_DIAG_TYPING, ins->loc, "%s() takes %d argument%s, got %d", fn,
+                        np, np == 1 ? "" : "s", npos);
+    Val *bound = GJ_NEW_N(&b->c->arena, Val, np > 0 ? np : 1);
+    char *set = GJ_NEW_N(&b->c->arena, char, np > 0 ? np : 1);
+    if (!bound || !set)
+        return oom(b, ins->loc);
+    for (int32_t i = 0; i < npos; i++) {
+        bound[i] = given[i];
+        set[i] = 1;
+    }
+    for (int32_t j = 0; j < nkw; j++) {
+        const char *name = ins->c.items[j].s ? ins->c.items[j].s : "?";
+        int32_t p = 0;
+        while (p < np && strcmp(code->varnames[p], name) != 0)
+            p++;
+        if (p == np)
+            return gj_error(b->c, GJ_DIAG_TYPING, ins->loc,
+                            "%s() got an unexpected keyword argument '%s'", fn, name);
+        if (set[p])
+            return gj_error(b->c, GJ_DIAG_TYPING, ins->loc,
+                            "%s() got multiple values for argument '%s'", fn, name);
+        bound[p] = given[npos + j];
+        set[p] = 1;
+    }
+    for (int32_t p = 0; p < np; p++) {
+        int32_t d = p - (np - code->ndefaults);
+        if (set[p])
+            continue;
+        if (d < 0)
+            return gj_error(b->c, GJ_DIAG_TYPING, ins->loc,
+                            "%s() missing required argument '%s'", fn, code->varnames[p]);
+        if (code->defaults[d].kind == GJ_CONST_OTHER)
+            return gj_error(b->c, GJ_DIAG_TYPING, ins->loc,
+                            "the default value of parameter '%s' of %s() is a %s; a default "
+                            "must be a number, a tuple of numbers or None", code->varnames[p],
+                            fn, code->defaults[d].s ? code->defaults[d].s : "?");
+        bound[p] = (Val){.kind = V_CONST, .c = &code->defaults[d], .loc = ins->loc};
+    }
+    *out = bound;
+    return GJ_OK;
+}
+
 /* Stack [..., callable, self_or_null, arg1..argn]: one of the two below the
-   arguments is NULL (a function call), or neither (a method and its self). */
+   arguments is NULL (a function call), or neither (a method and its self).
+   A call of a device function passes every parameter by position
+   (bind_args); keywords of other calls stay in the CALL's imm.c. */
 static GjStatus call(Builder *b, const GjBcIns *ins) {
     int32_t n = ins->arg;
     Val *base = &b->stack[b->sp - n - 2];
     Val callee = base[0].kind == V_NULL ? base[1] : base[0];
     int has_self = base[0].kind != V_NULL && base[1].kind != V_NULL;
+    const GjCodeView *code = has_self ? NULL : device_callee(callee);
+    Val *given = &base[2];
+    int32_t nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0;
+    if (code && (nkw > 0 || n < code->argcount)) {
+        if (bind_args(b, ins, code, &base[2], n, &given) != GJ_OK)
+            return GJ_ERR;
+        n = code->argcount;
+        nkw = 0;
+    }
     int32_t nargs = 1 + has_self + n;
     int32_t *args = GJ_NEW_N(&b->c->arena, int32_t, nargs);
     if (!args)
@@ -421,15 +493,16 @@ static GjStatus call(Builder *b, const GjBcIns *ins) {
     if (has_self)
         args[k++] = materialise(b, base[1], ins->loc);
     for (int32_t i = 0; i < n; i++)
-        args[k++] = materialise(b, base[2 + i], ins->loc);
-    b->sp -= n + 2;
+        args[k++] = materialise(b, given[i], ins->loc);
+    b->sp -= ins->arg + 2;
     if (b->c->diag)
         return GJ_ERR;
     GjIns *out;
     int32_t t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_CALL, ins->loc, nargs, args, &out);
     if (t < 0)
         return GJ_ERR;
-    out->c = ins->c;   /* keyword names */
+    if (nkw > 0)
+        out->c = ins->c;   /* keyword names */
     return push_temp(b, t);
 }
 

@@ -106,6 +106,10 @@ typedef struct GjCodeView {
     int32_t flags;            /* co_flags; bytecode.c rejects *args, **kwargs, generators */
     int32_t nvarnames;
     const char **varnames;    /* co_varnames: parameters first */
+    int32_t ndefaults;        /* len(__defaults__): the last ndefaults parameters have one */
+    const GjConst *defaults;  /* [ndefaults], frozen at compile time like globals; a
+                                 value gpujit cannot use is OTHER (build.c reports it
+                                 when a call needs it) */
 
     int32_t ninstrs;
     GjInstr *instrs;

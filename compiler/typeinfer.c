@@ -1099,9 +1099,11 @@ static int place_keywords(Infer *in, GjIns *ins, int id, const GjIntrinsicRow *r
 static const GjType *call_type(Infer *in, GjIns *ins, const GjType *callee) {
     if (callee->kind != GJ_TK_CALLABLE)
         return fail(in, GJ_DIAG_TYPING, ins->loc, "%s is not callable", callee->name);
+    /* build.c binds the keywords of a call by the function's global name */
     if (callee->callee && ins->c.kind == GJ_CONST_TUPLE && ins->c.n > 0)
         return fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                    "keyword arguments in calls of device functions are not supported");
+                    "keyword arguments are supported in calls of a device function by its "
+                    "global name; %s is reached another way", callee->name);
     if (callee->callee)
         return device_call_type(in, ins, callee);
     int id = callee->intrinsic;

@@ -742,6 +742,34 @@ static int read_code(PyObject *code, GjCtx *c, GjCodeView *cv) {
     return read_varnames(code, c, cv);
 }
 
+/* __defaults__, frozen like globals (numbers, tuples of them, None). */
+static int read_defaults(PyObject *func, GjCtx *c, GjCodeView *cv) {
+    PyObject *defaults = PyObject_GetAttrString(func, "__defaults__");
+    if (!defaults) {
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = 0;
+    Py_ssize_t n = PyTuple_Check(defaults) ? PyTuple_Size(defaults) : 0;
+    GjConst *items = n > 0 ? GJ_NEW_N(&c->arena, GjConst, n) : NULL;
+    if (n > 0 && !items)
+        rc = no_memory();
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+        rc = to_const(c, PyTuple_GetItem(defaults, i), &items[i]);
+        if (rc == 0 && items[i].kind != GJ_CONST_NONE && !is_frozen_value(&items[i])) {
+            const char *type = type_name(c, PyTuple_GetItem(defaults, i));
+            items[i] = (GjConst){.kind = GJ_CONST_OTHER, .s = type};
+            rc = type ? 0 : -1;
+        }
+    }
+    Py_DECREF(defaults);
+    if (rc == 0) {
+        cv->defaults = items;
+        cv->ndefaults = (int32_t)n;
+    }
+    return rc;
+}
+
 int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
     Seen *seen = NULL;
     return build_view(func, c, cv, &seen);
@@ -764,6 +792,7 @@ static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
         return -1;
     }
     int rc = read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
+             read_defaults(func, c, cv) < 0 ||
              read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv, seen) < 0 ||
              read_source(c, cv) < 0 ? -1 : 0;
     Py_DECREF(code);

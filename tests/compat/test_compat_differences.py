@@ -173,19 +173,6 @@ def test_a_launch_beyond_launch_bounds_is_a_value_error(target):
 
 # ---- not supported yet (the page's last table) ------------------------------------------
 
-@cuda.jit(device=True)
-def scaled(x, scale=2.0):
-    return x * scale
-
-
-def keyword_call(a, out):
-    out[0] = scaled(a[0], scale=3.0)
-
-
-def default_value(a, out):
-    out[0] = scaled(a[0])
-
-
 def assert_in_kernel(a, out):
     assert a.size > 0
     out[0] = a[0]
@@ -221,9 +208,8 @@ def cooperative_groups(a, out):
     out[0] = a[0]
 
 
-@pytest.mark.parametrize("func", [keyword_call, default_value, assert_in_kernel,
-                                  raise_in_kernel, recursion, transpose, fp16,
-                                  cooperative_groups])
+@pytest.mark.parametrize("func", [assert_in_kernel, raise_in_kernel, recursion, transpose,
+                                  fp16, cooperative_groups])
 def test_not_supported_yet(func):
     with pytest.raises((UnsupportedError, TypingError)):
         cuda.compile_ptx(func, "void(float64[::1], float64[::1])")

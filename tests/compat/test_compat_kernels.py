@@ -216,6 +216,28 @@ def test_device_functions_with_and_without_signature(rng):
 
 
 @cuda.jit(device=True)
+def lerp(a, b, t=0.5):
+    return a + (b - a) * t
+
+
+@cuda.jit
+def use_keywords_and_defaults(a, b, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i, 0] = lerp(a[i], b[i])
+        out[i, 1] = lerp(a[i], b[i], t=0.25)
+        out[i, 2] = lerp(b=a[i], a=b[i])
+
+
+def test_device_function_keyword_arguments_and_defaults(rng):
+    a, b = rng.random(400), rng.random(400)
+    out = poison((400, 3), np.float64)
+    use_keywords_and_defaults[4, 128](a, b, out)
+    expect = np.stack([a + (b - a) * 0.5, a + (b - a) * 0.25, b + (a - b) * 0.5], axis=1)
+    np.testing.assert_allclose(out, expect, rtol=1e-15)
+
+
+@cuda.jit(device=True)
 def mandel(x, y, max_iters):
     c = complex(x, y)
     z = 0.0j
