@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "codeview.h"
 #include "types.h"
 
 struct GjArenaChunk {
@@ -177,6 +178,32 @@ GjStatus gj_error(GjCtx *c, GjDiagKind kind, GjLoc loc, const char *fmt, ...) {
     return GJ_ERR;
 }
 
+static const char *code_file(const GjCodeView *code) {
+    return code && code->filename ? code->filename : "";
+}
+
+/* A device function is built once per specialisation (each from its own
+   copy of the code view), so the same warning can come several times: keep
+   one per file, location and text. */
+void gj_warn(GjCtx *c, GjLoc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = gj_arena_vprintf(&c->arena, fmt, ap);
+    va_end(ap);
+    GjDiag **tail = &c->warnings;
+    for (; *tail; tail = &(*tail)->next) {
+        const GjDiag *w = *tail;
+        if (w->loc.line == loc.line && w->loc.col == loc.col && msg &&
+            strcmp(w->message, msg) == 0 && strcmp(code_file(w->code), code_file(c->code)) == 0)
+            return;
+    }
+    GjDiag *d = msg ? GJ_NEW(&c->arena, GjDiag) : NULL;
+    if (!d)
+        return;   /* out of memory: a warning is not worth failing for */
+    *d = (GjDiag){.kind = GJ_DIAG_WARNING, .loc = loc, .code = c->code, .message = msg};
+    *tail = d;
+}
+
 void gj_note(GjCtx *c, const char *fmt, ...) {
     GjDiag *d = c->diag;
     if (!d || d->nnotes >= (int)(sizeof d->notes / sizeof d->notes[0]))
@@ -201,6 +228,7 @@ void gj_ctx_init(GjCtx *c) {
 void gj_ctx_free(GjCtx *c) {
     gj_arena_free(&c->arena);
     c->diag = NULL;
+    c->warnings = NULL;
     c->types = NULL;
 }
 

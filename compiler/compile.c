@@ -285,9 +285,12 @@ static void render_caret(FILE *out, const char *text, GjLoc loc) {
 }
 
 char *gj_diag_render(const GjCtx *c, const GjCodeView *code) {
-    const GjDiag *d = c->diag;
-    if (!d)
+    if (!c->diag)
         return xstrdup("internal error: no diagnostic was recorded");
+    return gj_diag_render_one(c, c->diag, code);
+}
+
+char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code) {
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

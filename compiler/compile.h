@@ -121,6 +121,8 @@ void gj_result_free(GjCompileResult *r);
 /* Renders c->diag like a compiler ("file:line:col: kind: message", the source
    line, a caret, "during:" notes) into a malloc'd string. */
 char *gj_diag_render(const GjCtx *c, const GjCodeView *code);
+/* The same for diagnostic d: a warning of c->warnings. */
+char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code);
 
 /* LLVM's version string, and the newest sm_XY its NVPTX backend knows. */
 const char *gj_llvm_version(void);

@@ -57,7 +57,8 @@ typedef struct GjLoc {
     X(UNSUPPORTED, "unsupported",       "UnsupportedError")                   \
     X(KERNEL_RETURN, "unsupported",     "KernelReturnError")                  \
     X(LOWERING,    "lowering error",    "LoweringError")                      \
-    X(INTERNAL,    "internal error",    "InternalError")
+    X(INTERNAL,    "internal error",    "InternalError")                      \
+    X(WARNING,     "warning",           "GpujitWarning")   /* not an error: GjCtx.warnings */
 
 typedef enum GjDiagKind {
 #define X(name, text, pyexc) GJ_DIAG_##name,
@@ -75,6 +76,7 @@ typedef struct GjDiag {
     const char *message;       /* arena-owned, no trailing newline */
     const char *notes[8];      /* "during: ..." lines, innermost first */
     int nnotes;
+    struct GjDiag *next;       /* the next warning (GjCtx.warnings) */
 } GjDiag;
 
 const char *gj_diag_kind_text(GjDiagKind k);    /* "typing error" */
@@ -87,6 +89,8 @@ typedef struct GjTypes GjTypes;   /* interned composite types, see types.h */
 typedef struct GjCtx {
     GjArena arena;
     GjDiag *diag;          /* first error, or NULL */
+    GjDiag *warnings;      /* WARNING diagnostics, oldest first; a compile that
+                              succeeds returns them too (pymodule warns) */
     GjTypes *types;        /* owned by the arena */
     const char *filename;  /* for rendering diagnostics */
     const char *funcname;
@@ -112,6 +116,9 @@ void gj_ctx_free(GjCtx *c);
 /* Records an error at loc unless one is already recorded; returns GJ_ERR. */
 GjStatus gj_error(GjCtx *c, GjDiagKind kind, GjLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Records a WARNING at loc (once per function, location and text); the
+   compile goes on. */
+void gj_warn(GjCtx *c, GjLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Adds a "during: ..." note to the recorded error (no-op without one). */
 void gj_note(GjCtx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -121,6 +121,8 @@ typedef struct GjVar {
     GjVarKind kind;
     const GjType *type;   /* set by typeinfer.c */
     GjLoc def_loc;        /* first assignment, for diagnostics */
+    int maybe_unassigned; /* some path may read it unassigned (defassign.c):
+                             lowering zeroes it at entry */
 } GjVar;
 
 typedef struct GjFunc {
@@ -171,9 +173,10 @@ void gj_ir_dump(const GjFunc *f, void *file /* FILE* */);
 /* ---- stages ---- */
 /* build.c: bytecode -> IR (normalise, CFG, stack -> variables/temps). */
 GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out);
-/* defassign.c: every read of a local follows an assignment on every path
-   (else a TYPING diag: Python would raise UnboundLocalError). */
-GjStatus gj_check_assigned(GjCtx *c, const GjFunc *f);
+/* defassign.c: every read of a local follows an assignment on every path;
+   else a WARNING and GjVar.maybe_unassigned where some path assigns it
+   first, a TYPING diag where none does (Python: UnboundLocalError). */
+GjStatus gj_check_assigned(GjCtx *c, GjFunc *f);
 /* typeinfer.c: sets every temp and variable type; errors at the offending line. */
 GjStatus gj_infer_func(GjCtx *c, GjFunc *f);
 /* devfunc.c: the specialisation of callee for argument types `args` (made

@@ -753,6 +753,8 @@ static GjStatus begin_function(GjLower *L, const char *name) {
             return fail_status(L, "variable '%s' has type %s, which is not supported in kernels",
                         f->vars[v].name, f->vars[v].type->name);
         L->vars[v] = ty ? LLVMBuildAlloca(L->b, ty, f->vars[v].name) : NULL;
+        if (ty && f->vars[v].maybe_unassigned)   /* numba's zero for an unassigned read */
+            LLVMBuildStore(L->b, LLVMConstNull(ty), L->vars[v]);
     }
     if ((f->is_device ? store_device_params(L) : store_params(L)) != GJ_OK)
         return GJ_ERR;

@@ -39,6 +39,7 @@ from ._gpujit import (
     CudaSupportError,
     DeviceArray,
     GpujitError,
+    GpujitWarning,
     InternalError,
     KernelReturnError,
     LoweringError,
@@ -70,7 +71,7 @@ __all__ = [
     "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "event_elapsed_time", "DeviceArray", "Device",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
-    "InternalError",
+    "InternalError", "GpujitWarning",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
     "CudaSupportError", "libdevice_path", "info", "types",
     # numba's type objects (gpujit.types), for signatures and casts

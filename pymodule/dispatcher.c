@@ -230,6 +230,11 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
         gj_py_raise_diag(st, ctx, cv);
         return -1;
     }
+    if (gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
+        Py_CLEAR(*sig);
+        gj_result_free(res);
+        return -1;
+    }
     return 0;
 }
 

@@ -33,6 +33,7 @@ typedef struct GjPyState {
     /* exception classes, see module.c for the hierarchy */
     PyObject *GpujitError, *TypingError, *UnsupportedError, *LoweringError, *InternalError;
     PyObject *KernelReturnError;   /* UnsupportedError and TypeError */
+    PyObject *GpujitWarning;       /* a UserWarning: the compiler's WARNING diagnostics */
     PyObject *CudaError, *CudaOutOfMemoryError, *CudaCompileError, *CudaKernelFault,
         *CudaSupportError;
     /* heap types */
@@ -137,5 +138,8 @@ int gj_py_device(GjPyState *st, int *device);
    Both return NULL so callers can `return gj_py_raise_cuda(...)`. */
 PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err);
 PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv);
+/* Issues ctx's warnings as GpujitWarning; -1 with an exception when the
+   warnings filter turns one into an error. */
+int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv);
 
 #endif

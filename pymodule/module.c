@@ -8,6 +8,7 @@
  *         CudaError                       .name .code .call
  *             CudaOutOfMemoryError(CudaError, MemoryError)  .requested .free
  *             CudaCompileError, CudaKernelFault, CudaSupportError
+ *     class GpujitWarning(UserWarning)    the compiler's warnings
  *
  * Multi-phase init (PEP 489): the exec slot fills a GjPyState; heap types
  * come from PyType_FromModuleAndSpec, so every method finds the state
@@ -249,7 +250,7 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
     case GJ_DIAG_KERNEL_RETURN: cls = st->KernelReturnError; break;
     case GJ_DIAG_LOWERING: cls = st->LoweringError; break;
     case GJ_DIAG_INTERNAL: cls = st->InternalError; break;
-    case GJ_DIAG_NKINDS: break;
+    case GJ_DIAG_WARNING: case GJ_DIAG_NKINDS: break;   /* never the error */
     }
     GjCodeView none;
     memset(&none, 0, sizeof none);
@@ -261,6 +262,24 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
         PyErr_SetString(cls, ctx->diag->message ? ctx->diag->message : "compile error");
     }
     return NULL;
+}
+
+int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
+{
+    GjCodeView none;
+    memset(&none, 0, sizeof none);
+    for (const GjDiag *w = ctx->warnings; w; w = w->next) {
+        char *text = gj_diag_render_one(ctx, w, cv ? cv : &none);
+        const GjCodeView *in = w->code ? w->code : cv;
+        /* attributed to the kernel's line, not to gpujit's caller */
+        int rc = PyErr_WarnExplicit(st->GpujitWarning, text ? text : w->message,
+                                    in && in->filename ? in->filename : "<unknown>",
+                                    w->loc.line, NULL, NULL);
+        free(text);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- streams ---------------------------------------------------------------- */
@@ -947,7 +966,10 @@ static int add_exceptions(PyObject *m, GjPyState *st)
         || add_exception(m, &st->InternalError, "InternalError", st->GpujitError,
                          "A bug in gpujit; please report it.") < 0
         || add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
-                         "A CUDA driver call failed; .name, .code and .call say which.") < 0)
+                         "A CUDA driver call failed; .name, .code and .call say which.") < 0
+        || add_exception(m, &st->GpujitWarning, "GpujitWarning", PyExc_UserWarning,
+                         "A kernel compiles, but differs from what Python would do (a "
+                         "variable read before it may be assigned reads as zero).") < 0)
         return -1;
     if (add_exception2(m, &st->KernelReturnError, "KernelReturnError", st->UnsupportedError,
                        PyExc_TypeError, "A kernel returns a value (a kernel returns nothing); "
@@ -993,7 +1015,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 24 };
+enum { STATE_OBJECTS = 25 };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -1003,7 +1025,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
         (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
-        &st->str_cai, &st->libdevice, &st->KernelReturnError,
+        &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
     };
     _Static_assert(sizeof all / sizeof all[0] == STATE_OBJECTS, "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);

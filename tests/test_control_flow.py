@@ -372,3 +372,79 @@ def test_module_constants_and_dim3_in_conditional_expressions(rng):
     i = np.arange(N)
     want = np.where(a > 0, 1000.0 + i % 64, -math.pi + 64)
     np.testing.assert_array_equal(got, want)
+
+
+# ---- variables assigned on some paths only ---------------------------------------------
+
+
+def last_positive(a, out):
+    # `found` is assigned only in some iterations; read after the loop
+    i = gpujit.grid(1)
+    if i < out.size:
+        for k in range(4):
+            if a[(i + k) % a.size] > 0:
+                found = a[(i + k) % a.size]
+        out[i] = found
+
+
+def alternate(a, out):
+    # the first iteration reads `prev` before it is assigned when a[i] <= 0
+    i = gpujit.grid(1)
+    if i < out.size:
+        acc = 0.0
+        for k in range(3):
+            v = a[(i + k) % a.size]
+            if v > 0:
+                prev = v
+            acc += prev
+        out[i] = acc
+
+
+@pytest.mark.parametrize("fn", [last_positive, alternate])
+def test_variable_assigned_on_some_paths_warns_and_runs(fn, rng):
+    a = random_array(rng, N, "float64")
+    kernel = gpujit.jit(fn)
+    with pytest.warns(gpujit.GpujitWarning, match="may be used before it is assigned"):
+        got = launch(kernel, a, poison(N, "float64"))
+    ran = 0
+    for i in range(N):
+        try:
+            want = run_in_python(fn, i, a)
+        except UnboundLocalError:
+            continue   # Python raises on this path; gpujit reads zero (not compared)
+        ran += 1
+        assert got[i] == want, (i, got[i], want)
+    assert ran > N // 4
+
+
+def run_in_python(fn, i, a):
+    """fn's body for thread i, by CPython: gpujit.grid(1) replaced by i."""
+    out = np.full(N, np.nan)
+    glob = dict(fn.__globals__, gpujit=_ThreadIndex(i))
+    type(fn)(fn.__code__, glob)(a, out)
+    return out[i]
+
+
+class _ThreadIndex:
+    def __init__(self, i):
+        self._i = i
+
+    def grid(self, ndim):
+        return self._i
+
+
+def zero_when_unassigned(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        for k in range(2):
+            if k == 1 and a[i] > 0:
+                m = a[i]
+        out[i] = m
+
+
+def test_unassigned_read_gives_zero(rng):
+    # numba's behaviour where Python would raise: zero of the variable's type
+    a = random_array(rng, N, "int32")
+    with pytest.warns(gpujit.GpujitWarning, match=r"'m'"):
+        got = launch(gpujit.jit(zero_when_unassigned), a, poison(N, "int32"))
+    np.testing.assert_array_equal(got, np.where(a > 0, a, 0))

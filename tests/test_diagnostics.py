@@ -2,6 +2,7 @@
 gpujit's exceptions with file:line, the source line and a caret."""
 import inspect
 import os
+import warnings
 
 import pytest
 
@@ -196,14 +197,61 @@ def assigned_on_every_path(x, out):
     out[0] = r
 
 
-def test_possibly_unbound_local_is_typing_error():
-    msg = compile_error(maybe_unbound, exc=gpujit.TypingError)
-    assert "'q'" in msg and "before it is assigned" in msg
-    assert f":{line_of(maybe_unbound, 'out[0] = q')}:" in msg
+def test_possibly_unbound_local_is_a_warning():
+    with pytest.warns(gpujit.GpujitWarning) as record:
+        ptx, _ = gpujit.compile_ptx(maybe_unbound, SIG2)
+    assert ".entry" in ptx
+    assert len(record) == 1
+    msg = str(record[0].message)
+    assert "local variable 'q' may be used before it is assigned" in msg
+    assert "reads as zero" in msg
+    assert f"{THIS_FILE}:{line_of(maybe_unbound, 'out[0] = q')}:" in msg
+    assert issubclass(gpujit.GpujitWarning, UserWarning)
+
+
+@gpujit.jit(device=True)
+def first_positive(a, b):
+    for v in (a, b):
+        if v > 0:
+            got = v
+    return got
+
+
+def two_specialisations(x, out):
+    out[0] = first_positive(x[0], x[1]) + first_positive(1, 2)
+
+
+def test_possibly_unbound_in_a_device_function_warns_once():
+    with pytest.warns(gpujit.GpujitWarning) as record:
+        gpujit.compile_ptx(two_specialisations, SIG2)
+    assert len(record) == 1
+    assert f"{THIS_FILE}:{line_of(first_positive.py_func, 'return got')}:" in str(record[0].message)
+
+
+def never_assigned_before_read(x, out):
+    if x[0] > 0:
+        out[0] = q
+    q = 1.0
+    out[1] = q
+
+
+def test_local_read_before_any_assignment_is_typing_error():
+    msg = compile_error(never_assigned_before_read, exc=gpujit.TypingError)
+    assert "local variable 'q' is read before it is assigned" in msg
+    assert f"{THIS_FILE}:{line_of(never_assigned_before_read, 'out[0] = q')}:" in msg
+
+
+def test_possibly_unbound_warning_as_error_fails_the_compile():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gpujit.GpujitWarning)
+        with pytest.raises(gpujit.GpujitWarning):
+            gpujit.compile_ptx(maybe_unbound, SIG2)
 
 
 def test_assigned_on_every_path_compiles():
-    ptx, _ = gpujit.compile_ptx(assigned_on_every_path, SIG2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gpujit.GpujitWarning)
+        ptx, _ = gpujit.compile_ptx(assigned_on_every_path, SIG2)
     assert ".entry" in ptx
 
 
