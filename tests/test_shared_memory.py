@@ -268,7 +268,9 @@ def test_tree_reduction_in_shared_memory(rng, n, dtype):
     make_block_sums(dtype)[blocks, REDUCE_BLOCK](x, partial)
     padded = np.zeros(blocks * REDUCE_BLOCK, dtype)
     padded[:n] = x
-    np.testing.assert_allclose(partial, padded.reshape(blocks, -1).sum(axis=1), rtol=1e-12)
+    # sums of signed values in another order: an absolute bound where they cancel
+    np.testing.assert_allclose(partial, padded.reshape(blocks, -1).sum(axis=1), rtol=1e-12,
+                               atol=1e-9)
 
 
 @pytest.mark.usefixtures("target")
@@ -297,7 +299,7 @@ def test_local_array_filled_by_device_function(rng):
     x = random_array(rng, n, np.float64, -2, 2)
     out = run(powers_local, x, 128)
     ref = sum(x ** k for k in range(6))
-    np.testing.assert_allclose(out, ref, rtol=1e-12)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-13)   # the sum can cancel to ~0
 
 
 @pytest.mark.usefixtures("target")
@@ -306,7 +308,7 @@ def test_device_function_on_shared_and_local_arrays(rng):
     x = random_array(rng, n, np.float64, -2, 2)
     out = run(powers_shared_and_local, x, REDUCE_BLOCK)
     ref = sum(x ** k for k in range(6)) + sum((2 * x) ** k for k in range(6))
-    np.testing.assert_allclose(out, ref, rtol=1e-12)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-11)   # terms up to 2**10
 
 
 @pytest.mark.usefixtures("target")
