@@ -92,6 +92,9 @@ typedef struct GjGlobal {
     const GjConstArray *array;    /* ARRAY */
 } GjGlobal;
 
+/* Every field but the source lines is in the persistent cache's key
+   (grep tag GJ_CACHE_KEY, compiler/cache.c), as is every field of the
+   structs above: a new one must be keyed there. */
 typedef struct GjCodeView {
     int py_major, py_minor;   /* e.g. 3, 12 */
     const char *name;         /* co_name */

@@ -28,7 +28,10 @@
 #include "lower.h"
 
 void gj_compile_options_default(GjCompileOptions *o) {
-    *o = (GjCompileOptions){.cc_major = 9, .cc_minor = 0, .ptx_version = 0, .opt_level = 3};
+    memset(o, 0, sizeof *o);   /* padding too: see GJ_CACHE_OPTIONS */
+    o->cc_major = 9;
+    o->cc_minor = 0;
+    o->opt_level = 3;
 }
 
 /* The version gpujit was built against; the shared libLLVM's soname pins the
@@ -46,6 +49,8 @@ void gj_result_free(GjCompileResult *r) {
     free(r->llvm_ir);
     free(r->type_dump);
     free(r->return_type);
+    free(r->cpu_symbol);
+    free(r->binary);
     gj_cpujit_release(r->cpu_code);
     memset(r, 0, sizeof *r);
 }
@@ -166,7 +171,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
 
     GjStatus st = gj_lower_kernel(c, f, &o, r->kernel_name, llctx, &mod, r);
     if (st == GJ_OK && o.target == GJ_TARGET_CPU)
-        st = gj_cpujit_emit(c, mod, &o, r->kernel_name, &r->cpu_fn, &r->cpu_code, &r->llvm_ir);
+        st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
         st = gj_nvptx_emit(c, mod, &o, &r->ptx, &r->llvm_ir);
     if (mod)

@@ -46,6 +46,10 @@ typedef struct GjRuntimeSymbol {
     void (*addr)(void);
 } GjRuntimeSymbol;
 
+/* The persistent cache keys a compile by this struct's bytes, with every
+   pointer zeroed and its contents keyed instead (grep tag GJ_CACHE_OPTIONS,
+   compiler/cache.c): a new value field is keyed with no further work; a new
+   pointer field must be zeroed there and what it points to keyed. */
 typedef struct GjCompileOptions {
     GjTargetKind target;
     int cc_major, cc_minor;   /* compute capability to target, e.g. 9, 0 */
@@ -70,6 +74,12 @@ typedef struct GjCompileOptions {
        table on every compile (the JIT defines them once per process). */
     const GjRuntimeSymbol *runtime_symbols;
     int nruntime_symbols;
+    /* GJ_TARGET_CPU, for the persistent cache: keep the object file in the
+       result (GjCompileResult.binary) and name the kernel's symbol
+       "<entry name>.<object_id>", the same in every process, so the object
+       loads anywhere (gj_cache_unpack).  NULL: no copy, and a name unique in
+       this process ("<entry name>.<n>"). */
+    const char *object_id;
 } GjCompileOptions;
 
 typedef struct GjParamPlan {
@@ -83,6 +93,8 @@ typedef struct GjParamPlan {
     size_t itemsize;
 } GjParamPlan;
 
+/* Every field is packed into a persistent-cache entry by compiler/cache.c
+   (grep tag GJ_CACHE_RESULT): a new field must be packed there too. */
 typedef struct GjCompileResult {
     char *kernel_name;        /* PTX entry name */
     char *ptx;                /* NUL-terminated PTX */
@@ -106,9 +118,17 @@ typedef struct GjCompileResult {
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */
     int needs_fibers;         /* the kernel calls a barrier (or warp operation) */
     int prints;               /* the kernel calls print (a CPU launch flushes sys.stdout) */
+    char *cpu_symbol;         /* GJ_TARGET_CPU: cpu_fn's symbol in the JIT */
+    /* Loadable code for the persistent cache, or NULL: the CPU target's
+       object file (when opt->object_id asks for it), or the cubin the CUDA
+       driver linked from ptx (set by pymodule when it loads the PTX). */
+    void *binary;
+    size_t binary_size;
 } GjCompileResult;
 
-void gj_compile_options_default(GjCompileOptions *o);   /* sm_90, O3 */
+/* sm_90, O3.  Zeroes the whole struct first, padding included, since the
+   persistent cache keys a compile by its bytes (GJ_CACHE_OPTIONS). */
+void gj_compile_options_default(GjCompileOptions *o);
 
 /* Compiles code (with code->argtypes set) to PTX, or for opt->target.  On
    failure returns GJ_ERR with c->diag set; *out is then untouched.  A device

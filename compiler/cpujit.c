@@ -8,12 +8,16 @@
  * (gj_cpu_barrier, ...).  Output: the
  * wrapper's address and the JIT resources holding it.
  *
- * Steps, in gj_cpujit_emit order: verify; give the wrapper a process-unique
- * name (every kernel lives in LLJIT's one main JITDylib) and internalise
- * every other definition; O3 with a target machine for the host CPU (its
- * name and features, so the code uses the host's vector units); emit an
- * object file ourselves and add it to the JIT under a resource tracker of
- * its own, which gj_cpujit_release removes.  The JIT resolves the runtime's
+ * Steps, in gj_cpujit_emit order: verify; give the wrapper a name of its own
+ * (every kernel lives in LLJIT's one main JITDylib: "<kernel>.<n>", unique
+ * in the process, or "<kernel>.<object_id>" for the persistent cache, the
+ * same in every process) and internalise every other definition; O3 with a
+ * target machine for the host CPU (its name and features, so the code uses
+ * the host's vector units); emit an object file ourselves and load it.
+ * Loading (gj_cpujit_load, also how a cached object file from another
+ * process comes in) adds the object to the JIT under a resource tracker of
+ * its own, which gj_cpujit_release removes when the last result using it
+ * goes.  The JIT resolves the runtime's
  * callbacks to the addresses the options' runtime_symbols table gives
  * (defined once, as absolute symbols: a statically linked gpujit hides them
  * from dlsym, and compiler/ does not include runtime/) and everything else
@@ -40,16 +44,28 @@
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+/* An object file in the JIT, shared by every result that loaded its symbol
+   (two kernels compiled from one cached entry). */
+typedef struct LoadedObject {
+    struct LoadedObject *next;
+    char *symbol;
+    LLVMOrcResourceTrackerRef rt;
+    uint64_t addr;                 /* of symbol */
+    int refs;
+} LoadedObject;
+
 typedef struct CpuJit {
     pthread_once_t once;
     LLVMOrcLLJITRef jit;           /* NULL if it could not be created */
     LLVMOrcJITDylibRef main;
     LLVMTargetRef target;
     char *triple, *cpu, *features; /* the host's (LLVMDisposeMessage) */
+    char *host;                    /* "triple cpu features", for cache keys */
     char error[512];               /* why jit is NULL */
     atomic_uint_fast64_t next_id;  /* suffix of process-unique kernel names */
-    pthread_mutex_t lock;          /* guards runtime_defined */
+    pthread_mutex_t lock;          /* guards runtime_defined and objects */
     int runtime_defined;           /* the runtime symbols are in `main` */
+    LoadedObject *objects;         /* loaded, by symbol */
 } CpuJit;
 
 static CpuJit cpu_jit = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -78,6 +94,9 @@ static void init_jit(void) {
     j->triple = LLVMGetDefaultTargetTriple();
     j->cpu = LLVMGetHostCPUName();
     j->features = LLVMGetHostCPUFeatures();
+    size_t n = strlen(j->triple) + strlen(j->cpu) + strlen(j->features) + 3;
+    if ((j->host = malloc(n)))
+        snprintf(j->host, n, "%s %s %s", j->triple, j->cpu, j->features);
     if (LLVMGetTargetFromTriple(j->triple, &j->target, &msg)) {
         snprintf(j->error, sizeof j->error, "no LLVM target for %s: %s", j->triple,
                  msg ? msg : "");
@@ -181,56 +200,135 @@ static LLVMCodeGenOptLevel codegen_level(int opt_level) {
                                                                     : LLVMCodeGenLevelDefault;
 }
 
-/* Object code for mod, added to the JIT under a new resource tracker;
-   *addr gets `name`'s address. */
-static GjStatus load_object(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm,
-                            const char *name, uint64_t *addr, LLVMOrcResourceTrackerRef *rt) {
+/* The loaded object that defines `symbol`, or NULL; j->lock held. */
+static LoadedObject *find_object(CpuJit *j, const char *symbol) {
+    for (LoadedObject *o = j->objects; o; o = o->next)
+        if (strcmp(o->symbol, symbol) == 0)
+            return o;
+    return NULL;
+}
+
+/* Adds obj (taken) to the JIT under a new resource tracker and looks up
+   symbol, unless an object defining it is loaded already; j->lock held. */
+static GjStatus add_object(GjCtx *c, CpuJit *j, LLVMMemoryBufferRef obj, const char *symbol,
+                           LoadedObject **out) {
+    if ((*out = find_object(j, symbol))) {
+        LLVMDisposeMemoryBuffer(obj);
+        (*out)->refs++;
+        return GJ_OK;
+    }
+    LoadedObject *o = calloc(1, sizeof *o);
+    if (!o || !(o->symbol = strdup(symbol))) {
+        free(o);
+        LLVMDisposeMemoryBuffer(obj);
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    }
+    o->rt = LLVMOrcJITDylibCreateResourceTracker(j->main);
+    LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(j->jit, o->rt, obj);   /* takes obj */
+    LLVMOrcExecutorAddress a = 0;
+    if (!err)
+        err = LLVMOrcLLJITLookup(j->jit, &a, symbol);
+    if (err) {
+        jit_error(c, "loading the kernel", err);
+        LLVMConsumeError(LLVMOrcResourceTrackerRemove(o->rt));
+        LLVMOrcReleaseResourceTracker(o->rt);
+        free(o->symbol);
+        free(o);
+        return GJ_ERR;
+    }
+    o->addr = a;
+    o->refs = 1;
+    o->next = j->objects;
+    j->objects = o;
+    *out = o;
+    return GJ_OK;
+}
+
+/* The one path into the JIT: obj (taken) loaded, *fn and *code set. */
+static GjStatus load_buffer(GjCtx *c, const GjCompileOptions *opt, LLVMMemoryBufferRef obj,
+                            const char *symbol, void **fn, void **code) {
     CpuJit *j = &cpu_jit;
+    *fn = *code = NULL;
+    pthread_once(&j->once, init_jit);
+    if (!j->jit) {
+        LLVMDisposeMemoryBuffer(obj);
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
+                        j->error);
+    }
+    if (define_runtime(c, j, opt) != GJ_OK) {
+        LLVMDisposeMemoryBuffer(obj);
+        return GJ_ERR;
+    }
+    LoadedObject *o;
+    pthread_mutex_lock(&j->lock);
+    GjStatus st = add_object(c, j, obj, symbol, &o);
+    pthread_mutex_unlock(&j->lock);
+    if (st != GJ_OK)
+        return GJ_ERR;
+    *fn = (void *)(uintptr_t)o->addr;
+    *code = o;
+    return GJ_OK;
+}
+
+GjStatus gj_cpujit_load(GjCtx *c, const GjCompileOptions *opt, const void *object, size_t size,
+                        const char *symbol, void **fn, void **code) {
+    LLVMMemoryBufferRef obj = LLVMCreateMemoryBufferWithMemoryRangeCopy(object, size, symbol);
+    if (!obj)
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    return load_buffer(c, opt, obj, symbol, fn, code);
+}
+
+const char *gj_cpujit_host(GjCtx *c) {
+    CpuJit *j = &cpu_jit;
+    pthread_once(&j->once, init_jit);
+    if (!j->jit || !j->host) {
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
+                 j->jit ? "out of memory" : j->error);
+        return NULL;
+    }
+    return j->host;
+}
+
+/* Object code for mod; with opt->object_id a copy of it in r->binary. */
+static GjStatus emit_object(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm,
+                            const GjCompileOptions *opt, LLVMMemoryBufferRef *obj,
+                            GjCompileResult *r) {
     char *msg = NULL;
-    LLVMMemoryBufferRef obj = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, &obj)) {
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, obj)) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU code generation failed: %s",
                  msg ? msg : "unknown error");
         LLVMDisposeMessage(msg);
         return GJ_ERR;
     }
-    *rt = LLVMOrcJITDylibCreateResourceTracker(j->main);
-    LLVMErrorRef err = LLVMOrcLLJITAddObjectFileWithRT(j->jit, *rt, obj);   /* takes obj */
-    LLVMOrcExecutorAddress a = 0;
-    if (!err)
-        err = LLVMOrcLLJITLookup(j->jit, &a, name);
-    if (err) {
-        jit_error(c, "loading the kernel", err);
-        LLVMConsumeError(LLVMOrcResourceTrackerRemove(*rt));
-        LLVMOrcReleaseResourceTracker(*rt);
-        *rt = NULL;
-        return GJ_ERR;
+    if (!opt->object_id)
+        return GJ_OK;
+    r->binary_size = LLVMGetBufferSize(*obj);
+    if (!(r->binary = malloc(r->binary_size ? r->binary_size : 1))) {
+        LLVMDisposeMemoryBuffer(*obj);
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
     }
-    *addr = a;
+    memcpy(r->binary, LLVMGetBufferStart(*obj), r->binary_size);
     return GJ_OK;
 }
 
 GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
-                        const char *kernel_name, void **fn, void **code, char **llvm_ir) {
+                        GjCompileResult *r) {
     CpuJit *j = &cpu_jit;
-    *fn = NULL;
-    *code = NULL;
-    if (llvm_ir)
-        *llvm_ir = NULL;
     pthread_once(&j->once, init_jit);
     if (!j->jit)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
                         j->error);
-    if (define_runtime(c, j, opt) != GJ_OK || gj_llvm_verify(c, mod, "after lowering") != GJ_OK ||
-        check_host_calls(c, mod) != GJ_OK)
+    if (gj_llvm_verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
         return GJ_ERR;
-    LLVMValueRef wrapper = LLVMGetNamedFunction(mod, kernel_name);
+    LLVMValueRef wrapper = LLVMGetNamedFunction(mod, r->kernel_name);
     if (!wrapper)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "no kernel %s in the module",
-                        kernel_name);
-    char *name = gj_arena_printf(&c->arena, "%s.%" PRIuFAST64, kernel_name,
-                                 atomic_fetch_add(&j->next_id, 1));
-    if (!name)
+                        r->kernel_name);
+    char *name = opt->object_id
+                     ? gj_arena_printf(&c->arena, "%s.%s", r->kernel_name, opt->object_id)
+                     : gj_arena_printf(&c->arena, "%s.%" PRIuFAST64, r->kernel_name,
+                                       atomic_fetch_add(&j->next_id, 1));
+    if (!name || !(r->cpu_symbol = strdup(name)))
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
     LLVMSetValueName2(wrapper, name, strlen(name));
     internalize(mod, wrapper);
@@ -249,29 +347,34 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     GjStatus st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
-    if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
-        *llvm_ir = copy_message(LLVMPrintModuleToString(mod));
-    uint64_t addr = 0;
-    LLVMOrcResourceTrackerRef rt = NULL;
+    if (st == GJ_OK && opt->want_llvm_ir)
+        r->llvm_ir = copy_message(LLVMPrintModuleToString(mod));
+    LLVMMemoryBufferRef obj = NULL;
     if (st == GJ_OK)
-        st = load_object(c, mod, tm, name, &addr, &rt);
+        st = emit_object(c, mod, tm, opt, &obj, r);
     LLVMDisposeTargetMachine(tm);
-    if (st != GJ_OK) {
-        if (llvm_ir) {
-            free(*llvm_ir);
-            *llvm_ir = NULL;
-        }
-        return GJ_ERR;
-    }
-    *fn = (void *)(uintptr_t)addr;
-    *code = rt;
-    return GJ_OK;
+    if (st == GJ_OK)
+        st = load_buffer(c, opt, obj, name, &r->cpu_fn, &r->cpu_code);
+    return st;   /* on failure gj_compile frees what r holds */
 }
 
 void gj_cpujit_release(void *code) {
     if (!code)
         return;
-    LLVMOrcResourceTrackerRef rt = code;
-    LLVMConsumeError(LLVMOrcResourceTrackerRemove(rt));
-    LLVMOrcReleaseResourceTracker(rt);
+    CpuJit *j = &cpu_jit;
+    LoadedObject *o = code;
+    pthread_mutex_lock(&j->lock);
+    /* under the lock: a load of the same symbol must not find it half gone */
+    if (--o->refs == 0) {
+        for (LoadedObject **p = &j->objects; *p; p = &(*p)->next)
+            if (*p == o) {
+                *p = o->next;
+                break;
+            }
+        LLVMConsumeError(LLVMOrcResourceTrackerRemove(o->rt));
+        LLVMOrcReleaseResourceTracker(o->rt);
+        free(o->symbol);
+        free(o);
+    }
+    pthread_mutex_unlock(&j->lock);
 }

@@ -26,12 +26,24 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
 GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt, char **ptx,
                        char **llvm_ir);
 
-/* CPU target: optimises (O3) for the host, JIT-compiles and looks up the
-   kernel's wrapper (target_cpu.c): *fn is a GjCpuKernelFn, *code the JIT
-   resources holding it (gj_cpujit_release).  *llvm_ir as above. */
+/* CPU target: optimises (O3) for the host, emits an object file and loads
+   it (gj_cpujit_load) under the name "<r->kernel_name>.<id>" (target_cpu.c's
+   wrapper): sets r->cpu_fn (a GjCpuKernelFn), r->cpu_code (the JIT resources
+   holding it, gj_cpujit_release), r->cpu_symbol, r->llvm_ir as above, and
+   with opt->object_id r->binary (a copy of the object file). */
 GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
-                        const char *kernel_name, void **fn, void **code, char **llvm_ir);
+                        GjCompileResult *r);
+/* Adds an object file (copied) to the JIT and looks up `symbol` in it: the
+   one way code enters the JIT, for a new compile and a cached one alike.
+   Objects are shared by symbol: loading one already loaded gives the same
+   code and takes a reference; gj_cpujit_release drops it. */
+GjStatus gj_cpujit_load(GjCtx *c, const GjCompileOptions *opt, const void *object, size_t size,
+                        const char *symbol, void **fn, void **code);
 void gj_cpujit_release(void *code);
+/* The host the JIT compiles for: its triple, CPU name and features (what
+   an object file may rely on); NULL, with c->diag set, when there is no
+   JIT. */
+const char *gj_cpujit_host(GjCtx *c);
 
 /* nvptx.c, shared by both back ends: LLVM's verifier, and the default<On>
    pipeline, each failing with an INTERNAL diagnostic. */

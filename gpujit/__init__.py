@@ -73,7 +73,7 @@ __all__ = [
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
     "InternalError", "GpujitWarning",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
-    "CudaSupportError", "libdevice_path", "info", "types",
+    "CudaSupportError", "libdevice_path", "info", "types", "cache_info", "cache_clear",
     # numba's type objects (gpujit.types), for signatures and casts
     "b1", "boolean", "bool_", "byte", "c8", "c16", "complex64", "complex128", "double", "f2",
     "f4", "f8", "float16", "float32", "float64", "float_", "half", "i1", "i2", "i4", "i8",
@@ -128,7 +128,12 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     forceinline : bool
         numba-cuda's other spelling of ``inline=True``.
     cache : bool
-        Accepted for numba compatibility; no effect yet.
+        Keep the compiled code in the persistent kernel cache on disk, so
+        that another process launching the same kernel with the same
+        argument types loads it instead of compiling it (a cubin on a GPU,
+        an object file on the CPU target).  ``GPUJIT_CACHE=1`` caches every
+        kernel, ``GPUJIT_CACHE=0`` none; see :func:`cache_info` and
+        docs/cache.md.
     launch_bounds : int or tuple of 1 to 3 ints, optional
         As CUDA C's ``__launch_bounds__`` and numba-cuda's: the most threads
         per block the kernel is launched with, then optionally the fewest
@@ -173,12 +178,12 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
 
     jit_options = dict(device=device, debug=debug, fastmath=fastmath, lineinfo=lineinfo,
                        inline=inline, opt=opt, launch_bounds=launch_bounds,
-                       forceinline=forceinline, max_registers=max_registers)
+                       forceinline=forceinline, max_registers=max_registers, cache=cache)
     if inline not in (True, False, "always", "never"):
         raise ValueError(f"inline must be a bool, 'always' or 'never', not {inline!r}")
     options = dict(debug=bool(debug), fastmath=bool(fastmath), lineinfo=bool(lineinfo),
                    opt=bool(opt) and not debug, device=bool(device),
-                   inline=inline in (True, "always") or bool(forceinline))
+                   inline=inline in (True, "always") or bool(forceinline), cache=bool(cache))
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
     if max_registers is not None:
@@ -609,6 +614,37 @@ def event_elapsed_time(start, end):
     ``start.elapsed_time(end)``).
     """
     return start.elapsed_time(end)
+
+
+# ---- the persistent kernel cache ---------------------------------------------------
+
+def cache_info():
+    """cache_info() -> dict
+
+    The persistent kernel cache (``jit(cache=True)``, ``GPUJIT_CACHE=1``):
+    ``directory`` (str), ``entries`` (this user's entries there),
+    ``bytes`` (their size), ``size_limit`` (bytes, ``GPUJIT_CACHE_SIZE``),
+    and ``hits`` and ``misses``, the lookups of this process that found
+    their kernel on disk and that compiled it.
+
+    Raises
+    ------
+    ValueError
+        If ``GPUJIT_CACHE_SIZE`` is not a size.
+    """
+    from . import _cache
+    return _cache.info()
+
+
+def cache_clear():
+    """cache_clear() -> int
+
+    Removes this user's entries from the persistent kernel cache and returns
+    how many.  Kernels already loaded keep running; the next process
+    compiles them again.
+    """
+    from . import _cache
+    return _cache.clear()
 
 
 # ---- the installation ------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include "compile.h"
 
 enum { GJ_MAX_ARGS = 255 };   /* Python parameters of a kernel */
+enum { GJ_CACHE_KEY_LEN = 64 };   /* a persistent-cache key: SHA-256 in hex */
 
 /* Key word of one argument: its dtype, and for arrays ndim and layout. */
 #define GJ_KEY_WORD(dtype, ndim, layout, is_array)                                          \
@@ -39,6 +40,8 @@ typedef struct GjEntry {
     void *func;                /* CUfunction */
     int max_threads;           /* per block, for this kernel (registers) */
     PyObject *sig;             /* tuple of type names, ('float32', 'array(float32, 1d, C)') */
+    char cache_key[GJ_CACHE_KEY_LEN + 1];   /* its persistent-cache key, or "" when the
+                                               persistent cache does not keep it */
     int nkey;                  /* key[0] = device ordinal, key[1 + i] = argument i */
     uint32_t key[];
 } GjEntry;
@@ -53,6 +56,9 @@ typedef struct GjDispatcher {
     int launch_bounds[3];      /* max threads per block, min blocks per SM, max blocks
                                   per cluster; 0 = none (jit(launch_bounds=...)) */
     int max_registers;         /* per thread, 0 = any (jit(max_registers=...)) */
+    int cache;                 /* jit(cache=True): the persistent cache keeps its code */
+    PyObject *jit_options;     /* the keyword arguments jit() gave, less cache: part of
+                                  every persistent-cache key */
     GjEntry **buckets;           /* [nbuckets], a power of two */
     size_t nbuckets, count;
     GjEntry *last;               /* the last entry used: checked before hashing */
@@ -79,8 +85,19 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n);
    it is; a gpujit.types signature or tuple of types rendered by
    gpujit.types._signature_string; NULL raised (TypeError) otherwise. */
 PyObject *gj_py_signature_string(PyObject *sig);
-/* Loads e's PTX into its device's context (once); -1 raised. */
+/* Loads e's PTX (or its cached cubin) into its device's context (once);
+   -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
+
+/* cache.c: the persistent cache.  Looks up the compile of cv with o on
+   `device` for d: 1 when found (*res filled, its code loaded), 0 when
+   not; -1 raised.  key gets the entry's key, or "" when this compile is
+   not cached (caching off, GPUJIT_DUMP set, no GPU to key a cubin by). */
+int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
+                      const GjCompileOptions *o, int device, GjCompileResult *res,
+                      char key[GJ_CACHE_KEY_LEN + 1]);
+/* Writes res (with its binary) as the entry of key; -1 raised. */
+int gj_py_cache_store(const char *key, const GjCompileResult *res);
 
 /* argkey.c: argument types as key words.  The type of the argument whose
    words start at key[*pos] (key has n words), advancing *pos; NULL with a

@@ -202,6 +202,18 @@ static int libdevice_path(GjPyState *st, const char **path)
     return 0;
 }
 
+/* The signature's type names, a key of .signatures; NULL raised. */
+static PyObject *signature_tuple(const GjCodeView *cv)
+{
+    PyObject *sig = PyTuple_New(cv->argcount);
+    for (int i = 0; sig && i < cv->argcount; i++) {
+        PyObject *name = PyUnicode_FromString(cv->argtypes[i]->name);
+        if (!name || PyTuple_SetItem(sig, i, name) < 0)
+            Py_CLEAR(sig);
+    }
+    return sig;
+}
+
 /* Compiles code (argument types already set) with the GIL released; copies
    the signature's type names into *sig.  -1 with an exception. */
 static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
@@ -211,16 +223,8 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
     const GjCompileOptions *o = &with;
     if (o->target == GJ_TARGET_NVPTX && libdevice_path(st, &with.libdevice) < 0)
         return -1;
-    *sig = PyTuple_New(cv->argcount);
-    if (!*sig)
+    if (!(*sig = signature_tuple(cv)))
         return -1;
-    for (int i = 0; i < cv->argcount; i++) {
-        PyObject *name = PyUnicode_FromString(cv->argtypes[i]->name);
-        if (!name || PyTuple_SetItem(*sig, i, name) < 0) {
-            Py_CLEAR(*sig);
-            return -1;
-        }
-    }
     GjStatus rc;
     Py_BEGIN_ALLOW_THREADS
     rc = gj_compile(ctx, cv, o, res);
@@ -246,6 +250,33 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
 static int plain_parameters(const GjCodeView *cv)
 {
     return !(cv->flags & (0x04 | 0x08)) && cv->kwonlyargcount == 0;
+}
+
+/* e->res and e->sig for cv on device e->key[0]: from the persistent cache,
+   else compiled (and then stored: a CPU object file now, a cubin when
+   gj_py_entry_load has the driver link it).  A compile that warns is not
+   stored, so its warnings show every time.  -1 raised. */
+static int cached_or_compiled(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
+                              GjCompileOptions *o, GjEntry *e)
+{
+    int hit = gj_py_cache_fetch(d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
+    if (hit < 0)
+        return -1;
+    if (hit)
+        return (e->sig = signature_tuple(cv)) ? 0 : -1;
+    if (o->target == GJ_TARGET_CPU && e->cache_key[0])
+        o->object_id = e->cache_key;   /* the symbol every process gives it */
+    if (run_compile(st, ctx, cv, o, &e->res, &e->sig) < 0)
+        return -1;
+    if (ctx->warnings)
+        e->cache_key[0] = '\0';
+    if (o->target != GJ_TARGET_CPU || !e->cache_key[0])
+        return 0;
+    int rc = gj_py_cache_store(e->cache_key, &e->res);
+    free(e->res.binary);   /* in the JIT already */
+    e->res.binary = NULL;
+    e->res.binary_size = 0;
+    return rc;
 }
 
 /* Compiles d's function for the argument types in key (key[0]: device). */
@@ -277,6 +308,9 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     cv.argtypes = types;
     GjCompileOptions o;
     target_options(d, (int)key[0], &o);
+    /* before the cache key, which names the libdevice file */
+    if (o.target == GJ_TARGET_NVPTX && libdevice_path(st, &o.libdevice) < 0)
+        goto done;
     e = PyMem_Calloc(1, sizeof *e + (size_t)nkey * sizeof *key);
     if (!e) {
         PyErr_NoMemory();
@@ -284,8 +318,8 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     }
     e->nkey = nkey;
     memcpy(e->key, key, (size_t)nkey * sizeof *key);
-    if (run_compile(st, &ctx, &cv, &o, &e->res, &e->sig) < 0) {
-        PyMem_Free(e);
+    if (cached_or_compiled(st, d, &ctx, &cv, &o, e) < 0) {
+        entry_free(e);
         e = NULL;
         goto done;
     }
@@ -307,7 +341,34 @@ done:
     return e;
 }
 
-/* Loads e's PTX into its device's context (once). */
+static void drop_binary(GjCompileResult *r)
+{
+    free(r->binary);
+    r->binary = NULL;
+    r->binary_size = 0;
+}
+
+/* e's CUmodule: from its cached cubin; else, when the persistent cache is
+   to keep it, from the cubin the driver's linker makes of the PTX (*store
+   set); else from the PTX.  Each step that fails falls to the next, and
+   the last one reports. */
+static GjCuStatus load_module(GjEntry *e, int lineinfo, int *store, GjCuError *err)
+{
+    GjCompileResult *r = &e->res;
+    if (r->binary && gj_cu_module_load(r->binary, lineinfo, &e->module, err) == GJ_CU_OK)
+        return GJ_CU_OK;
+    drop_binary(r);
+    if (e->cache_key[0]
+        && gj_cu_link_ptx(r->ptx, lineinfo, &r->binary, &r->binary_size, err) == GJ_CU_OK
+        && gj_cu_module_load(r->binary, lineinfo, &e->module, err) == GJ_CU_OK) {
+        *store = 1;
+        return GJ_CU_OK;
+    }
+    drop_binary(r);
+    return gj_cu_module_load(r->ptx, lineinfo, &e->module, err);
+}
+
+/* Loads e's code into its device's context (once). */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
 {
     if (e->func)
@@ -319,10 +380,11 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
     }
     GjCuError err;
     GjCuStatus rc;
+    int store = 0;
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure((int)e->key[0], &err);
     if (rc == GJ_CU_OK)
-        rc = gj_cu_module_load(e->res.ptx, lineinfo, &e->module, &err);
+        rc = load_module(e, lineinfo, &store, &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_module_function(e->module, e->res.kernel_name, &e->func, &err);
     if (rc == GJ_CU_OK)
@@ -333,7 +395,9 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
         gj_py_raise_cuda(st, &err);
         return -1;
     }
-    return 0;
+    int stored = store ? gj_py_cache_store(e->cache_key, &e->res) : 0;
+    drop_binary(&e->res);   /* in the module already */
+    return stored;
 }
 
 /* ---- signatures as keys ----------------------------------------------------- */
@@ -482,16 +546,29 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 
 /* ---- GjDispatcher type ----------------------------------------------------------------- */
 
+/* The options of a persistent-cache key: the Dispatcher's keyword
+   arguments but the function and `cache`. */
+static PyObject *key_options(PyObject *kw)
+{
+    PyObject *options = kw ? PyDict_Copy(kw) : PyDict_New();
+    const char *drop[] = {"func", "cache"};
+    for (size_t i = 0; options && i < sizeof drop / sizeof drop[0]; i++)
+        if (PyDict_GetItemString(options, drop[i]) && PyDict_DelItemString(options, drop[i]) < 0)
+            Py_CLEAR(options);
+    return options;
+}
+
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", "inline",
-                             "launch_bounds", "max_registers", NULL};
+                             "launch_bounds", "max_registers", "cache", NULL};
     PyObject *func;
-    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0;
+    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0, cache = 0;
     int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii)i:Dispatcher", kwlist, &func,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii)ip:Dispatcher", kwlist, &func,
                                      &debug, &fastmath, &lineinfo, &opt, &device, &inline_fn,
-                                     &bounds[0], &bounds[1], &bounds[2], &max_registers))
+                                     &bounds[0], &bounds[1], &bounds[2], &max_registers,
+                                     &cache))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -524,6 +601,11 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->inline_fn = inline_fn;
     memcpy(d->launch_bounds, bounds, sizeof bounds);
     d->max_registers = max_registers;
+    d->cache = cache;
+    if (!(d->jit_options = key_options(kw))) {
+        Py_DECREF(d);
+        return NULL;
+    }
     return (PyObject *)d;
 }
 
@@ -534,6 +616,7 @@ static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(d->func);
     Py_VISIT(d->dict);
     Py_VISIT(d->explicit_sigs);
+    Py_VISIT(d->jit_options);
     Py_VISIT(d->last_config);
     Py_VISIT(d->last_launcher);
     return 0;
@@ -545,6 +628,7 @@ static int dispatcher_clear(PyObject *self)
     Py_CLEAR(d->func);
     Py_CLEAR(d->dict);
     Py_CLEAR(d->explicit_sigs);
+    Py_CLEAR(d->jit_options);
     Py_CLEAR(d->last_config);
     Py_CLEAR(d->last_launcher);
     return 0;

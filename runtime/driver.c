@@ -39,6 +39,7 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUlinkState_st *CUlinkState;
 typedef unsigned long long CUdeviceptr;
 
 enum {
@@ -66,6 +67,8 @@ enum {                                      /* CUjit_option */
     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
     CU_JIT_GENERATE_LINE_INFO = 13,
 };
+
+enum { CU_JIT_INPUT_PTX = 1 };             /* CUjitInputType */
 
 enum {                                      /* CUfunction_attribute */
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
@@ -111,6 +114,11 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned, int *, void **))        \
     X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                     \
     X(cuModuleUnload, (CUmodule))                                                      \
+    X(cuLinkCreate, (unsigned, int *, void **, CUlinkState *))                         \
+    X(cuLinkAddData, (CUlinkState, int, void *, size_t, const char *, unsigned, int *,  \
+                      void **))                                                        \
+    X(cuLinkComplete, (CUlinkState, void **, size_t *))                                \
+    X(cuLinkDestroy, (CUlinkState))                                                    \
     X(cuFuncGetAttribute, (int *, int, CUfunction))                                    \
     X(cuFuncSetAttribute, (CUfunction, int, int))                                      \
     X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,   \
@@ -557,27 +565,82 @@ GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err)
 
 /* ---- modules and launches ----------------------------------------------- */
 
-GjCuStatus gj_cu_module_load(const char *ptx, int lineinfo, void **module, GjCuError *err)
+/* The JIT options of a module load or a link: the error log into log (of
+   GjCuError.log's size), line info when asked.  Returns their number. */
+static unsigned jit_options(int opts[3], void *vals[3], char *log, size_t logsize, int lineinfo)
+{
+    log[0] = '\0';
+    opts[0] = CU_JIT_ERROR_LOG_BUFFER;
+    vals[0] = log;
+    opts[1] = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+    vals[1] = (void *)(uintptr_t)logsize;
+    opts[2] = CU_JIT_GENERATE_LINE_INFO;
+    vals[2] = (void *)(uintptr_t)1;
+    return lineinfo ? 3u : 2u;
+}
+
+static void keep_log(GjCuError *err, char *log)
+{
+    log[sizeof err->log - 1] = '\0';
+    memcpy(err->log, log, sizeof err->log);
+}
+
+GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjCuError *err)
 {
     *module = NULL;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
         return st;
     char log[sizeof err->log];
-    log[0] = '\0';
-    int opts[3] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                    CU_JIT_GENERATE_LINE_INFO };
-    void *vals[3] = { log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)1 };
-    unsigned nopts = lineinfo ? 3u : 2u;
+    int opts[3];
+    void *vals[3];
+    unsigned nopts = jit_options(opts, vals, log, sizeof log, lineinfo);
     CUmodule m = NULL;
-    st = CU(err, cuModuleLoadDataEx, (&m, ptx, nopts, opts, vals));
+    st = CU(err, cuModuleLoadDataEx, (&m, image, nopts, opts, vals));
     if (st != GJ_CU_OK) {
-        log[sizeof log - 1] = '\0';
-        memcpy(err->log, log, sizeof log);
+        keep_log(err, log);
         return st;
     }
     *module = m;
     return GJ_CU_OK;
+}
+
+GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *size,
+                          GjCuError *err)
+{
+    *cubin = NULL;
+    *size = 0;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    char log[sizeof err->log];   /* the linker writes it until cuLinkDestroy */
+    int opts[3];
+    void *vals[3];
+    unsigned nopts = jit_options(opts, vals, log, sizeof log, lineinfo);
+    CUlinkState link = NULL;
+    void *out = NULL;
+    size_t n = 0;
+    st = CU(err, cuLinkCreate, (nopts, opts, vals, &link));
+    if (st == GJ_CU_OK)
+        st = CU(err, cuLinkAddData, (link, CU_JIT_INPUT_PTX, (void *)(uintptr_t)ptx,
+                                     strlen(ptx) + 1, "gpujit.ptx", 0, NULL, NULL));
+    if (st == GJ_CU_OK)
+        st = CU(err, cuLinkComplete, (link, &out, &n));
+    if (st == GJ_CU_OK && !(*cubin = malloc(n ? n : 1))) {
+        set_error(err, GJ_CU_DRIVER_ERROR, CUDA_ERROR_OUT_OF_MEMORY, "malloc",
+                  "out of host memory");
+        err->host = 1;
+        st = GJ_CU_DRIVER_ERROR;
+    }
+    if (st == GJ_CU_OK) {   /* the linker owns out until cuLinkDestroy */
+        memcpy(*cubin, out, n);
+        *size = n;
+    } else {
+        keep_log(err, log);
+    }
+    if (link)
+        D.cuLinkDestroy(link);
+    return st;
 }
 
 GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err)

@@ -69,9 +69,14 @@ GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuE
 GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err);
 GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err);
 
-/* Loads PTX (with CU_JIT_ERROR_LOG_BUFFER; lineinfo adds
-   CU_JIT_GENERATE_LINE_INFO) and finds `kernel` in it. */
-GjCuStatus gj_cu_module_load(const char *ptx, int lineinfo, void **module, GjCuError *err);
+/* Loads a module image: PTX text (JIT-compiled, with CU_JIT_ERROR_LOG_BUFFER;
+   lineinfo adds CU_JIT_GENERATE_LINE_INFO) or a cubin. */
+GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjCuError *err);
+/* Compiles PTX for the current device with the driver's linker (the JIT
+   a module load runs), keeping the result: *cubin (malloc'd), *size bytes,
+   which gj_cu_module_load loads with no JIT (the persistent cache). */
+GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *size,
+                          GjCuError *err);
 GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err);
 GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
 /* The most threads per block `func` can be launched with (its registers

@@ -1,0 +1,177 @@
+/*
+ * cache.c - the persistent kernel cache, as the dispatcher uses it (its
+ * contract is in dispatch.h).
+ *
+ *     def fetch(d, code, options, device):     # gj_py_cache_fetch
+ *         if not _cache.enabled(d.cache): return None
+ *         material = key(code, options)        # compiler/cache.c
+ *                    + repr(sorted(d.jit_options)) + device's cc and driver
+ *         key, payload = _cache.load(material) # sha256, file checks, LRU touch
+ *         return unpack(payload) if payload else None
+ *     def store(key, result):                  # gj_py_cache_store
+ *         _cache.store(key, pack(result))      # temp file + rename, eviction
+ *
+ * Only a new specialisation gets here (gj_py_entry_compile, and
+ * gj_py_entry_load for the cubin the driver links); a launch that finds its
+ * entry never does.  gpujit/_cache.py owns the files; compiler/cache.c the
+ * bytes.  A compile whose key cannot be made, or whose entry does not
+ * unpack, is simply compiled (and stored again).
+ */
+#include "dispatch.h"
+
+#include <string.h>
+
+#include "cache.h"
+
+/* gpujit._cache.name(*args) (a new reference), NULL raised. */
+static PyObject *call_cache(const char *name, const char *format, ...)
+{
+    PyObject *mod = PyImport_ImportModule("gpujit._cache");
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, name) : NULL;
+    Py_XDECREF(mod);
+    if (!fn)
+        return NULL;
+    va_list ap;
+    va_start(ap, format);
+    PyObject *args = Py_VaBuildValue(format, ap);
+    va_end(ap);
+    PyObject *r = args ? PyObject_CallObject(fn, args) : NULL;
+    Py_XDECREF(args);
+    Py_DECREF(fn);
+    return r;
+}
+
+/* The options jit() gave the Dispatcher, as repr(sorted(items)): an option
+   added to jit later is keyed with no change here.  -1 raised. */
+static int put_jit_options(GjDispatcher *d, GjBuf *b)
+{
+    PyObject *items = d->jit_options ? PyDict_Items(d->jit_options) : PyList_New(0);
+    PyObject *text = items && PyList_Sort(items) == 0 ? PyObject_Repr(items) : NULL;
+    const char *s = text ? PyUnicode_AsUTF8AndSize(text, NULL) : NULL;
+    if (s)
+        gj_buf_put_str(b, s);
+    Py_XDECREF(items);
+    Py_XDECREF(text);
+    return s ? 0 : -1;
+}
+
+/* The device's compute capability and the driver's version (a cubin is
+   SASS for one architecture, made by one driver's compiler): 1, or 0 when
+   there is no GPU to ask (PTX compiled for inspection is not cached). */
+static int put_device(GjBuf *b, int device)
+{
+    gj_buf_put_i64(b, device == GJ_MEM_HOST);
+    if (device == GJ_MEM_HOST)
+        return 1;
+    GjCuDeviceInfo info;
+    GjCuError err;
+    int version;
+    if (!gj_cu_available() || gj_cu_device_info(device, &info, &err) != GJ_CU_OK
+        || gj_cu_driver_version(&version, &err) != GJ_CU_OK)
+        return 0;
+    gj_buf_put_i64(b, info.cc_major);
+    gj_buf_put_i64(b, info.cc_minor);
+    gj_buf_put_i64(b, version);
+    return 1;
+}
+
+/* The key material of compiling cv with o on `device` for d: 1 and *out
+   filled, 0 when the compile is not to be cached, -1 raised. */
+static int key_material(GjDispatcher *d, const GjCodeView *cv, const GjCompileOptions *o,
+                        int device, PyObject **out)
+{
+    GjCtx kc;   /* its own: a failure here must not become the compile's error */
+    GjBuf b = {0};
+    gj_ctx_init(&kc);
+    /* no key (out of memory, no JIT): not cached; the compile says why */
+    int rc = gj_cache_key(&kc, cv, o, &b) > 0;
+    gj_ctx_free(&kc);
+    if (rc && put_jit_options(d, &b) < 0)
+        rc = -1;
+    if (rc > 0)
+        rc = put_device(&b, device) && !b.failed;
+    *out = rc > 0 ? PyBytes_FromStringAndSize((const char *)b.data, (Py_ssize_t)b.len) : NULL;
+    gj_buf_free(&b);
+    return rc > 0 && !*out ? -1 : rc;
+}
+
+/* Copies _cache.load's key (a str of GJ_CACHE_KEY_LEN hex digits). */
+static int copy_key(PyObject *k, char key[GJ_CACHE_KEY_LEN + 1])
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8AndSize(k, &n) : NULL;
+    if (!s || n != GJ_CACHE_KEY_LEN) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, "gpujit._cache.load() returned a bad key");
+        return -1;
+    }
+    memcpy(key, s, GJ_CACHE_KEY_LEN + 1);
+    return 0;
+}
+
+/* Rebuilds res from a cache entry's payload: 1, or 0 (after telling
+   gpujit._cache, which counts a miss and drops the file) when it does not
+   unpack; -1 raised. */
+static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
+                  GjCompileResult *res)
+{
+    char *data;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(payload, &data, &n) < 0)
+        return -1;
+    GjCtx uc;
+    gj_ctx_init(&uc);
+    GjStatus st;
+    Py_BEGIN_ALLOW_THREADS   /* loading an object file into the JIT links it */
+    st = gj_cache_unpack(&uc, o, data, (size_t)n, res);
+    Py_END_ALLOW_THREADS
+    gj_ctx_free(&uc);
+    if (st == GJ_OK)
+        return 1;
+    PyObject *r = call_cache("discard", "(s)", key);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
+                      const GjCompileOptions *o, int device, GjCompileResult *res,
+                      char key[GJ_CACHE_KEY_LEN + 1])
+{
+    key[0] = '\0';
+    if (ctx->dump)   /* GPUJIT_DUMP shows a compile's stages: compile */
+        return 0;
+    PyObject *on = call_cache("enabled", "(O)", d->cache ? Py_True : Py_False);
+    int yes = on ? PyObject_IsTrue(on) : -1;
+    Py_XDECREF(on);
+    if (yes <= 0)
+        return yes;
+    PyObject *material;
+    int rc = key_material(d, cv, o, device, &material);
+    if (rc <= 0)
+        return rc;
+    PyObject *found = call_cache("load", "(O)", material);
+    Py_DECREF(material);
+    PyObject *k, *payload;
+    if (!found || !PyArg_ParseTuple(found, "OO", &k, &payload) || copy_key(k, key) < 0) {
+        Py_XDECREF(found);
+        key[0] = '\0';
+        return -1;
+    }
+    rc = payload == Py_None ? 0 : unpack(o, payload, key, res);
+    Py_DECREF(found);
+    return rc;
+}
+
+int gj_py_cache_store(const char *key, const GjCompileResult *res)
+{
+    GjBuf b = {0};
+    gj_cache_pack(res, &b);
+    PyObject *r = NULL;
+    if (b.failed)
+        PyErr_NoMemory();
+    else
+        r = call_cache("store", "(sy#)", key, (const char *)b.data, (Py_ssize_t)b.len);
+    gj_buf_free(&b);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
