@@ -17,6 +17,7 @@
  */
 #include "cache.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -260,18 +261,22 @@ static void put_file(GjBuf *b, const char *path) {
 }
 
 /* GJ_CACHE_OPTIONS: the struct's bytes (gj_compile_options_default zeroed
-   its padding), its pointers zeroed and what they point to keyed, and the
-   requests that change no code (want_llvm_ir) cleared. */
+   its padding), so that every value field is keyed, new ones included;
+   the bytes of its pointers zeroed and what they point to keyed instead;
+   requests that change no code cleared.  (A byte array, not a struct copy:
+   storing to a struct's member leaves its padding unspecified.) */
 static void put_options(GjBuf *b, const GjCompileOptions *opt) {
-    GjCompileOptions o;
-    memcpy(&o, opt, sizeof o);
-    o.entry_name = NULL;
-    o.libdevice = NULL;
-    o.runtime_symbols = NULL;   /* the same functions in every process, at other addresses */
-    o.nruntime_symbols = 0;
-    o.object_id = NULL;         /* derived from the key */
-    o.want_llvm_ir = 0;
-    gj_buf_put(b, &o, sizeof o);
+    unsigned char bytes[sizeof *opt];
+    memcpy(bytes, opt, sizeof bytes);
+#define CLEAR(field) memset(bytes + offsetof(GjCompileOptions, field), 0, sizeof opt->field)
+    CLEAR(entry_name);
+    CLEAR(libdevice);
+    CLEAR(runtime_symbols);     /* the same functions in every process, at other addresses */
+    CLEAR(nruntime_symbols);
+    CLEAR(object_id);           /* derived from the key */
+    CLEAR(want_llvm_ir);
+#undef CLEAR
+    gj_buf_put(b, bytes, sizeof bytes);
     gj_buf_put_str(b, opt->entry_name);
     put_file(b, opt->libdevice);
 }

@@ -190,7 +190,7 @@ def _scan(d):
                 elif entry.name.startswith(TEMP_PREFIX) and \
                         st.st_mtime_ns < time.time_ns() - STALE_TEMP_SECONDS * 10**9:
                     _unlink(entry.path)
-    except FileNotFoundError:
+    except OSError:   # no directory (yet), or not one that can be read
         pass
     return found
 
