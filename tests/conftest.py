@@ -85,6 +85,14 @@ def target(request):
 
 
 @pytest.fixture
+def cpu():
+    """Runs the test on the CPU target, for what only that target has."""
+    previous = gpujit.set_target("cpu")
+    yield
+    gpujit.set_target(previous)
+
+
+@pytest.fixture
 def rng(request):
     """A generator seeded freshly per run (GPUJIT_TEST_SEED reproduces one) and per test."""
     return np.random.default_rng([_session_seed(), zlib.crc32(request.node.nodeid.encode())])

@@ -29,14 +29,6 @@ N = 1000
 
 
 @pytest.fixture
-def cpu():
-    """The CPU target, for what only it has (its entries are object files)."""
-    previous = gpujit.set_target("cpu")
-    yield
-    gpujit.set_target(previous)
-
-
-@pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     """An empty cache directory of this test; no cache switches from outside."""
     d = tmp_path / "cache"

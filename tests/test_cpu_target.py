@@ -102,13 +102,6 @@ def test_set_target_returns_the_previous_target():
     assert gpujit.current_target() == previous
 
 
-@pytest.fixture
-def cpu():
-    previous = gpujit.set_target("cpu")
-    yield
-    gpujit.set_target(previous)
-
-
 @gpujit.jit
 def scale(x, out, k):
     i = gpujit.grid(1)
