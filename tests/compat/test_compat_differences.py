@@ -171,6 +171,29 @@ def test_a_launch_beyond_launch_bounds_is_a_value_error(target):
         k[1, 128](np.zeros(128, np.float32))
 
 
+def test_cache_true_keeps_kernels_in_the_user_cache_keyed_by_globals(target, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.setenv("GPUJIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUJIT_CACHE", raising=False)
+    source = textwrap.dedent('''
+        from numba_shim import cuda
+        SCALE = {scale}
+        @cuda.jit(cache=True)
+        def scale(x):
+            x[cuda.grid(1)] *= SCALE
+    ''')
+    hits = cuda.cache_info()["hits"]
+    for scale, expect_hits in [(2, 0), (3, 0), (2, 1)]:
+        ns = {}
+        exec(compile(source.format(scale=scale), str(tmp_path / "src.py"), "exec"), ns)
+        x = np.ones(32, np.float32)
+        ns["scale"][1, 32](x)
+        np.testing.assert_array_equal(x, scale)
+        assert cuda.cache_info()["hits"] - hits == expect_hits
+    assert len(list((tmp_path / "cache").glob("*.gjk"))) == 2
+    assert not (tmp_path / "__pycache__").exists()
+
+
 # ---- not supported yet (the page's last table) ------------------------------------------
 
 def assert_in_kernel(a, out):
