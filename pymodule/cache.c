@@ -19,6 +19,7 @@
  */
 #include "dispatch.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "cache.h"
