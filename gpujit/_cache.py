@@ -39,6 +39,10 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 _counts = {"hits": 0, "misses": 0}
 _identity = None
+# The bytes the directory held at this process's last scan plus what it has
+# written since (an overestimate when a write replaced an entry): a store
+# scans the directory only when this passes the cap, not every time.
+_estimate = {"directory": None, "bytes": 0}
 
 
 def enabled(flag):
@@ -144,8 +148,9 @@ def discard(key):
 
 
 def store(key, payload):
-    """Writes payload (bytes) as key's entry, then evicts down to the cap.
-    A cache that cannot be written (read-only, full) is left alone."""
+    """Writes payload (bytes) as key's entry, then, when the entries may
+    pass the cap, evicts down to it.  A cache that cannot be written
+    (read-only, full) is left alone."""
     d = directory()
     header = _HEADER.pack(MAGIC, FORMAT, bytes.fromhex(key), len(payload),
                           hashlib.sha256(payload).digest())
@@ -160,7 +165,11 @@ def store(key, payload):
         except BaseException:
             _unlink(tmp)
             raise
-        _evict(d, size_limit())
+        written = len(header) + len(payload)
+        if _estimate["directory"] != d or _estimate["bytes"] + written > size_limit():
+            _estimate.update(directory=d, bytes=_evict(d, size_limit()))
+        else:
+            _estimate["bytes"] += written
     except OSError:
         pass
 
@@ -196,7 +205,8 @@ def _scan(d):
 
 
 def _evict(d, limit):
-    """Removes the least recently used entries until those left fit limit bytes."""
+    """Removes the least recently used entries until those left fit limit
+    bytes; returns the bytes left."""
     entries = _scan(d)
     total = sum(size for _, size, _ in entries)
     for _, size, path in sorted(entries):
@@ -204,6 +214,7 @@ def _evict(d, limit):
             break
         _unlink(path)   # gone already when another process evicted it
         total -= size
+    return total
 
 
 def info():
