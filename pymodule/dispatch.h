@@ -38,6 +38,8 @@ typedef struct GjEntry {
     void *module;              /* CUmodule, NULL until loaded */
     void *func;                /* CUfunction */
     int max_threads;           /* per block, for this kernel (registers) */
+    uint64_t error_record;     /* GPU: the module's error record when the kernel has error
+                                  sites (compile.h), else 0 */
     PyObject *sig;             /* tuple of type names, ('float32', 'array(float32, 1d, C)') */
     int nkey;                  /* key[0] = device ordinal, key[1 + i] = argument i */
     uint32_t key[];
@@ -81,6 +83,14 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n);
 PyObject *gj_py_signature_string(PyObject *sig);
 /* Loads e's PTX into its device's context (once); -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
+
+/* kernelerror.c: raises the exception of the error site `record` (the
+   kernel's error record, compile.h) names and returns -1, or returns 0 when
+   the record is clear. */
+int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *record);
+/* kernelerror.c, GPU: waits for `stream`, reads and clears e's error record;
+   -1 raised (the kernel's error, or the driver's). */
+int gj_py_kernel_error_check(GjPyState *st, GjDispatcher *d, const GjEntry *e, void *stream);
 
 /* argkey.c: argument types as key words.  The type of the argument whose
    words start at key[*pos] (key has n words), advancing *pos; NULL with a

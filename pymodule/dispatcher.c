@@ -127,7 +127,8 @@ static int driver_max_ptx(int v)
     X(gj_cpu_warp_vote)           \
     X(gj_cpu_warp_match)          \
     X(gj_cpu_activemask)          \
-    X(gj_cpu_vprintf)
+    X(gj_cpu_vprintf)             \
+    X(gj_cpu_error_record)
 
 static const GjRuntimeSymbol cpu_runtime_symbols[] = {
 #define X(fn) {#fn, (void (*)(void))fn},
@@ -142,6 +143,7 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
     gj_compile_options_default(o);
     o->fastmath = d ? d->fastmath : 0;
     o->lineinfo = d ? d->lineinfo : 0;
+    o->debug = d ? d->debug : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
     o->want_llvm_ir = 1;
     if (d) {
@@ -327,6 +329,10 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
         rc = gj_cu_module_function(e->module, e->res.kernel_name, &e->func, &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_func_max_threads(e->func, &e->max_threads, &err);
+    size_t record_bytes = 0;
+    if (rc == GJ_CU_OK && e->res.nerror_sites > 0)
+        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &e->error_record,
+                                 &record_bytes, &err);
     Py_END_ALLOW_THREADS
     if (rc != GJ_CU_OK) {
         e->func = NULL;
@@ -1090,7 +1096,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.max_threads = bounds[0];
     o.min_blocks = bounds[1];
     o.max_cluster = bounds[2];
-    (void)debug;
+    o.debug = debug;
     if (run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
         goto done;
     out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");

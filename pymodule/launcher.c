@@ -807,6 +807,9 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
         .local_bytes = e->res.local_bytes,
         .needs_fibers = e->res.needs_fibers,
     };
+    int64_t record[GJ_ERROR_RECORD_WORDS] = {0};
+    if (e->res.nerror_sites > 0)
+        cl.error_record = record;
     char msg[256] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -820,7 +823,9 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
         Py_XDECREF(name);
         return -1;
     }
-    return copy_back_strided(st, e, args, n);
+    if (copy_back_strided(st, e, args, n) < 0)
+        return -1;
+    return gj_py_kernel_error_raise(l->disp, e, record);
 }
 
 /* A kernel that prints writes to fd 1 (the CPU target at once, CUDA's
@@ -870,7 +875,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
         != GJ_CU_OK)
         goto cuda_error;
     if (!has_host)
-        return 0;
+        return e->res.nerror_sites > 0 ? gj_py_kernel_error_check(st, l->disp, e, l->stream) : 0;
     for (int i = 0; i < n; i++) {
         Arg *a = &args[i];
         if (a->kind != ARG_HOST || !e->res.params[i].written)
@@ -887,7 +892,9 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
     PyEval_RestoreThread(ts);
     if (ss != GJ_CU_OK)
         goto cuda_error;
-    return copy_back_strided(st, e, args, n);
+    if (copy_back_strided(st, e, args, n) < 0)
+        return -1;
+    return e->res.nerror_sites > 0 ? gj_py_kernel_error_check(st, l->disp, e, l->stream) : 0;
 cuda_error:
     gj_py_raise_cuda(st, &err);
     return -1;

@@ -73,6 +73,9 @@ GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream
    CU_JIT_GENERATE_LINE_INFO) and finds `kernel` in it. */
 GjCuStatus gj_cu_module_load(const char *ptx, int lineinfo, void **module, GjCuError *err);
 GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err);
+/* The address and size of the module's global `name` (a __device__ variable). */
+GjCuStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
+                               GjCuError *err);
 GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
 /* The most threads per block `func` can be launched with (its registers
    may allow fewer than the device's limit). */
