@@ -14,6 +14,7 @@ checks that the two LLVM copies stay apart.
     python -P benchmarks/bench_saxpy.py [--n N] [--launches L]
 """
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -21,6 +22,9 @@ import warnings
 import numpy as np
 
 import gpujit
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # see _common.py
+from _common import import_numba_cuda  # noqa: E402
 
 THREADS_PER_BLOCK = 256
 REPEATS = 20   # timed SAXPY launches, averaged
@@ -45,10 +49,7 @@ def gpujit_runner():
 
 
 def numba_runner():
-    # numba 0.61-0.62 still touches numpy.row_stack, which NumPy 2.5 removed.
-    if not hasattr(np, "row_stack"):
-        np.row_stack = np.vstack
-    from numba import cuda
+    cuda = import_numba_cuda()
 
     @cuda.jit
     def saxpy(a, x, y, out):

@@ -33,7 +33,9 @@ enum {
 
 /* GJ_CACHE_KEY, GJ_CACHE_RESULT: the structs as keyed and packed here.  A
    failure means a field was added: key it in put_view/put_global/put_const
-   (or pack it in gj_cache_pack and gj_cache_unpack), then update the size. */
+   (or pack it in gj_cache_pack and gj_cache_unpack), then update the size.
+   (A field that fits in a struct's padding does not change its size: the
+   comments at the structs, not these, are the rule.) */
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(GjCodeView) == 152, "a GjCodeView field is not in the cache key");
 _Static_assert(sizeof(GjGlobal) == 96, "a GjGlobal field is not in the cache key");
@@ -41,8 +43,9 @@ _Static_assert(sizeof(GjInstr) == 96, "a GjInstr field is not in the cache key")
 _Static_assert(sizeof(GjConst) == 56, "a GjConst field is not in the cache key");
 _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key");
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
-_Static_assert(sizeof(GjCompileResult) == 136, "a GjCompileResult field is not packed");
+_Static_assert(sizeof(GjCompileResult) == 144, "a GjCompileResult field is not packed");
 _Static_assert(sizeof(GjParamPlan) == 48, "a GjParamPlan field is not packed");
+_Static_assert(sizeof(GjErrorSite) == 16, "a GjErrorSite field is not packed");
 #endif
 
 /* ---- writing ------------------------------------------------------------ */
@@ -326,6 +329,11 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
     gj_buf_put_i64(out, r->dynamic_shared);
     gj_buf_put_i64(out, r->needs_fibers);
     gj_buf_put_i64(out, r->prints);
+    gj_buf_put_i64(out, r->nerror_sites);
+    for (int i = 0; i < r->nerror_sites; i++) {
+        gj_buf_put_i64(out, r->error_sites[i].kind);
+        gj_buf_put_str(out, r->error_sites[i].message);
+    }
     put_blob(out, r->binary, r->binary_size);
     /* not packed: cpu_fn and cpu_code, which loading the binary sets */
 }
@@ -412,6 +420,22 @@ static void get_params(Reader *r, GjCompileResult *res) {
     }
 }
 
+static void get_error_sites(Reader *r, GjCompileResult *res) {
+    int n = (int)get_range(r, 0, 1 << 20);
+    if (n == 0)
+        return;
+    if (!(res->error_sites = calloc((size_t)n, sizeof *res->error_sites))) {
+        r->bad = 1;
+        return;
+    }
+    res->nerror_sites = n;
+    for (int i = 0; i < n && !r->bad; i++) {
+        res->error_sites[i].kind = (GjErrorKind)get_range(r, 0, INT32_MAX);
+        if (!(res->error_sites[i].message = get_str(r)))
+            r->bad = 1;
+    }
+}
+
 static void get_result(Reader *r, GjCompileResult *res) {
     if (get_i64(r) != PACK_VERSION)
         r->bad = 1;
@@ -428,6 +452,7 @@ static void get_result(Reader *r, GjCompileResult *res) {
     res->dynamic_shared = (int)get_range(r, 0, 1);
     res->needs_fibers = (int)get_range(r, 0, 1);
     res->prints = (int)get_range(r, 0, 1);
+    get_error_sites(r, res);
     res->binary = get_blob(r, &res->binary_size);
     if (r->pos != r->n || !res->kernel_name || !res->type_dump || !res->return_type)
         r->bad = 1;

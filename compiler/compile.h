@@ -57,6 +57,8 @@ typedef struct GjCompileOptions {
     int opt_level;            /* 0..3 */
     int fastmath;
     int lineinfo;
+    int debug;                /* run-time checks that report errors to the host (error
+                                 sites below): reads of maybe-unassigned locals */
     int want_llvm_ir;         /* keep the optimised LLVM IR text in the result */
     int device;               /* compile a device function (PTX .func, by-value
                                  arguments, may return a value), not a kernel */
@@ -81,6 +83,29 @@ typedef struct GjCompileOptions {
        this process ("<entry name>.<n>"). */
     const char *object_id;
 } GjCompileOptions;
+
+/* Errors a kernel reports at run time (debug builds, lower_error.c).  Each
+   check of the kernel is an error site; a failing thread records the first
+   failure of the launch in the error record and goes on, and the launch
+   raises the site's Python exception once the kernel has completed.
+
+   The record is GJ_ERROR_RECORD_WORDS int64 words: [0] 0, or 1 + the index
+   of the site that failed first; [1..3] that thread's threadIdx, [4..6] its
+   blockIdx; [7..8] values of the site's kind (none yet).  NVPTX: the module's
+   global GJ_ERROR_RECORD_SYMBOL, which the host reads and clears; CPU: the
+   one the launch passes (runtime/cpuexec.h's gj_cpu_error_record). */
+#define GJ_ERROR_RECORD_WORDS 9
+#define GJ_ERROR_RECORD_SYMBOL "_gj_error"
+
+typedef enum GjErrorKind {
+    GJ_ERROR_UNBOUND_LOCAL = 1,   /* UnboundLocalError: a local read before assignment */
+} GjErrorKind;
+
+typedef struct GjErrorSite {
+    GjErrorKind kind;
+    char *message;            /* the exception's text, with the Python file and line
+                                 (malloc-owned) */
+} GjErrorSite;
 
 typedef struct GjParamPlan {
     const char *name;         /* Python parameter name, "t[1][0]" for a tuple's item
@@ -113,6 +138,8 @@ typedef struct GjCompileResult {
     size_t local_bytes;       /* local arrays per thread, callees' included (an upper
                                  bound): the CPU target sizes fiber stacks by it */
     int dynamic_shared;       /* uses dynamic shared memory: a launch must give sharedmem */
+    int nerror_sites;         /* > 0: the launch reads the error record (above) */
+    GjErrorSite *error_sites;
     /* GJ_TARGET_CPU only (ptx is then NULL): */
     void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t) */
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */

@@ -8,7 +8,8 @@
  * the read gives zero, so gpujit does too: a read that some path reaches
  * unassigned, while another path assigns first (a variable set in some
  * branches of a loop, read after it), is a WARNING and marks the variable
- * `maybe_unassigned` (lowering zeroes its slot at entry).  A read that no
+ * `maybe_unassigned` (lowering zeroes its slot at entry) and the read (its
+ * `sub`: debug builds check it at run time and raise UnboundLocalError).  A read that no
  * path from the entry reaches assigned is a TypingError: no run of the
  * Python function reaches it without raising.
  *
@@ -127,9 +128,9 @@ GjStatus gj_check_assigned(GjCtx *c, GjFunc *f) {
     for (int32_t bi = 0; bi < nb; bi++) {
         entry_set(&preds, must, entry, bi, cur, row, 0);
         entry_set(&preds, may, entry, bi, cur_may, row, 1);
-        const GjBlock *b = f->blocks[bi];
+        GjBlock *b = f->blocks[bi];
         for (int32_t k = 0; k < b->nins; k++) {
-            const GjIns *in = &b->ins[k];
+            GjIns *in = &b->ins[k];
             if (in->op == GJ_OP_STORE_VAR) {
                 add(cur, in->var);
                 add(cur_may, in->var);
@@ -143,6 +144,7 @@ GjStatus gj_check_assigned(GjCtx *c, GjFunc *f) {
                         "where no assignment came first, it reads as zero of its type (Python "
                         "would raise UnboundLocalError)", v->name);
                 v->maybe_unassigned = 1;
+                in->sub = 1;   /* debug builds check this read */
             }
         }
     }

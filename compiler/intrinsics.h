@@ -3,7 +3,7 @@
  * (range, abs, ...), gpujit's kernel API (grid, threadIdx, ...) and math /
  * numpy functions.  Each is one row of one table: its namespace and Python
  * name, its parameter names (keyword calls map to positions through them),
- * its arity, its typing rule (GjTypeRule, applied by typeinfer.c) and its
+ * its arity, its typing rule (GjTypeRule, applied by typecall.c) and its
  * lowering function (a family file: lower_thread.c, lower_math.c, ...).
  * The rows are grouped by family, one X-macro per family below; the enum
  * GjIntrinsic, the lookup in intrinsics.c and the names gpujit/__init__.py
@@ -78,7 +78,7 @@ typedef enum GjBitOp {
     GJ_BIT_SELP,    /* cond ? a : b */
 } GjBitOp;
 
-/* How a call of an intrinsic is typed (typeinfer.c, call_type).  The arity
+/* How a call of an intrinsic is typed (typecall.c, gj_infer_call_type).  The arity
    (the row's min/max) is checked before the rule runs. */
 typedef enum GjTypeRule {
     GJ_TR_VALUE,        /* not callable: a value (threadIdx, math.pi) or namespace; with a

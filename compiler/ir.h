@@ -93,7 +93,8 @@ typedef struct GjIns {
     int32_t *args;        /* temps read */
     /* immediates, by op */
     int32_t var;          /* LOAD_VAR, STORE_VAR */
-    int32_t sub;          /* BINOP/UNOP/COMPARE kind */
+    int32_t sub;          /* BINOP/UNOP/COMPARE kind; LOAD_VAR: 1 if some path may reach
+                             it before any assignment (defassign.c) */
     int64_t i;            /* TUPLE_GET index */
     GjConst c;            /* CONST */
     GjGlobal global;      /* GLOBAL */

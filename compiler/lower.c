@@ -318,15 +318,27 @@ static GjStatus store_var(GjLower *L, int32_t var, LLVMValueRef v, const GjType 
     if (!(v = gj_lower_cast(L, v, vt, gv->type)))
         return GJ_ERR;
     LLVMBuildStore(L->b, v, L->vars[var]);
+    if (L->assigned[var])
+        LLVMBuildStore(L->b, LLVMConstInt(L->i1, 1, 0), L->assigned[var]);
     return GJ_OK;
 }
 
-static LLVMValueRef load_var(GjLower *L, int32_t var, const GjType *rt) {
+/* The value of a local; `unchecked` is 1 when some path may reach this read
+   before any assignment (defassign.c): under debug, a check then reports
+   UnboundLocalError where none came first (the read gives zero, as without
+   debug). */
+static LLVMValueRef load_var(GjLower *L, int32_t var, const GjType *rt, int unchecked) {
     const GjVar *gv = &L->f->vars[var];
     if (!L->vars[var]) {
         gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "variable '%s' has no type", gv->name);
         return NULL;
     }
+    if (unchecked && L->assigned[var] &&
+        gj_lower_check(L, LLVMBuildLoad2(L->b, L->i1, L->assigned[var], ""),
+                       GJ_ERROR_UNBOUND_LOCAL, NULL, NULL,
+                       "cannot access local variable '%s' where it is not associated with a "
+                       "value", gv->name) != GJ_OK)
+        return NULL;
     LLVMValueRef v = LLVMBuildLoad2(L->b, gj_lower_type(L, gv->type), L->vars[var], gv->name);
     return gj_lower_cast(L, v, gv->type, rt);
 }
@@ -386,7 +398,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
               : LLVMGetUndef(L->empty);
         break;
     case GJ_OP_LOAD_VAR:
-        v = load_var(L, in->var, rt);
+        v = load_var(L, in->var, rt, in->sub);
         break;
     case GJ_OP_STORE_VAR:
         return store_var(L, in->var, a[0], t[0]);
@@ -753,8 +765,13 @@ static GjStatus begin_function(GjLower *L, const char *name) {
             return fail_status(L, "variable '%s' has type %s, which is not supported in kernels",
                         f->vars[v].name, f->vars[v].type->name);
         L->vars[v] = ty ? LLVMBuildAlloca(L->b, ty, f->vars[v].name) : NULL;
-        if (ty && f->vars[v].maybe_unassigned)   /* numba's zero for an unassigned read */
+        if (ty && f->vars[v].maybe_unassigned) {   /* numba's zero for an unassigned read */
             LLVMBuildStore(L->b, LLVMConstNull(ty), L->vars[v]);
+            if (L->opt->debug) {
+                L->assigned[v] = LLVMBuildAlloca(L->b, L->i1, "");
+                LLVMBuildStore(L->b, LLVMConstInt(L->i1, 0, 0), L->assigned[v]);
+            }
+        }
     }
     if ((f->is_device ? store_device_params(L) : store_params(L)) != GJ_OK)
         return GJ_ERR;
@@ -795,9 +812,10 @@ static GjStatus lower_function(GjLower *L, const char *name) {
     GjFunc *f = L->f;
     L->bbs = GJ_NEW_N(&L->c->arena, LLVMBasicBlockRef, f->nblocks + 1);
     L->vars = GJ_NEW_N(&L->c->arena, LLVMValueRef, f->nvars + 1);
+    L->assigned = GJ_NEW_N(&L->c->arena, LLVMValueRef, f->nvars + 1);
     L->temps = GJ_NEW_N(&L->c->arena, LLVMValueRef, f->ntemps + 1);
     L->loc = (GjLoc){f->code->firstlineno, -1, -1};
-    if (!L->bbs || !L->vars || !L->temps)
+    if (!L->bbs || !L->vars || !L->assigned || !L->temps)
         return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
     L->b = LLVMCreateBuilderInContext(L->ctx);
     GjStatus st = begin_function(L, name);
@@ -846,7 +864,9 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan) {
     /* require: typed IR (gj_infer_func) */
     *mod = NULL;
-    GjLower L = {.c = c, .f = f, .opt = opt, .target = gj_target_of(opt->target), .ctx = llctx};
+    GjErrorSites errors = {0};
+    GjLower L = {.c = c, .f = f, .opt = opt, .target = gj_target_of(opt->target), .ctx = llctx,
+                 .errors = &errors};
     L.i1 = LLVMInt1TypeInContext(llctx);
     L.i8 = LLVMInt8TypeInContext(llctx);
     L.i32 = LLVMInt32TypeInContext(llctx);
@@ -868,6 +888,7 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
         plan->local_bytes = (size_t)L.local_bytes;
         plan->dynamic_shared = L.dynamic_shared;
         plan->shared_static_bytes = gj_lower_shared_finish(&L);
+        st = gj_lower_error_sites(&L, plan);
     }
     if (L.dib) {
         LLVMDIBuilderFinalize(L.dib);

@@ -33,6 +33,17 @@ typedef enum GjNumClass {
     GJ_NC_OTHER,   /* not a number: arrays, tuples, compile-time objects */
 } GjNumClass;
 
+/* The error sites of a module, in index order (lower_error.c). */
+typedef struct GjErrorSiteIR {
+    GjErrorKind kind;
+    const char *message;          /* in the arena */
+} GjErrorSiteIR;
+
+typedef struct GjErrorSites {
+    GjErrorSiteIR *sites;
+    int32_t n, cap;
+} GjErrorSites;
+
 typedef struct GjLower {
     GjCtx *c;
     GjFunc *f;
@@ -44,6 +55,9 @@ typedef struct GjLower {
     LLVMValueRef fn;              /* the kernel */
     LLVMBasicBlockRef *bbs;       /* per GjBlock; NULL for unreachable blocks */
     LLVMValueRef *vars;           /* alloca per GjVar; NULL if the var has no type */
+    LLVMValueRef *assigned;       /* debug: an i1 alloca per maybe-unassigned GjVar, set by
+                                     its stores (else NULL) */
+    GjErrorSites *errors;         /* the module's run-time checks (lower_error.c) */
     LLVMValueRef *temps;          /* per temp; valid in the defining block */
     GjLoc loc;                    /* instruction being lowered, for diagnostics */
     LLVMTypeRef i1, i8, i32, i64, ptr_global, empty;
@@ -67,6 +81,18 @@ LLVMValueRef gj_lower_i64(GjLower *L, long long v);   /* an i64 constant */
 /* An alloca in the function's entry block: SROA can promote it, and one in a
    loop does not grow the stack. */
 LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty);
+
+/* ---- lower_error.c ---- */
+
+/* A run-time check at L->loc (debug builds): where `ok` (i1) is false, the
+   thread records error site (kind, the printf-style message) with values a
+   and b (i64, or NULL for 0) in the error record, unless another thread
+   came first; both paths go on in a new block, where the builder is left. */
+GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
+                        LLVMValueRef b, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* Copies the module's sites into plan (malloc-owned). */
+GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan);
 
 /* ---- lower_array.c ---- */
 

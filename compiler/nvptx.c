@@ -290,8 +290,8 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptio
             LLVMSetLinkage(fn, LLVMInternalLinkage);
     }
     for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g))
-        if (!LLVMIsDeclaration(g))
-            LLVMSetLinkage(g, LLVMInternalLinkage);
+        if (!LLVMIsDeclaration(g) && strcmp(LLVMGetValueName(g), GJ_ERROR_RECORD_SYMBOL) != 0)
+            LLVMSetLinkage(g, LLVMInternalLinkage);   /* the host reads the error record */
     return GJ_OK;
 }
 

@@ -15,7 +15,9 @@
  *   - atomic read-modify-write instructions;
  *   - where shared memory lives (module globals, or the CPU block's buffer);
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
- *     sinf).
+ *     sinf);
+ *   - where the error record of debug builds lives (a module global, or
+ *     the CPU launch's).
  *
  * lower.c never asks which target it lowers for; it calls these hooks.
  * target_nvptx.c and target_cpu.c implement them.
@@ -76,6 +78,9 @@ typedef struct GjTarget {
     /* The address of the block's dynamic shared memory (sized by the
        launch), and its size in bytes as an i64 in *bytes. */
     LLVMValueRef (*shared_dynamic)(GjLower *L, LLVMValueRef *bytes);
+    /* The address of the launch's error record (compile.h), in the global
+       address space. */
+    LLVMValueRef (*error_record)(GjLower *L);
 } GjTarget;
 
 extern const GjTarget gj_target_nvptx;

@@ -274,6 +274,11 @@ static LLVMValueRef cpu_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
     return LLVMBuildInBoundsGEP2(L->b, L->i8, base, &off, 1, "");
 }
 
+/* gj_cpu_error_record(t): the record the launch passed (runtime/cpuexec.h). */
+static LLVMValueRef cpu_error_record(GjLower *L) {
+    return runtime_call(L, "gj_cpu_error_record", LLVMPointerTypeInContext(L->ctx, 0), NULL, 0);
+}
+
 /* libm: <base> (double), <base>f (float). */
 static void cpu_math_name(char *buf, size_t len, const char *base, int is_double) {
     snprintf(buf, len, "%s%s", base, is_double ? "" : "f");
@@ -301,4 +306,5 @@ const GjTarget gj_target_cpu = {
     .atomic_rmw = cpu_atomic_rmw,
     .shared_static = cpu_shared_static,
     .shared_dynamic = cpu_shared_dynamic,
+    .error_record = cpu_error_record,
 };

@@ -245,6 +245,21 @@ static LLVMValueRef nvptx_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
     return g;
 }
 
+/* The error record is one global of the module, `.visible .global
+   .align 8 .b8 _gj_error[72]`, zero at load; the host finds it by name
+   (cuModuleGetGlobal), reads it after a launch and clears it. */
+static LLVMValueRef nvptx_error_record(GjLower *L) {
+    LLVMValueRef g = LLVMGetNamedGlobal(L->mod, GJ_ERROR_RECORD_SYMBOL);
+    if (!g) {
+        LLVMTypeRef ty = LLVMArrayType2(L->i64, GJ_ERROR_RECORD_WORDS);
+        g = LLVMAddGlobalInAddressSpace(L->mod, ty, GJ_ERROR_RECORD_SYMBOL,
+                                        L->target->addrspace[GJ_AS_GLOBAL]);
+        LLVMSetInitializer(g, LLVMConstNull(ty));
+        LLVMSetAlignment(g, 8);
+    }
+    return g;
+}
+
 const GjTarget gj_target_nvptx = {
     .name = "nvptx",
     .addrspace = {[GJ_AS_GLOBAL] = 1, [GJ_AS_SHARED] = 3, [GJ_AS_LOCAL] = 5, [GJ_AS_CONST] = 4},
@@ -260,6 +275,7 @@ const GjTarget gj_target_nvptx = {
     .atomic_rmw = nvptx_atomic_rmw,
     .shared_static = nvptx_shared_static,
     .shared_dynamic = nvptx_shared_dynamic,
+    .error_record = nvptx_error_record,
 };
 
 const GjTarget *gj_target_of(GjTargetKind kind) {

@@ -115,7 +115,11 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         (``(float32[::1], int64)``).  A device function's signature may name
         its return type (``"int32(int32, int32)"``).
     debug : bool
-        Compile without optimisation (bounds checking comes with a later release).
+        Compile without optimisation, with run-time checks that raise on the
+        host after the launch (which then waits for the kernel): a read of a
+        local variable that no assignment came before raises
+        ``UnboundLocalError`` naming the variable, line and thread.  Bounds
+        checking comes with a later release.
     boundscheck : bool or None
         Accepted for numba compatibility; not yet implemented.
     fastmath : bool

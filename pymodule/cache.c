@@ -10,6 +10,8 @@
  *         return unpack(payload) if payload else None
  *     def store(key, result):                  # gj_py_cache_store
  *         _cache.store(key, pack(result))      # temp file + rename, eviction
+ *     def module_load(entry):                  # gj_py_cache_module_load (GPU)
+ *         return load(entry.cubin) or load(link(entry.ptx)) or load(entry.ptx)
  *
  * Only a new specialisation gets here (gj_py_entry_compile, and
  * gj_py_entry_load for the cubin the driver links); a launch that finds its
@@ -20,6 +22,7 @@
 #include "dispatch.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cache.h"
@@ -163,10 +166,18 @@ int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
     return rc;
 }
 
-int gj_py_cache_store(const char *key, const GjCompileResult *res)
+static void drop_binary(GjCompileResult *r)
+{
+    free(r->binary);
+    r->binary = NULL;
+    r->binary_size = 0;
+}
+
+int gj_py_cache_store(const char *key, GjCompileResult *res)
 {
     GjBuf b = {0};
     gj_cache_pack(res, &b);
+    drop_binary(res);   /* loaded already: only the file needs it */
     PyObject *r = NULL;
     if (b.failed)
         PyErr_NoMemory();
@@ -175,4 +186,23 @@ int gj_py_cache_store(const char *key, const GjCompileResult *res)
     gj_buf_free(&b);
     Py_XDECREF(r);
     return r ? 0 : -1;
+}
+
+GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err)
+{
+    GjCompileResult *r = &e->res;
+    GjCuStatus st = r->binary ? gj_cu_module_load(r->binary, lineinfo, &e->module, err)
+                              : GJ_CU_DRIVER_ERROR;
+    if (st != GJ_CU_OK && e->cache_key[0]) {   /* link (again) for the cache */
+        drop_binary(r);
+        st = gj_cu_link_ptx(r->ptx, lineinfo, &r->binary, &r->binary_size, err);
+        if (st == GJ_CU_OK)
+            st = gj_cu_module_load(r->binary, lineinfo, &e->module, err);
+        *store = st == GJ_CU_OK;
+    }
+    if (st != GJ_CU_OK)   /* as without the cache; its error is the one reported */
+        st = gj_cu_module_load(r->ptx, lineinfo, &e->module, err);
+    if (!*store)
+        drop_binary(r);
+    return st;
 }

@@ -39,6 +39,8 @@ typedef struct GjEntry {
     void *module;              /* CUmodule, NULL until loaded */
     void *func;                /* CUfunction */
     int max_threads;           /* per block, for this kernel (registers) */
+    uint64_t error_record;     /* GPU: the module's error record when the kernel has error
+                                  sites (compile.h), else 0 */
     PyObject *sig;             /* tuple of type names, ('float32', 'array(float32, 1d, C)') */
     char cache_key[GJ_CACHE_KEY_LEN + 1];   /* its persistent-cache key, or "" when the
                                                persistent cache does not keep it */
@@ -96,8 +98,23 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
 int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
                       const GjCompileOptions *o, int device, GjCompileResult *res,
                       char key[GJ_CACHE_KEY_LEN + 1]);
-/* Writes res (with its binary) as the entry of key; -1 raised. */
-int gj_py_cache_store(const char *key, const GjCompileResult *res);
+/* Writes res (with its binary, which it then frees) as the entry of key;
+   -1 raised. */
+int gj_py_cache_store(const char *key, GjCompileResult *res);
+/* Loads e's module, without the GIL: its cached cubin; else, when the
+   persistent cache keeps e (e->cache_key), the cubin the driver's linker
+   makes of the PTX, left in e->res.binary with *store set, for
+   gj_py_cache_store; else the PTX, as without the cache.  Each step that
+   fails falls to the next; the last one's error is reported. */
+GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err);
+
+/* kernelerror.c: raises the exception of the error site `record` (the
+   kernel's error record, compile.h) names and returns -1, or returns 0 when
+   the record is clear. */
+int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *record);
+/* kernelerror.c, GPU: waits for `stream`, reads and clears e's error record;
+   -1 raised (the kernel's error, or the driver's). */
+int gj_py_kernel_error_check(GjPyState *st, GjDispatcher *d, const GjEntry *e, void *stream);
 
 /* argkey.c: argument types as key words.  The type of the argument whose
    words start at key[*pos] (key has n words), advancing *pos; NULL with a

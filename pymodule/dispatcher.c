@@ -127,7 +127,8 @@ static int driver_max_ptx(int v)
     X(gj_cpu_warp_vote)           \
     X(gj_cpu_warp_match)          \
     X(gj_cpu_activemask)          \
-    X(gj_cpu_vprintf)
+    X(gj_cpu_vprintf)             \
+    X(gj_cpu_error_record)
 
 static const GjRuntimeSymbol cpu_runtime_symbols[] = {
 #define X(fn) {#fn, (void (*)(void))fn},
@@ -142,6 +143,7 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
     gj_compile_options_default(o);
     o->fastmath = d ? d->fastmath : 0;
     o->lineinfo = d ? d->lineinfo : 0;
+    o->debug = d ? d->debug : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
     o->want_llvm_ir = 1;
     if (d) {
@@ -270,13 +272,8 @@ static int cached_or_compiled(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCode
         return -1;
     if (ctx->warnings)
         e->cache_key[0] = '\0';
-    if (o->target != GJ_TARGET_CPU || !e->cache_key[0])
-        return 0;
-    int rc = gj_py_cache_store(e->cache_key, &e->res);
-    free(e->res.binary);   /* in the JIT already */
-    e->res.binary = NULL;
-    e->res.binary_size = 0;
-    return rc;
+    return o->target == GJ_TARGET_CPU && e->cache_key[0]
+               ? gj_py_cache_store(e->cache_key, &e->res) : 0;
 }
 
 /* Compiles d's function for the argument types in key (key[0]: device). */
@@ -341,33 +338,6 @@ done:
     return e;
 }
 
-static void drop_binary(GjCompileResult *r)
-{
-    free(r->binary);
-    r->binary = NULL;
-    r->binary_size = 0;
-}
-
-/* e's CUmodule: from its cached cubin; else, when the persistent cache is
-   to keep it, from the cubin the driver's linker makes of the PTX (*store
-   set); else from the PTX.  Each step that fails falls to the next, and
-   the last one reports. */
-static GjCuStatus load_module(GjEntry *e, int lineinfo, int *store, GjCuError *err)
-{
-    GjCompileResult *r = &e->res;
-    if (r->binary && gj_cu_module_load(r->binary, lineinfo, &e->module, err) == GJ_CU_OK)
-        return GJ_CU_OK;
-    drop_binary(r);
-    if (e->cache_key[0]
-        && gj_cu_link_ptx(r->ptx, lineinfo, &r->binary, &r->binary_size, err) == GJ_CU_OK
-        && gj_cu_module_load(r->binary, lineinfo, &e->module, err) == GJ_CU_OK) {
-        *store = 1;
-        return GJ_CU_OK;
-    }
-    drop_binary(r);
-    return gj_cu_module_load(r->ptx, lineinfo, &e->module, err);
-}
-
 /* Loads e's code into its device's context (once). */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
 {
@@ -384,20 +354,22 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure((int)e->key[0], &err);
     if (rc == GJ_CU_OK)
-        rc = load_module(e, lineinfo, &store, &err);
+        rc = gj_py_cache_module_load(e, lineinfo, &store, &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_module_function(e->module, e->res.kernel_name, &e->func, &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_func_max_threads(e->func, &e->max_threads, &err);
+    size_t record_bytes = 0;
+    if (rc == GJ_CU_OK && e->res.nerror_sites > 0)
+        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &e->error_record,
+                                 &record_bytes, &err);
     Py_END_ALLOW_THREADS
     if (rc != GJ_CU_OK) {
         e->func = NULL;
         gj_py_raise_cuda(st, &err);
         return -1;
     }
-    int stored = store ? gj_py_cache_store(e->cache_key, &e->res) : 0;
-    drop_binary(&e->res);   /* in the module already */
-    return stored;
+    return store ? gj_py_cache_store(e->cache_key, &e->res) : 0;
 }
 
 /* ---- signatures as keys ----------------------------------------------------- */
@@ -1174,7 +1146,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.max_threads = bounds[0];
     o.min_blocks = bounds[1];
     o.max_cluster = bounds[2];
-    (void)debug;
+    o.debug = debug;
     if (run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
         goto done;
     out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");

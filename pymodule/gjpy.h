@@ -29,6 +29,11 @@
 
 enum { GJ_PY_MAX_NDIM = 8 };   /* dimensions a DeviceArray / kernel argument may have */
 
+/* cai.c: the kinds of __cuda_array_interface__ exporters, and how many
+   dtype objects of CuPy and PyTorch it remembers. */
+enum { GJ_CAI_CUPY, GJ_CAI_TORCH, GJ_CAI_OTHER, GJ_CAI_NTYPES };
+enum { GJ_CAI_DTYPES = 16 };
+
 typedef struct GjPyState {
     /* exception classes, see module.c for the hierarchy */
     PyObject *GpujitError, *TypingError, *UnsupportedError, *LoweringError, *InternalError;
@@ -42,6 +47,13 @@ typedef struct GjPyState {
        in C; the Python layer may) */
     PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;
     PyObject *str_cai;   /* interned "__cuda_array_interface__" */
+    /* cai.c: the type of each GJ_CAI_* kind last seen (CuPy's ndarray,
+       torch.Tensor, the last other exporter), and the CuPy/PyTorch dtype
+       objects seen, with their dtype ids */
+    PyTypeObject *cai_types[GJ_CAI_NTYPES];
+    PyObject *cai_dtypes[GJ_CAI_DTYPES];
+    int cai_dtype_ids[GJ_CAI_DTYPES];
+    int ncai_dtypes;
     /* libdevice.10.bc's path (bytes, file-system encoding) or None when
        gpujit/_libdevice.py found none; NULL until the first GPU compile */
     PyObject *libdevice;
@@ -75,6 +87,24 @@ int gj_py_dtype_lookup(char kind, Py_ssize_t itemsize);
 /* Dtype id of a struct-module buffer format ("f", "<i8", "=q", "Zd") with the
    buffer's itemsize, or -1 (big-endian, records, ...). */
 int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize);
+
+/* ---- device memory of other libraries (cai.c) ------------------------------ */
+
+/* An array in device memory that another library exports. */
+typedef struct GjDevView {
+    uint64_t ptr;
+    int dtype;                /* GjDtypeId */
+    int ndim;
+    int readonly;
+    int has_strides;          /* 0: C-contiguous (strides not set) */
+    Py_ssize_t shape[GJ_PY_MAX_NDIM];
+    Py_ssize_t strides[GJ_PY_MAX_NDIM];   /* bytes */
+} GjDevView;
+
+/* obj's __cuda_array_interface__ (or, for CuPy arrays and PyTorch tensors,
+   the same read from their attributes) into v: 0; -1 raised; -2 when obj
+   exports none (no exception). */
+int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v);
 
 /* ---- device arrays ------------------------------------------------------ */
 

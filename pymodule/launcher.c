@@ -172,51 +172,19 @@ static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
     return set_dims(a, a->view.ndim, a->view.shape, a->view.strides, a->view.itemsize);
 }
 
-/* An object exporting __cuda_array_interface__ (CuPy, PyTorch, numba). */
-static int parse_cai(PyObject *cai, Arg *a)
+/* Device memory another library exports (cai.c): 0, -1 raised, -2 none. */
+static int parse_device_view(GjPyState *st, PyObject *obj, Arg *a)
 {
-    if (!PyDict_Check(cai)) {
-        PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ is not a dict");
-        return -1;
-    }
-    PyObject *typestr = PyDict_GetItemString(cai, "typestr");
-    PyObject *shape = PyDict_GetItemString(cai, "shape");
-    PyObject *strides = PyDict_GetItemString(cai, "strides");
-    PyObject *data = PyDict_GetItemString(cai, "data");
-    PyObject *mask = PyDict_GetItemString(cai, "mask");
-    const char *ts = typestr ? PyUnicode_AsUTF8AndSize(typestr, NULL) : NULL;
-    if (!ts || !shape || !PyTuple_Check(shape) || !data || !PyTuple_Check(data)
-        || PyTuple_Size(data) != 2 || (mask && mask != Py_None)) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "malformed or masked __cuda_array_interface__");
-        return -1;
-    }
-    long itemsize = strlen(ts) >= 3 ? strtol(ts + 2, NULL, 10) : 0;
-    a->dtype = ts[0] == '>' ? -1 : gj_py_dtype_lookup(ts[1], itemsize);
-    if (a->dtype < 0) {
-        PyErr_Format(PyExc_TypeError, "__cuda_array_interface__ typestr '%s' has no gpujit "
-                     "type", ts);
-        return -1;
-    }
-    Py_ssize_t n = PyTuple_Size(shape), sh[GJ_PY_MAX_NDIM], sd[GJ_PY_MAX_NDIM];
-    if (n > GJ_PY_MAX_NDIM)
-        return set_dims(a, (int)n, NULL, NULL, 0);
-    if (n == 0) {
-        PyErr_SetString(PyExc_TypeError, "0-d __cuda_array_interface__ arguments are not "
-                        "supported; pass a scalar");
-        return -1;
-    }
-    int has_strides = strides && strides != Py_None;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        sh[i] = PyLong_AsSsize_t(PyTuple_GetItem(shape, i));
-        sd[i] = has_strides ? PyLong_AsSsize_t(PyTuple_GetItem(strides, i)) : 0;
-    }
-    a->ptr = (uint64_t)PyLong_AsUnsignedLongLongMask(PyTuple_GetItem(data, 0));
-    a->readonly = PyObject_IsTrue(PyTuple_GetItem(data, 1));
-    if (PyErr_Occurred())
-        return -1;
+    GjDevView v;
+    int rc = gj_py_cai_view(st, obj, &v);
+    if (rc < 0)
+        return rc;
     a->kind = ARG_DEVICE;
-    return set_dims(a, (int)n, sh, has_strides ? sd : NULL, itemsize);
+    a->dtype = v.dtype;
+    a->ptr = v.ptr;
+    a->readonly = v.readonly;
+    return set_dims(a, v.ndim, v.shape, v.has_strides ? v.strides : NULL,
+                    gj_py_dtypes[v.dtype].itemsize);
 }
 
 /* Classifies argument i and computes its key word. */
@@ -279,24 +247,21 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
             return unsupported_arg(d->func, i, obj);
         if (rc < 0)
             return -1;
+    } else if (device == GJ_MEM_HOST) {
+        PyErr_Clear();
+        int has = PyObject_HasAttr(obj, st->str_cai);
+        PyErr_Clear();
+        if (!has)
+            return unsupported_arg(d->func, i, obj);
+        PyErr_Format(PyExc_TypeError, "kernel argument %d is GPU memory "
+                     "(__cuda_array_interface__), which the CPU target cannot use; pass "
+                     "a NumPy array", i + 1);
+        return -1;
     } else {
         PyErr_Clear();
-        PyObject *cai = PyObject_GetAttr(obj, st->str_cai);
-        if (!cai) {
-            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
-                return -1;
-            PyErr_Clear();
+        rc = parse_device_view(st, obj, a);
+        if (rc == -2)
             return unsupported_arg(d->func, i, obj);
-        }
-        if (device == GJ_MEM_HOST) {
-            Py_DECREF(cai);
-            PyErr_Format(PyExc_TypeError, "kernel argument %d is GPU memory "
-                         "(__cuda_array_interface__), which the CPU target cannot use; pass "
-                         "a NumPy array", i + 1);
-            return -1;
-        }
-        rc = parse_cai(cai, a);
-        Py_DECREF(cai);
         if (rc < 0)
             return -1;
     }
@@ -807,6 +772,9 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
         .local_bytes = e->res.local_bytes,
         .needs_fibers = e->res.needs_fibers,
     };
+    int64_t record[GJ_ERROR_RECORD_WORDS] = {0};
+    if (e->res.nerror_sites > 0)
+        cl.error_record = record;
     char msg[256] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
@@ -820,7 +788,9 @@ static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, 
         Py_XDECREF(name);
         return -1;
     }
-    return copy_back_strided(st, e, args, n);
+    if (copy_back_strided(st, e, args, n) < 0)
+        return -1;
+    return gj_py_kernel_error_raise(l->disp, e, record);
 }
 
 /* A kernel that prints writes to fd 1 (the CPU target at once, CUDA's
@@ -870,7 +840,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
         != GJ_CU_OK)
         goto cuda_error;
     if (!has_host)
-        return 0;
+        return e->res.nerror_sites > 0 ? gj_py_kernel_error_check(st, l->disp, e, l->stream) : 0;
     for (int i = 0; i < n; i++) {
         Arg *a = &args[i];
         if (a->kind != ARG_HOST || !e->res.params[i].written)
@@ -887,7 +857,9 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
     PyEval_RestoreThread(ts);
     if (ss != GJ_CU_OK)
         goto cuda_error;
-    return copy_back_strided(st, e, args, n);
+    if (copy_back_strided(st, e, args, n) < 0)
+        return -1;
+    return e->res.nerror_sites > 0 ? gj_py_kernel_error_check(st, l->disp, e, l->stream) : 0;
 cuda_error:
     gj_py_raise_cuda(st, &err);
     return -1;

@@ -1015,7 +1015,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 25 };
+enum { STATE_OBJECTS = 25 + GJ_CAI_NTYPES + GJ_CAI_DTYPES };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -1027,9 +1027,15 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
         &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
     };
-    _Static_assert(sizeof all / sizeof all[0] == STATE_OBJECTS, "update STATE_OBJECTS");
+    size_t n = sizeof all / sizeof all[0];
+    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES == STATE_OBJECTS,
+                   "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);
-    return sizeof all / sizeof all[0];
+    for (int k = 0; k < GJ_CAI_NTYPES; k++)
+        objs[n++] = (PyObject **)&st->cai_types[k];
+    for (int k = 0; k < GJ_CAI_DTYPES; k++)
+        objs[n++] = &st->cai_dtypes[k];
+    return n;
 }
 
 static int module_traverse(PyObject *m, visitproc visit, void *arg)
@@ -1051,6 +1057,7 @@ static int module_clear(PyObject *m)
     PyObject **objs[STATE_OBJECTS];
     for (size_t i = 0, n = state_objects(st, objs); i < n; i++)
         Py_CLEAR(*objs[i]);
+    st->ncai_dtypes = 0;
     return 0;
 }
 

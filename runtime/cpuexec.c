@@ -847,3 +847,8 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
     pthread_mutex_unlock(&P.launch_lock);
     return status;
 }
+
+int64_t *gj_cpu_error_record(GjCpuThread *t)
+{
+    return t->block->job->launch->error_record;
+}

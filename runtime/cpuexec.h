@@ -56,6 +56,8 @@ typedef struct GjCpuLaunch {
     size_t local_bytes;   /* per thread: local arrays; fiber stacks get this much
                              more than GPUJIT_CPU_STACK_KIB */
     int needs_fibers;     /* the kernel uses barriers or warp operations */
+    int64_t *error_record;   /* the kernel's error record (compiler/compile.h), zeroed by
+                                the caller, or NULL when the kernel has no checks */
 } GjCpuLaunch;
 
 /* Shared memory: each block gets its own `shared_bytes` bytes at
@@ -162,5 +164,9 @@ void gj_cpu_threadfence(GjCpuThread *t);
    number of arguments read, -1 for a NULL format, -2 when out of memory or
    the write fails. */
 int32_t gj_cpu_vprintf(const char *format, const void *args);
+
+/* The launch's error record (GjCpuLaunch.error_record), which a failing
+   run-time check of a debug build writes. */
+int64_t *gj_cpu_error_record(GjCpuThread *t);
 
 #endif

@@ -113,6 +113,7 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                 \
     X(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned, int *, void **))        \
     X(cuModuleGetFunction, (CUfunction *, CUmodule, const char *))                     \
+    X(cuModuleGetGlobal, (CUdeviceptr *, size_t *, CUmodule, const char *))            \
     X(cuModuleUnload, (CUmodule))                                                      \
     X(cuLinkCreate, (unsigned, int *, void **, CUlinkState *))                         \
     X(cuLinkAddData, (CUlinkState, int, void *, size_t, const char *, unsigned, int *,  \
@@ -648,6 +649,15 @@ GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, 
     CUfunction f = NULL;
     GjCuStatus st = CU(err, cuModuleGetFunction, (&f, (CUmodule)module, kernel));
     *func = f;
+    return st;
+}
+
+GjCuStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
+                               GjCuError *err)
+{
+    CUdeviceptr p = 0;
+    GjCuStatus st = CU(err, cuModuleGetGlobal, (&p, bytes, (CUmodule)module, name));
+    *dptr = (uint64_t)p;
     return st;
 }
 

@@ -78,6 +78,9 @@ GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjC
 GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *size,
                           GjCuError *err);
 GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err);
+/* The address and size of the module's global `name` (a __device__ variable). */
+GjCuStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
+                               GjCuError *err);
 GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
 /* The most threads per block `func` can be launched with (its registers
    may allow fewer than the device's limit). */

@@ -448,3 +448,55 @@ def test_unassigned_read_gives_zero(rng):
     with pytest.warns(gpujit.GpujitWarning, match=r"'m'"):
         got = launch(gpujit.jit(zero_when_unassigned), a, poison(N, "int32"))
     np.testing.assert_array_equal(got, np.where(a > 0, a, 0))
+
+
+def test_unassigned_read_under_debug_raises_unbound_local_error(rng):
+    # debug=True: Python's UnboundLocalError on the host, naming the variable,
+    # the line and the first thread that read it; the other threads' results
+    # and the next launch are unharmed.
+    a = random_array(rng, N, "int32")
+    a[100] = -5                        # thread 100 reads m unassigned
+    a[a == 0] = 1
+    kernel = gpujit.jit(debug=True)(zero_when_unassigned)
+    out = poison(N, "int32")
+    with pytest.warns(gpujit.GpujitWarning, match=r"'m'"):
+        with pytest.raises(UnboundLocalError) as info:
+            launch(kernel, a, out)
+    line = zero_when_unassigned.__code__.co_firstlineno + 6
+    msg = str(info.value)
+    assert "local variable 'm'" in msg
+    assert f"test_control_flow.py:{line}" in msg
+    assert "zero_when_unassigned" in msg
+    bad = np.flatnonzero(a <= 0)
+    threads = [f"threadIdx ({i % 64}, 0, 0) of blockIdx ({i // 64}, 0, 0)" for i in bad]
+    assert any(t in msg for t in threads), (msg, bad)
+    np.testing.assert_array_equal(out, np.where(a > 0, a, 0))
+
+    b = np.abs(a) + 1                  # every thread assigns m: no error
+    np.testing.assert_array_equal(launch(kernel, b, poison(N, "int32")), b)
+
+
+@gpujit.jit(device=True)
+def first_positive(a, i):
+    for k in range(2):
+        if a[(i + k) % a.size] > 0:
+            found = a[(i + k) % a.size]
+    return found
+
+
+def unbound_in_device_function(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = first_positive(a, i)
+
+
+def test_unassigned_read_in_device_function_under_debug(rng):
+    a = np.abs(random_array(rng, N, "int64")) + 1
+    a[N // 2:N // 2 + 2] = -1          # thread N // 2 finds nothing
+    with pytest.warns(gpujit.GpujitWarning, match=r"'found'"):
+        with pytest.raises(UnboundLocalError, match=r"'found'.*threadIdx \(\d+, 0, 0\)"):
+            launch(gpujit.jit(debug=True)(unbound_in_device_function), a, poison(N, "int64"))
+    with pytest.warns(gpujit.GpujitWarning, match=r"'found'"):
+        got = launch(gpujit.jit(unbound_in_device_function), a, poison(N, "int64"))
+    want = [next((v for v in (a[(i + 1) % N], a[i]) if v > 0), 0) for i in range(N)]
+    np.testing.assert_array_equal(got, want)

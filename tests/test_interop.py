@@ -47,3 +47,104 @@ def test_device_array_exposes_cuda_array_interface(rng):
     d = gpujit.to_device(a)
     cai = d.__cuda_array_interface__
     assert cai["shape"] == (100,) and cai["typestr"] == "<i4" and cai["data"][0] != 0
+
+
+@gpujit.jit
+def scale_2d(a, out, k):
+    i, j = gpujit.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = a[i, j] * k
+
+
+def random_grid(rng, shape, dtype):
+    return random_array(rng, int(np.prod(shape)), dtype, low=-40, high=40).reshape(shape)
+
+
+def launch_2d(a, out, k):
+    scale_2d[((out.shape[0] + 15) // 16, (out.shape[1] + 15) // 16), (16, 16)](a, out, k)
+    gpujit.synchronize()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "complex64"])
+def test_cupy_views_every_launch_reads_the_array_afresh(dtype, rng):
+    # CuPy arrays take a fast path that reads data.ptr, shape, strides and
+    # dtype on every launch: views, transposes and an in-place reshape of the
+    # same object between launches must all be seen.
+    cupy = pytest.importorskip("cupy")
+    a = random_grid(rng, (96, 130), dtype)
+    d_a = cupy.asarray(a)
+    for view, host in [(d_a, a), (d_a.T, a.T), (d_a[5:70:3, ::-2], a[5:70:3, ::-2]),
+                       (d_a[:, 7:9], a[:, 7:9])]:
+        out = cupy.full(host.shape, 77, dtype=dtype)
+        launch_2d(view, out, 3)
+        np.testing.assert_array_equal(cupy.asnumpy(out), host * 3)
+    flat = cupy.asarray(random_grid(rng, (60,), dtype))
+    out = cupy.full((6, 10), 77, dtype=dtype)
+    grid = flat.reshape(6, 10)
+    launch_2d(grid, out, 2)
+    grid.shape = (10, 6)                      # same object, new shape and strides
+    out2 = cupy.full((10, 6), 77, dtype=dtype)
+    launch_2d(grid, out2, 2)
+    np.testing.assert_array_equal(cupy.asnumpy(out2), cupy.asnumpy(flat).reshape(10, 6) * 2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "bool"])
+def test_torch_tensors_strided_and_contiguous(dtype, rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    host = random_grid(rng, (64, 80), dtype)
+    t = torch.from_numpy(host).cuda()
+    for view, h in [(t, host), (t.t(), host.T), (t[3:50:2, 1::3], host[3:50:2, 1::3])]:
+        out = torch.zeros(h.shape, dtype=t.dtype, device="cuda")
+        launch_2d(view, out, 1)
+        np.testing.assert_array_equal(out.cpu().numpy(), h * np.asarray(1, h.dtype))
+
+
+def test_torch_tensor_requiring_grad_or_on_the_host_is_refused():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    out = torch.zeros((4, 4), device="cuda")
+    with pytest.raises(RuntimeError, match="grad"):
+        launch_2d(torch.ones((4, 4), device="cuda", requires_grad=True), out, 1)
+    with pytest.raises(TypeError, match="unsupported type 'Tensor'"):
+        launch_2d(torch.ones((4, 4)), out, 1)
+
+
+class Exporter:
+    """Any object with __cuda_array_interface__ (the generic path)."""
+
+    def __init__(self, dev, strides=None):
+        self._dev = dev
+        self._strides = strides
+
+    @property
+    def __cuda_array_interface__(self):
+        cai = dict(self._dev.__cuda_array_interface__)
+        cai["strides"] = self._strides
+        return cai
+
+
+def test_generic_exporter_with_and_without_strides(rng):
+    a = random_grid(rng, (20, 30), "float32")
+    d = gpujit.to_device(a)
+    out = gpujit.device_array((20, 30), np.float32)
+    launch_2d(Exporter(d), out, 2)
+    np.testing.assert_array_equal(out.copy_to_host(), a * 2)
+    out_t = gpujit.device_array((30, 20), np.float32)   # the same memory read as a.T
+    launch_2d(Exporter(_reshaped(d, (30, 20)), strides=(4, 120)), out_t, 1)
+    np.testing.assert_array_equal(out_t.copy_to_host(), a.T)
+    with pytest.raises(TypeError, match="strides do not match"):
+        launch_2d(Exporter(d, strides=(4,)), out, 1)
+    big_endian = _reshaped(d, (20, 30), typestr=">f4")
+    with pytest.raises(TypeError, match="typestr '>f4'"):
+        launch_2d(big_endian, out, 1)
+
+
+def _reshaped(dev, shape, **fields):
+    class View:
+        @property
+        def __cuda_array_interface__(self):
+            return dict(dev.__cuda_array_interface__, shape=shape, **fields)
+    return View()

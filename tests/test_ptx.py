@@ -86,6 +86,23 @@ def test_control_flow_kernels_ptxas_accepts(kernel, sig, ptxas, tmp_path):
     test_ptxas_accepts(kernel.py_func, sig, ptxas, tmp_path)
 
 
+def test_debug_error_record_is_a_visible_global(ptxas, tmp_path):
+    # debug=True: a read that may find its local unassigned is checked; the
+    # check writes the module's error record, which the host finds by name.
+    from test_control_flow import zero_when_unassigned
+    with pytest.warns(gpujit.GpujitWarning):
+        ptx, _ = gpujit.compile_ptx(zero_when_unassigned, "void(int32[:], int32[:])", debug=True)
+        plain, _ = gpujit.compile_ptx(zero_when_unassigned, "void(int32[:], int32[:])")
+    assert re.search(r"^\.visible \.global \.align 8 \.b8 _gj_error\[72\];", ptx, re.M), ptx
+    assert "atom.global.cas.b64" in ptx
+    assert "_gj_error" not in plain
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_compute_capability_selects_target():
     ptx, _ = gpujit.compile_ptx(vector_add, "void(float32[:], float32[:], float32[:])", cc=(8, 0))
     assert re.search(r"^\.target sm_80\b", ptx, re.M)

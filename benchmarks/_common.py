@@ -1,0 +1,136 @@
+"""What the benchmarks share: loading the frameworks, compiling the kernels
+of _kernels.py for each, and timing kernels with CUDA events.
+
+A *framework* runs the kernels of _kernels.py on its own device arrays, with
+the same attributes whatever it is:
+
+    name                                  str, for the tables
+    to_device(host) -> device array       to_host(device) -> ndarray
+    event() -> event (record(), synchronize())
+    elapsed(start, end) -> float          ms between two completed events
+    synchronize()
+    launch(kernel, grid, block, args, c_args)
+
+PythonFramework (gpujit, numba-cuda) launches the Python kernel with args;
+CudaC (CUDA C compiled by NVRTC through CuPy) launches the C kernel of the
+same name with c_args, which are args followed by the extents the Python
+kernel reads from its arrays.
+
+The benchmarks run as `python -P benchmarks/NAME.py`, and -P keeps
+benchmarks/ off sys.path: each puts its own directory first to find these
+modules (benchmarks/ holds no package that could shadow gpujit).
+"""
+import types
+
+import numpy as np
+
+import _kernels
+
+
+def import_numba_cuda():
+    """numba.cuda, after restoring numpy.row_stack, which NumPy 2.5 removed
+    and numba-cuda 0.30 still touches."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+    from numba import cuda
+    return cuda
+
+
+def jit_kernels(module, names=None):
+    """jit_kernels(module, names=None) -> {name: dispatcher}
+
+    The kernels of _kernels.py (those in ``names``, default all), jitted by
+    ``module`` (gpujit or numba.cuda): copies of the same code objects whose
+    global ``cuda`` is ``module``.  The device functions they call are
+    jitted first, with device=True, under their own names (only those, so
+    that bench_speed's first-kernel timing decorates no more than it launches).
+    """
+    env = dict(vars(_kernels), cuda=module)
+    chosen = [func for func in _kernels.KERNELS if names is None or func.__name__ in names]
+
+    def bound(func):
+        return types.FunctionType(func.__code__, env, func.__name__)
+
+    for func in _kernels.DEVICE_FUNCTIONS:
+        if any(func.__name__ in kernel.__code__.co_names for kernel in chosen):
+            env[func.__name__] = module.jit(device=True)(bound(func))
+    return {func.__name__: module.jit(bound(func)) for func in chosen}
+
+
+class PythonFramework:
+    """gpujit or numba-cuda (``module``), running the Python kernels."""
+
+    def __init__(self, name, module):
+        self.name = name
+        self.kernels = jit_kernels(module)
+        self.to_device = module.to_device
+        self.event = module.event
+        self.synchronize = module.synchronize
+
+    @staticmethod
+    def to_host(device_array):
+        return device_array.copy_to_host()
+
+    @staticmethod
+    def elapsed(start, end):
+        return start.elapsed_time(end)
+
+    def launch(self, kernel, grid, block, args, c_args):
+        self.kernels[kernel][grid, block](*args)
+
+
+class CudaC:
+    """_kernels.CUDA_C compiled by NVRTC through CuPy's RawModule (default
+    options), on CuPy arrays."""
+
+    name = "CUDA C"
+
+    def __init__(self):
+        import cupy
+        module = cupy.RawModule(code=_kernels.CUDA_C)
+        self.kernels = {func.__name__: module.get_function(func.__name__)
+                        for func in _kernels.KERNELS}
+        self.to_device = cupy.asarray
+        self.to_host = cupy.asnumpy
+        self.event = cupy.cuda.Event
+        self.elapsed = cupy.cuda.get_elapsed_time
+        self.synchronize = cupy.cuda.Device().synchronize
+
+    def launch(self, kernel, grid, block, args, c_args):
+        dim3 = (lambda d: (d,) if isinstance(d, int) else tuple(d))
+        self.kernels[kernel](dim3(grid), dim3(block), tuple(c_args))
+
+
+def gpujit_framework(require_gpu=True):
+    """PythonFramework of gpujit; ImportError without a GPU when ``require_gpu``
+    (otherwise it runs on whatever target gpujit chose, the CPU one included)."""
+    import gpujit
+    if require_gpu and not gpujit.is_available():
+        raise ImportError("gpujit finds no CUDA GPU here")
+    return PythonFramework("gpujit", gpujit)
+
+
+def numba_framework():
+    return PythonFramework("numba", import_numba_cuda())
+
+
+def median_ms(fw, launch, runs):
+    """Median kernel time in ms of ``runs`` calls of launch(), each between
+    two of fw's events, after one warm-up call."""
+    launch()
+    start, end = fw.event(), fw.event()
+    times = []
+    for _ in range(runs):
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        times.append(fw.elapsed(start, end))
+    return float(np.median(times))
+
+
+def not_available(exc):
+    """"n/a (Error: first line of the message)": a figure that could not be
+    measured, for tables and JSON alike."""
+    text = str(exc).strip().splitlines()
+    return f"n/a ({type(exc).__name__}: {text[0] if text else 'no message'})"
