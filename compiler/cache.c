@@ -5,11 +5,12 @@
  * The key is complete by construction: the compiler reads nothing but the
  * code view (pymodule has frozen every global, closure cell and default
  * into it, and built the views of the device functions called), the
- * options, libdevice and LLVM, so writing all of them down, field by field,
- * covers everything that changes the code.  Source lines are left out: only
- * diagnostics read them, and a compile with a diagnostic is never cached.
- * The layouts of the structs written are asserted below, so a field added
- * to one of them breaks the build here until it is keyed (or packed).
+ * options, libdevice, LLVM and the host it compiles for, so writing all of
+ * them down, field by field, covers everything that changes the code.
+ * Source lines are left out: only diagnostics read them, and a compile with
+ * a diagnostic is never cached.  The sizes of the structs written are
+ * asserted below, so most fields added to one of them break the build here
+ * until they are keyed (or packed).
  *
  * Every number is written little-endian at a fixed width and every string
  * with its length, so the material is the same on every run and no two
