@@ -104,10 +104,13 @@ def test_a_new_dispatcher_loads_the_entry_and_computes_the_same(cache_dir, rng):
 def test_a_hit_keeps_inspection(rng):
     first = axpb()
     check_axpb(first, rng)
+    counts = Counts()
     second = axpb()
     check_axpb(second, rng)
+    assert counts() == (1, 0)
     sig = second.signatures[0]
     assert second.inspect_llvm(sig) == first.inspect_llvm(sig)
+    assert second.inspect_asm(sig) == first.inspect_asm(sig)
     a, b = io.StringIO(), io.StringIO()
     first.inspect_types(sig, file=a)
     second.inspect_types(sig, file=b)
