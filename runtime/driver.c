@@ -639,8 +639,9 @@ GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *s
     } else {
         keep_log(err, log);
     }
+    GjCuError ignored;   /* a failed clean-up leaves st as it is */
     if (link)
-        D.cuLinkDestroy(link);
+        (void)CU(&ignored, cuLinkDestroy, (link));
     return st;
 }
 
