@@ -213,8 +213,6 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
     return NULL;
 }
 
-/* ---- helpers ------------------------------------------------------------------ */
-
 /* ---- floating-point flags ------------------------------------------------------ */
 
 /* LLVM's fast-math flags for GjFastMath bits fm (the GJ_FASTMATH_FLAGS). */
@@ -273,7 +271,7 @@ LLVMValueRef gj_lower_sqrt(GjLower *L, LLVMValueRef a) {
     return r ? r : gj_lower_float_intrinsic(L, "llvm.sqrt", a);
 }
 
-/* ---- calls ---------------------------------------------------------------------- */
+/* ---- calls and helpers ---------------------------------------------------------- */
 
 LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef overload,
                                      LLVMValueRef *args, unsigned nargs) {

@@ -72,6 +72,20 @@ def test_a_fastmath_set_applies_its_flags():
     assert "div.approx.ftz.f32" in ptx and "sqrt.approx.ftz.f32" in ptx   # numba-cuda's
 
 
+@cuda.jit(device=True)
+def ratio(a, b):
+    return a / b
+
+
+def ratio_kernel(r, x, y):
+    r[0] = ratio(x, y)
+
+
+def test_a_kernels_fastmath_covers_its_device_functions():
+    ptx, _ = cuda.compile_ptx(ratio_kernel, (float32[::1], float32, float32), fastmath=True)
+    assert "div.approx.ftz.f32" in ptx and "div.rn" not in ptx
+
+
 def fused(r, a, b, c):
     r[0] = a * b + c
 
