@@ -70,7 +70,9 @@ typedef enum GjFastMath {
        to zero (.ftz instructions, libdevice's nvvm-reflect-ftz).  numba's
        fastmath=True, its {'fast'}, brings it, as numba-cuda's NVVM -ftz=1. */
     GJ_FM_FTZ = 1u << 7,
-    GJ_FM_FAST = (1u << 8) - 1,      /* numba's 'fast' (fastmath=True): everything */
+#define X(id, name, bit) | GJ_FM_##id
+    GJ_FM_FAST = GJ_FM_FTZ GJ_FASTMATH_FLAGS(X),   /* numba's 'fast' (fastmath=True): all */
+#undef X
 } GjFastMath;
 
 typedef struct GjCompileOptions {
