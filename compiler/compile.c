@@ -28,7 +28,8 @@
 #include "lower.h"
 
 void gj_compile_options_default(GjCompileOptions *o) {
-    *o = (GjCompileOptions){.cc_major = 9, .cc_minor = 0, .ptx_version = 0, .opt_level = 3};
+    *o = (GjCompileOptions){.cc_major = 9, .cc_minor = 0, .ptx_version = 0, .opt_level = 3,
+                            .contract = 1};
 }
 
 /* The version gpujit was built against; the shared libLLVM's soname pins the

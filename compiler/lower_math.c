@@ -62,7 +62,7 @@ static LLVMValueRef fadd_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
 }
 
 static LLVMValueRef fdiv_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    return gj_lower_fdiv(L, a, b);
 }
 
 static LLVMValueRef fsub_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
@@ -117,7 +117,7 @@ static LLVMValueRef z_sqrt(GjLower *L, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     LLVMValueRef zero = fconst(x, 0.0), half = fconst(x, 0.5), two = fconst(x, 2.0);
     LLVMValueRef t = fadd_(L, fabs_of(L, x), ld2(L, "hypot", x, y));
-    t = gj_lower_float_intrinsic(L, "llvm.sqrt", fmul_(L, t, half));
+    t = gj_lower_sqrt(L, fmul_(L, t, half));
     LLVMValueRef y_over = fdiv_(L, y, fmul_(L, two, t));
     LLVMValueRef ay_over = fdiv_(L, fabs_of(L, y), fmul_(L, two, t));
     LLVMValueRef sign_args[2] = {t, y};
@@ -483,8 +483,8 @@ static LLVMValueRef z_atanh(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef big = LLVMBuildOr(L->b, fcmp(L, LLVMRealOGT, a, fconst(x, large)),
                                    fcmp(L, LLVMRealOGT, ab, fconst(x, large)), "");
 
-    LLVMValueRef q = fdiv_(L, gj_lower_float_intrinsic(L, "llvm.sqrt", ab),
-                           gj_lower_float_intrinsic(L, "llvm.sqrt", ld2(L, "hypot", ab, fconst(x, 2.0))));
+    LLVMValueRef q = fdiv_(L, gj_lower_sqrt(L, ab),
+                           gj_lower_sqrt(L, ld2(L, "hypot", ab, fconst(x, 2.0))));
     LLVMValueRef b_zero = fcmp(L, LLVMRealOEQ, ab, fconst(x, 0.0));
     LLVMValueRef one_re = sel(L, b_zero, fconst(x, INFINITY), fneg_(L, ld1(L, "log", q)));
     LLVMValueRef one_im = sel(L, b_zero, b,
@@ -603,11 +603,18 @@ LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
 /* A real float function of the row's implementation on args of one float type. */
 static LLVMValueRef float_fn(GjLower *L, GjMathFn fn, LLVMValueRef *x, int n) {
     const char *impl = gj_math_impl(fn);
-    switch ((int)fn) {   /* rows without an implementation function */
+    LLVMValueRef r;
+    switch ((int)fn) {   /* rows without an implementation function, and fastmath's */
     case GJ_MF_RADIANS: case GJ_MF_DEG2RAD:
         return fmul_(L, x[0], fconst(x[0], M_PI / 180.0));
     case GJ_MF_DEGREES: case GJ_MF_RAD2DEG:
         return fmul_(L, x[0], fconst(x[0], 180.0 / M_PI));
+    case GJ_MF_SQRT:
+        return gj_lower_sqrt(L, x[0]);
+    case GJ_MF_TANH:
+        if ((r = gj_lower_approx(L, GJ_APPROX_TANH, x)))
+            return r;
+        break;
     default:
         break;
     }

@@ -385,8 +385,8 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     LLVMContextSetDiagnosticHandler(llctx, capture_diag, &cap);
 
     GjStatus st = GJ_OK;
-    LLVMMetadataRef ftz =
-        LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(llctx), opt->fastmath ? 1 : 0, 0));
+    LLVMMetadataRef ftz = LLVMValueAsMetadata(
+        LLVMConstInt(LLVMInt32TypeInContext(llctx), (opt->fastmath & GJ_FM_FTZ) ? 1 : 0, 0));
     LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz",
                       strlen("nvvm-reflect-ftz"), ftz);
     if (calls_libdevice(mod))

@@ -51,7 +51,9 @@ typedef struct GjDispatcher {
     PyObject *dict;            /* __dict__ (functools.wraps writes __name__, __doc__) */
     PyObject *weakreflist;
     int argcount;
-    int fastmath, lineinfo, debug, opt, device_fn, inline_fn;
+    unsigned fastmath;         /* GjFastMath bits (compile.h) */
+    int contract;              /* a * b + c may fuse (GjCompileOptions.contract) */
+    int lineinfo, debug, opt, device_fn, inline_fn;
     int launch_bounds[3];      /* max threads per block, min blocks per SM, max blocks
                                   per cluster; 0 = none (jit(launch_bounds=...)) */
     int max_registers;         /* per thread, 0 = any (jit(max_registers=...)) */

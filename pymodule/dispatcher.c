@@ -142,6 +142,7 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
 {
     gj_compile_options_default(o);
     o->fastmath = d ? d->fastmath : 0;
+    o->contract = d ? d->contract : 1;
     o->lineinfo = d ? d->lineinfo : 0;
     o->debug = d ? d->debug : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
@@ -490,14 +491,16 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", "inline",
-                             "launch_bounds", "max_registers", NULL};
+    static char *kwlist[] = {"func", "debug", "fastmath", "contract", "lineinfo", "opt",
+                             "device", "inline", "launch_bounds", "max_registers", NULL};
     PyObject *func;
-    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0;
+    unsigned fastmath = 0;   /* GjFastMath bits: gpujit.jit translated numba's names */
+    int debug = 0, contract = 1, lineinfo = 0, opt = 1, device = 0, inline_fn = 0;
     int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii)i:Dispatcher", kwlist, &func,
-                                     &debug, &fastmath, &lineinfo, &opt, &device, &inline_fn,
-                                     &bounds[0], &bounds[1], &bounds[2], &max_registers))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pIppppp(iii)i:Dispatcher", kwlist, &func,
+                                     &debug, &fastmath, &contract, &lineinfo, &opt, &device,
+                                     &inline_fn, &bounds[0], &bounds[1], &bounds[2],
+                                     &max_registers))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -524,6 +527,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->argcount = (int)argcount;
     d->debug = debug;
     d->fastmath = fastmath;
+    d->contract = contract;
     d->lineinfo = lineinfo;
     d->opt = opt;
     d->device_fn = device;
@@ -1030,20 +1034,45 @@ done:
 
 /* ---- compile_ptx ------------------------------------------------------------------- */
 
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
+
+/* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
+   (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    static const struct { const char *name; unsigned bits; } rows[] = {
+#define X(id, name, bit) {name, GJ_FM_##id},
+        GJ_FASTMATH_FLAGS(X)
+#undef X
+        {"fast", GJ_FM_FAST},
+    };
+    PyObject *flags = PyDict_New();
+    for (size_t k = 0; flags && k < sizeof rows / sizeof rows[0]; k++) {
+        PyObject *bits = PyLong_FromUnsignedLong(rows[k].bits);
+        if (!bits || PyDict_SetItemString(flags, rows[k].name, bits) < 0)
+            Py_CLEAR(flags);
+        Py_XDECREF(bits);
+    }
+    return flags;
+}
+
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "lineinfo", "debug",
-                             "opt", "device", "entry_name", "launch_bounds", NULL};
+    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
+                             "debug", "opt", "device", "entry_name", "launch_bounds", NULL};
     PyObject *func, *sig_obj, *sig_str;
-    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, opt = 1, device = 0;
+    unsigned fastmath = 0;   /* GjFastMath bits */
+    int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
     const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
     int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)pppppz(iii):compile_ptx", kwlist, &func,
-                                     &sig_obj, &cc_major, &cc_minor, &fastmath, &lineinfo,
-                                     &debug, &opt, &device, &entry_name, &bounds[0],
-                                     &bounds[1], &bounds[2]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii):compile_ptx", kwlist,
+                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
+                                     &contract, &lineinfo, &debug, &opt, &device, &entry_name,
+                                     &bounds[0], &bounds[1], &bounds[2]))
         return NULL;
     if (!(sig_str = gj_py_signature_string(sig_obj)))
         return NULL;
@@ -1089,6 +1118,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.cc_major = cc_major;
     o.cc_minor = cc_minor;
     o.fastmath = fastmath;
+    o.contract = contract;
     o.lineinfo = lineinfo;
     o.opt_level = opt ? 3 : 0;
     o.device = device;

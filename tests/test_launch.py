@@ -53,7 +53,7 @@ def test_device_array_round_trip(rng):
     np.testing.assert_array_equal(out, a)
 
 
-@gpujit.jit
+@gpujit.jit(contract=False)   # NumPy's rounding: the check is exact, on the argument types
 def axpb(alpha, beta, x, out):
     i = gpujit.grid(1)
     if i < out.size:
