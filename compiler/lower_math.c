@@ -886,7 +886,39 @@ LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *c) {
     return gj_lower_complex(L, fmul_(L, r, ld1(L, "cos", phi)), fmul_(L, r, ld1(L, "sin", phi)));
 }
 
-/* range(stop) / range(start, stop[, step]): the iterator's (start, stop, step). */
+/* The number of values range(start, stop, step) yields, as an unsigned
+   integer of their type (Python's len(range(...)): 0 for a zero step, whose
+   ValueError a kernel cannot raise).  Computed from the distance between
+   start and stop, which as an unsigned number is exact, so no bound near the
+   type's limits overflows: range(250, 255, 4) of uint8 is 2 values. */
+static LLVMValueRef range_count(GjLower *L, const GjType *et, LLVMValueRef start,
+                                LLVMValueRef stop, LLVMValueRef step) {
+    LLVMTypeRef ty = LLVMTypeOf(start);
+    LLVMValueRef zero = LLVMConstNull(ty), one = LLVMConstInt(ty, 1, 0);
+    LLVMValueRef any, dist, mag;
+    if (gj_lower_class(et) == GJ_NC_SINT) {
+        LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, "up");
+        LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSLT, step, zero, "");
+        any = LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, start, stop, ""),
+                              LLVMBuildAnd(L->b, down, LLVMBuildICmp(L->b, LLVMIntSGT, start,
+                                                                     stop, ""), ""), "");
+        dist = LLVMBuildSelect(L->b, up, LLVMBuildSub(L->b, stop, start, ""),
+                               LLVMBuildSub(L->b, start, stop, ""), "");
+        mag = LLVMBuildSelect(L->b, up, step, LLVMBuildSub(L->b, zero, step, ""), "");
+    } else {   /* an unsigned step is never negative */
+        any = LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntULT, start, stop, ""),
+                           LLVMBuildICmp(L->b, LLVMIntNE, step, zero, ""), "");
+        dist = LLVMBuildSub(L->b, stop, start, "");
+        mag = step;
+    }
+    mag = LLVMBuildSelect(L->b, any, mag, one, "");   /* never a division by zero */
+    LLVMValueRef n = LLVMBuildAdd(L->b, LLVMBuildUDiv(L->b, LLVMBuildSub(L->b, dist, one, ""),
+                                                      mag, ""), one, "");
+    return LLVMBuildSelect(L->b, any, n, zero, "count");
+}
+
+/* range(stop) / range(start, stop[, step]): the iterator {start, the count
+   of values left, step} (lower_iter.c). */
 LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
     const GjType *et = c->rt->elems[0];
     LLVMTypeRef ety = gj_lower_type(L, et);
@@ -900,7 +932,7 @@ LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
         return NULL;
     LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, c->rt));
     it = LLVMBuildInsertValue(L->b, it, start, 0, "");
-    it = LLVMBuildInsertValue(L->b, it, stop, 1, "");
+    it = LLVMBuildInsertValue(L->b, it, range_count(L, et, start, stop, step), 1, "");
     return LLVMBuildInsertValue(L->b, it, step, 2, "");
 }
 
