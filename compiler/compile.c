@@ -169,6 +169,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
         o.lineinfo = 0;   /* .loc directives are for PTX consumers */
 
     GjStatus st = gj_lower_kernel(c, f, &o, r->kernel_name, llctx, &mod, r);
+    gj_timing(c, "lower");
     if (st == GJ_OK && o.target == GJ_TARGET_CPU)
         st = gj_cpujit_emit(c, mod, &o, r->kernel_name, &r->cpu_fn, &r->cpu_code, &r->llvm_ir);
     else if (st == GJ_OK)
@@ -176,6 +177,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     if (mod)
         LLVMDisposeModule(mod);
     LLVMContextDispose(llctx);
+    gj_timing(c, o.target == GJ_TARGET_CPU ? "host code (JIT)" : "LLVM module freed");
 
     if (st == GJ_OK && (c->dump & GJ_DUMP_LLVM) && r->llvm_ir)
         fprintf(stderr, "---- llvm: %s ----\n%s\n", r->kernel_name, r->llvm_ir);
@@ -231,11 +233,14 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
     /* The pipeline; each pass states what it needs from the ones before. */
     if (plan_params(c, code, &r) != GJ_OK)                   /* argtypes -> ABI */
         goto fail;
+    gj_timing(c, "code view");                               /* the caller's, until now */
     if (gj_build_func(c, code, &f) != GJ_OK)                 /* bytecode -> IR (dumps */
         goto fail;                                           /*   bytecode and ir)     */
+    gj_timing(c, "build");
     f->is_device = opt->device;
     if (infer_root(c, f) != GJ_OK)                           /* IR -> typed IR, and */
         goto fail;                                           /*   device functions  */
+    gj_timing(c, "infer");
     if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
         goto fail;
     if (!(r.kernel_name = kernel_name(code, opt)) || !(r.type_dump = type_dump(f)) ||

@@ -391,14 +391,17 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
                       strlen("nvvm-reflect-ftz"), ftz);
     if (calls_libdevice(mod))
         st = link_libdevice(c, mod, opt, &cap);
+    gj_timing(c, "target machine, libdevice");
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
+    gj_timing(c, "optimise");
     if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
         *llvm_ir = copy_llvm_message(LLVMPrintModuleToString(mod));
     if (st == GJ_OK)
         st = emit_ptx(c, mod, tm, ptx, &cap);
+    gj_timing(c, "NVPTX code generation");
 
     LLVMContextSetDiagnosticHandler(llctx, old_handler, old_handler_ctx);
     LLVMDisposeMessage(cap.first_error);

@@ -322,6 +322,9 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
     }
     GjCuError err;
     GjCuStatus rc;
+    GjCtx timing = {.dump = gj_dump_parse(getenv("GPUJIT_DUMP")) & GJ_DUMP_TIMING,
+                    .funcname = e->res.kernel_name};
+    gj_timing(&timing, NULL);
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure((int)e->key[0], &err);
     if (rc == GJ_CU_OK)
@@ -335,6 +338,7 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
         rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &e->error_record,
                                  &record_bytes, &err);
     Py_END_ALLOW_THREADS
+    gj_timing(&timing, "module load (the driver's PTX JIT or its cache)");
     if (rc != GJ_CU_OK) {
         e->func = NULL;
         gj_py_raise_cuda(st, &err);
