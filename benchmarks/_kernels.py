@@ -147,11 +147,8 @@ def block_total(x):
     buf = cuda.shared.array(THREADS, np.float32)
     tid = cuda.threadIdx.x
     acc = np.float32(0)
-    i = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    while i < x.size:
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):   # grid-stride loop
         acc += x[i]
-        i += stride
     buf[tid] = acc
     cuda.syncthreads()
     s = THREADS // 2
@@ -189,11 +186,8 @@ def histogram(x, hist):
         bins[j] = 0
         j += cuda.blockDim.x
     cuda.syncthreads()
-    i = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    while i < x.size:
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
         cuda.atomic.add(bins, x[i], 1)
-        i += stride
     cuda.syncthreads()
     j = cuda.threadIdx.x
     while j < BINS:

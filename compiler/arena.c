@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "codeview.h"
 #include "types.h"
@@ -223,6 +224,24 @@ void gj_ctx_init(GjCtx *c) {
     gj_arena_init(&c->arena);
     gj_ty_init(c);
     c->dump = gj_dump_parse(getenv("GPUJIT_DUMP"));   /* stages to print to stderr */
+    if (c->dump & GJ_DUMP_TIMING)
+        gj_timing(c, NULL);
+}
+
+static double monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+void gj_timing(GjCtx *c, const char *stage) {
+    if (!(c->dump & GJ_DUMP_TIMING))
+        return;
+    double now = monotonic_ms();
+    if (stage)
+        fprintf(stderr, "timing: %s: %s %.3f ms\n", c->funcname ? c->funcname : "?", stage,
+                now - c->mark_ms);
+    c->mark_ms = now;
 }
 
 void gj_ctx_free(GjCtx *c) {
@@ -240,6 +259,7 @@ static const struct { const char *name; int bit; } dump_stages[] = {
     {"types", GJ_DUMP_TYPES},
     {"llvm", GJ_DUMP_LLVM},
     {"ptx", GJ_DUMP_PTX},
+    {"timing", GJ_DUMP_TIMING},
     {"all", GJ_DUMP_BYTECODE | GJ_DUMP_IR | GJ_DUMP_TYPES | GJ_DUMP_LLVM | GJ_DUMP_PTX},
 };
 

@@ -32,6 +32,7 @@ void gj_compile_options_default(GjCompileOptions *o) {
     o->cc_major = 9;
     o->cc_minor = 0;
     o->opt_level = 3;
+    o->contract = 1;
 }
 
 /* The version gpujit was built against; the shared libLLVM's soname pins the
@@ -173,6 +174,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
         o.lineinfo = 0;   /* .loc directives are for PTX consumers */
 
     GjStatus st = gj_lower_kernel(c, f, &o, r->kernel_name, llctx, &mod, r);
+    gj_timing(c, "lower");
     if (st == GJ_OK && o.target == GJ_TARGET_CPU)
         st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
@@ -180,6 +182,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     if (mod)
         LLVMDisposeModule(mod);
     LLVMContextDispose(llctx);
+    gj_timing(c, o.target == GJ_TARGET_CPU ? "host code (JIT)" : "LLVM module freed");
 
     if (st == GJ_OK && (c->dump & GJ_DUMP_LLVM) && r->llvm_ir)
         fprintf(stderr, "---- llvm: %s ----\n%s\n", r->kernel_name, r->llvm_ir);
@@ -235,11 +238,14 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
     /* The pipeline; each pass states what it needs from the ones before. */
     if (plan_params(c, code, &r) != GJ_OK)                   /* argtypes -> ABI */
         goto fail;
+    gj_timing(c, "code view");                               /* the caller's, until now */
     if (gj_build_func(c, code, &f) != GJ_OK)                 /* bytecode -> IR (dumps */
         goto fail;                                           /*   bytecode and ir)     */
+    gj_timing(c, "build");
     f->is_device = opt->device;
     if (infer_root(c, f) != GJ_OK)                           /* IR -> typed IR, and */
         goto fail;                                           /*   device functions  */
+    gj_timing(c, "infer");
     if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
         goto fail;
     if (!(r.kernel_name = kernel_name(code, opt)) || !(r.type_dump = type_dump(f)) ||

@@ -46,6 +46,35 @@ typedef struct GjRuntimeSymbol {
     void (*addr)(void);
 } GjRuntimeSymbol;
 
+/* numba's fastmath flags, one bit each (GjCompileOptions.fastmath): LLVM's
+   fast-math flags, set on every floating-point instruction, plus what
+   numba-cuda makes of them on a GPU.  gpujit/__init__.py maps numba's names
+   to the bits through _gpujit._fastmath_flags(), which is made from this
+   table (grep tag: GJ_FASTMATH_FLAGS). */
+#define GJ_FASTMATH_FLAGS(X)                                                                  \
+    X(NNAN, "nnan", 1u << 0)         /* no NaN operands or results */                        \
+    X(NINF, "ninf", 1u << 1)         /* no infinite operands or results */                   \
+    X(NSZ, "nsz", 1u << 2)           /* the sign of a zero does not matter */                \
+    X(ARCP, "arcp", 1u << 3)         /* x / y may be x * (1 / y); float32 division is        \
+                                        approximate (target.h's GJ_APPROX_DIV) */            \
+    X(CONTRACT, "contract", 1u << 4) /* a * b + c may fuse, library code included */         \
+    X(AFN, "afn", 1u << 5)           /* approximate functions: float32 sqrt and tanh         \
+                                        (GJ_APPROX_*), libdevice's __nv_fast_* functions */  \
+    X(REASSOC, "reassoc", 1u << 6)   /* reassociation */
+
+typedef enum GjFastMath {
+#define X(id, name, bit) GJ_FM_##id = bit,
+    GJ_FASTMATH_FLAGS(X)
+#undef X
+    /* Not an LLVM flag, so no set of them implies it: float32 denormals flush
+       to zero (.ftz instructions, libdevice's nvvm-reflect-ftz).  numba's
+       fastmath=True, its {'fast'}, brings it, as numba-cuda's NVVM -ftz=1. */
+    GJ_FM_FTZ = 1u << 7,
+#define X(id, name, bit) | GJ_FM_##id
+    GJ_FM_FAST = GJ_FM_FTZ GJ_FASTMATH_FLAGS(X),   /* numba's 'fast' (fastmath=True): all */
+#undef X
+} GjFastMath;
+
 /* The persistent cache keys a compile by this struct's bytes, with every
    pointer zeroed and its contents keyed instead (grep tag GJ_CACHE_OPTIONS,
    compiler/cache.c): a new value field is keyed with no further work; a new
@@ -55,7 +84,11 @@ typedef struct GjCompileOptions {
     int cc_major, cc_minor;   /* compute capability to target, e.g. 9, 0 */
     int ptx_version;          /* 0 = LLVM's default for the target; else e.g. 78 = PTX 7.8 */
     int opt_level;            /* 0..3 */
-    int fastmath;
+    unsigned fastmath;        /* GjFastMath bits; 0 = IEEE */
+    /* The kernel's own a * b + c (its operators on real and complex floats)
+       may fuse into an FMA, rounded once: nvcc's -fmad=true, the default.
+       Off, every operation rounds as NumPy's does. */
+    int contract;
     int lineinfo;
     int debug;                /* run-time checks that report errors to the host (error
                                  sites below): reads of maybe-unassigned locals */
@@ -153,8 +186,9 @@ typedef struct GjCompileResult {
     size_t binary_size;
 } GjCompileResult;
 
-/* sm_90, O3.  Zeroes the whole struct first, padding included, since the
-   persistent cache keys a compile by its bytes (GJ_CACHE_OPTIONS). */
+/* sm_90, O3, contraction.  Zeroes the whole struct first, padding
+   included, since the persistent cache keys a compile by its bytes
+   (GJ_CACHE_OPTIONS). */
 void gj_compile_options_default(GjCompileOptions *o);
 
 /* Compiles code (with code->argtypes set) to PTX, or for opt->target.  On

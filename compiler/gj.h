@@ -95,6 +95,7 @@ typedef struct GjCtx {
     const char *filename;  /* for rendering diagnostics */
     const char *funcname;
     int dump;              /* GJ_DUMP_* bit set: stages to print to stderr */
+    double mark_ms;        /* GJ_DUMP_TIMING: when the last stage ended (gj_timing) */
     const struct GjCodeView *code;   /* function being built/typed/lowered (kernel
                                         or device function), for diagnostics */
     struct GjSpec *specs;  /* device-function specialisations (devfunc.c) */
@@ -107,8 +108,12 @@ enum {
     GJ_DUMP_TYPES    = 1 << 2,
     GJ_DUMP_LLVM     = 1 << 3,
     GJ_DUMP_PTX      = 1 << 4,
+    GJ_DUMP_TIMING   = 1 << 5,   /* milliseconds per compile stage */
 };
 int gj_dump_parse(const char *spec);   /* NULL or "" -> 0 */
+/* With GJ_DUMP_TIMING, prints "timing: <function>: <stage> <ms>" for the
+   time since the previous call (or gj_ctx_init) to stderr. */
+void gj_timing(GjCtx *c, const char *stage);
 
 void gj_ctx_init(GjCtx *c);
 void gj_ctx_free(GjCtx *c);

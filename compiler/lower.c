@@ -736,22 +736,16 @@ static GjStatus begin_function(GjLower *L, const char *name) {
     GjFunc *f = L->f;
     if (declare_function(L, name) != GJ_OK)
         return GJ_ERR;
-    if (L->opt->fastmath) {
-        /* flush float32 denormals (.ftz instructions); "unsafe-fp-math" is
-           what makes LLVM 19's NVPTX backend pick div.approx/div.full and
-           sqrt.approx for float32 (the per-instruction flags do not). */
-        static const char *const attrs[][2] = {
-            {"denormal-fp-math-f32", "preserve-sign,preserve-sign"},
-            {"unsafe-fp-math", "true"},
-            {"no-signed-zeros-fp-math", "true"},
-            {"approx-func-fp-math", "true"},
-        };
-        for (size_t k = 0; k < sizeof attrs / sizeof attrs[0]; k++)
-            LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-                                    LLVMCreateStringAttribute(L->ctx, attrs[k][0],
-                                                              (unsigned)strlen(attrs[k][0]),
-                                                              attrs[k][1],
-                                                              (unsigned)strlen(attrs[k][1])));
+    if (L->opt->fastmath & GJ_FM_FTZ) {
+        /* float32 denormals flush to zero: .ftz instructions.  The rest of
+           fastmath is per instruction (lower_ops.c's gj_lower_fast, and
+           gj_lower_approx for what LLVM 19's NVPTX backend would select
+           only under the function-wide "unsafe-fp-math", which would also
+           turn on everything else). */
+        static const char key[] = "denormal-fp-math-f32", value[] = "preserve-sign,preserve-sign";
+        LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, value,
+                                                          sizeof value - 1));
     }
     if (L->dib)
         lineinfo_function(L, name);

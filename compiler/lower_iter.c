@@ -6,13 +6,17 @@
  * read and advance it; build.c keeps it in a stack-slot variable across the
  * loop), so each kind is a small struct (lower_ops.c's gj_lower_type):
  *
- *   range_iter  {cur, stop, step}      valid while cur < stop (or > for step < 0)
+ *   range_iter  {cur, left, step}      valid while left (the values still to
+ *                                      come, unsigned) is not 0: a counted
+ *                                      loop, which never overflows near the
+ *                                      type's limits and whose trip count
+ *                                      LLVM can see (so it can unroll it)
  *   tuple_iter  {tuple, index}         item index of the tuple
  *   array_iter  {array, index}         array[index]: an element, or a row view
  *   zip         {iterators...}         valid while all are; value the tuple of
  *                                      theirs, so zip stops at the shortest
  *
- * enumerate(x, start) is zip(range_iter{start, INT64_MAX, 1}, iter(x)).
+ * enumerate(x, start) is zip(range_iter{start, UINT64_MAX, 1}, iter(x)).
  * operator.add(a, b) and friends lower as the BINOP/UNOP/COMPARE op their
  * row's `sub` names, with the types typeinfer.c gave the call.
  */
@@ -65,14 +69,8 @@ LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt)
         return all;
     }
     case GJ_TK_RANGE_ITER: {
-        LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
-        LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 1, "");
-        if (gj_lower_class(itt->elems[0]) != GJ_NC_SINT)
-            return LLVMBuildICmp(L->b, LLVMIntULT, cur, stop, "");
-        LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
-        LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, LLVMConstNull(LLVMTypeOf(step)), "");
-        return LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, cur, stop, ""),
-                               LLVMBuildICmp(L->b, LLVMIntSGT, cur, stop, ""), "");
+        LLVMValueRef left = LLVMBuildExtractValue(L->b, it, 1, "");
+        return LLVMBuildICmp(L->b, LLVMIntNE, left, LLVMConstNull(LLVMTypeOf(left)), "");
     }
     default:
         return gj_lower_fail(L, "%s is not an iterator", itt->name);
@@ -126,8 +124,17 @@ LLVMValueRef gj_lower_iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) 
         return it;
     case GJ_TK_RANGE_ITER: {
         LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
+        LLVMValueRef left = LLVMBuildExtractValue(L->b, it, 1, "");
         LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
-        return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, cur, step, ""), 0, "");
+        /* Every value the loop yields lies between start and stop, so no
+           step to one wraps: nsw (nuw for unsigned types) holds, and lets
+           LLVM see that an index start >= 0 stays so.  The step past the
+           last value may wrap, but that value is never read. */
+        cur = gj_lower_class(itt->elems[0]) == GJ_NC_SINT ? LLVMBuildNSWAdd(L->b, cur, step, "")
+                                                           : LLVMBuildNUWAdd(L->b, cur, step, "");
+        it = LLVMBuildInsertValue(L->b, it, cur, 0, "");
+        left = LLVMBuildNUWSub(L->b, left, LLVMConstInt(LLVMTypeOf(left), 1, 0), "");
+        return LLVMBuildInsertValue(L->b, it, left, 1, "");
     }
     default:
         return gj_lower_fail(L, "%s is not an iterator", itt->name);
@@ -146,7 +153,7 @@ LLVMValueRef gj_lower_zip(GjLower *L, const GjIntrCall *c) {
             return NULL;
         LLVMValueRef count = LLVMGetUndef(gj_lower_type(L, rt->elems[0]));
         count = LLVMBuildInsertValue(L->b, count, start, 0, "");
-        count = LLVMBuildInsertValue(L->b, count, gj_lower_i64(L, INT64_MAX), 1, "");
+        count = LLVMBuildInsertValue(L->b, count, LLVMConstAllOnes(L->i64), 1, "");   /* no end */
         count = LLVMBuildInsertValue(L->b, count, gj_lower_i64(L, 1), 2, "");
         out = LLVMBuildInsertValue(L->b, out, count, 0, "");
     }

@@ -62,7 +62,7 @@ static LLVMValueRef fadd_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
 }
 
 static LLVMValueRef fdiv_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    return gj_lower_fdiv(L, a, b);
 }
 
 static LLVMValueRef fsub_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
@@ -117,7 +117,7 @@ static LLVMValueRef z_sqrt(GjLower *L, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     LLVMValueRef zero = fconst(x, 0.0), half = fconst(x, 0.5), two = fconst(x, 2.0);
     LLVMValueRef t = fadd_(L, fabs_of(L, x), ld2(L, "hypot", x, y));
-    t = gj_lower_float_intrinsic(L, "llvm.sqrt", fmul_(L, t, half));
+    t = gj_lower_sqrt(L, fmul_(L, t, half));
     LLVMValueRef y_over = fdiv_(L, y, fmul_(L, two, t));
     LLVMValueRef ay_over = fdiv_(L, fabs_of(L, y), fmul_(L, two, t));
     LLVMValueRef sign_args[2] = {t, y};
@@ -483,8 +483,8 @@ static LLVMValueRef z_atanh(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef big = LLVMBuildOr(L->b, fcmp(L, LLVMRealOGT, a, fconst(x, large)),
                                    fcmp(L, LLVMRealOGT, ab, fconst(x, large)), "");
 
-    LLVMValueRef q = fdiv_(L, gj_lower_float_intrinsic(L, "llvm.sqrt", ab),
-                           gj_lower_float_intrinsic(L, "llvm.sqrt", ld2(L, "hypot", ab, fconst(x, 2.0))));
+    LLVMValueRef q = fdiv_(L, gj_lower_sqrt(L, ab),
+                           gj_lower_sqrt(L, ld2(L, "hypot", ab, fconst(x, 2.0))));
     LLVMValueRef b_zero = fcmp(L, LLVMRealOEQ, ab, fconst(x, 0.0));
     LLVMValueRef one_re = sel(L, b_zero, fconst(x, INFINITY), fneg_(L, ld1(L, "log", q)));
     LLVMValueRef one_im = sel(L, b_zero, b,
@@ -603,11 +603,18 @@ LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
 /* A real float function of the row's implementation on args of one float type. */
 static LLVMValueRef float_fn(GjLower *L, GjMathFn fn, LLVMValueRef *x, int n) {
     const char *impl = gj_math_impl(fn);
-    switch ((int)fn) {   /* rows without an implementation function */
+    LLVMValueRef r;
+    switch ((int)fn) {   /* rows without an implementation function, and fastmath's */
     case GJ_MF_RADIANS: case GJ_MF_DEG2RAD:
         return fmul_(L, x[0], fconst(x[0], M_PI / 180.0));
     case GJ_MF_DEGREES: case GJ_MF_RAD2DEG:
         return fmul_(L, x[0], fconst(x[0], 180.0 / M_PI));
+    case GJ_MF_SQRT:
+        return gj_lower_sqrt(L, x[0]);
+    case GJ_MF_TANH:
+        if ((r = gj_lower_approx(L, GJ_APPROX_TANH, x)))
+            return r;
+        break;
     default:
         break;
     }
@@ -879,7 +886,39 @@ LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *c) {
     return gj_lower_complex(L, fmul_(L, r, ld1(L, "cos", phi)), fmul_(L, r, ld1(L, "sin", phi)));
 }
 
-/* range(stop) / range(start, stop[, step]): the iterator's (start, stop, step). */
+/* The number of values range(start, stop, step) yields, as an unsigned
+   integer of their type (Python's len(range(...)): 0 for a zero step, whose
+   ValueError a kernel cannot raise).  Computed from the distance between
+   start and stop, which as an unsigned number is exact, so no bound near the
+   type's limits overflows: range(250, 255, 4) of uint8 is 2 values. */
+static LLVMValueRef range_count(GjLower *L, const GjType *et, LLVMValueRef start,
+                                LLVMValueRef stop, LLVMValueRef step) {
+    LLVMTypeRef ty = LLVMTypeOf(start);
+    LLVMValueRef zero = LLVMConstNull(ty), one = LLVMConstInt(ty, 1, 0);
+    LLVMValueRef any, dist, mag;
+    if (gj_lower_class(et) == GJ_NC_SINT) {
+        LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, "up");
+        LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSLT, step, zero, "");
+        any = LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, start, stop, ""),
+                              LLVMBuildAnd(L->b, down, LLVMBuildICmp(L->b, LLVMIntSGT, start,
+                                                                     stop, ""), ""), "");
+        dist = LLVMBuildSelect(L->b, up, LLVMBuildSub(L->b, stop, start, ""),
+                               LLVMBuildSub(L->b, start, stop, ""), "");
+        mag = LLVMBuildSelect(L->b, up, step, LLVMBuildSub(L->b, zero, step, ""), "");
+    } else {   /* an unsigned step is never negative */
+        any = LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntULT, start, stop, ""),
+                           LLVMBuildICmp(L->b, LLVMIntNE, step, zero, ""), "");
+        dist = LLVMBuildSub(L->b, stop, start, "");
+        mag = step;
+    }
+    mag = LLVMBuildSelect(L->b, any, mag, one, "");   /* never a division by zero */
+    LLVMValueRef n = LLVMBuildAdd(L->b, LLVMBuildUDiv(L->b, LLVMBuildSub(L->b, dist, one, ""),
+                                                      mag, ""), one, "");
+    return LLVMBuildSelect(L->b, any, n, zero, "count");
+}
+
+/* range(stop) / range(start, stop[, step]): the iterator {start, the count
+   of values left, step} (lower_iter.c). */
 LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
     const GjType *et = c->rt->elems[0];
     LLVMTypeRef ety = gj_lower_type(L, et);
@@ -893,7 +932,7 @@ LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
         return NULL;
     LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, c->rt));
     it = LLVMBuildInsertValue(L->b, it, start, 0, "");
-    it = LLVMBuildInsertValue(L->b, it, stop, 1, "");
+    it = LLVMBuildInsertValue(L->b, it, range_count(L, et, start, stop, step), 1, "");
     return LLVMBuildInsertValue(L->b, it, step, 2, "");
 }
 

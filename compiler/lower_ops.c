@@ -84,7 +84,7 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
     }
     case GJ_TK_RANGE_ITER: {
         LLVMTypeRef it = gj_lower_type(L, t->elems[0]);
-        LLVMTypeRef fields[3] = {it, it, it};   /* cur, stop, step */
+        LLVMTypeRef fields[3] = {it, it, it};   /* cur, values left (unsigned), step */
         return it ? LLVMStructTypeInContext(L->ctx, fields, 3, 0) : NULL;
     }
     case GJ_TK_SLICE: {   /* start, stop, step as int64; omitted parts are in the type */
@@ -153,6 +153,17 @@ static const GjType *part_type(const GjType *t) {
     return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
 }
 
+/* The type of a range iterator's count of values left: the unsigned
+   integer as wide as its values (lower_iter.c). */
+static const GjType *range_left_type(const GjType *t) {
+    switch (gj_ty_concrete(t)->bits) {
+    case 8: return &gj_ty_uint8;
+    case 16: return &gj_ty_uint16;
+    case 32: return &gj_ty_uint32;
+    default: return &gj_ty_uint64;
+    }
+}
+
 /* Casts that involve a complex type: parts one by one; a real becomes the
    real part (imaginary 0); a complex becomes a real by dropping the
    imaginary part, as NumPy's astype does. */
@@ -203,8 +214,11 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
     if (from->kind == GJ_TK_TUPLE && to->kind == GJ_TK_TUPLE && from->n == to->n && ty)
         return cast_fields(L, v, from->elems, to->elems, from->n, ty);
     if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {
-        const GjType *f3[3] = {from->elems[0], from->elems[0], from->elems[0]};
-        const GjType *t3[3] = {to->elems[0], to->elems[0], to->elems[0]};
+        /* cur and step as values; the count left is unsigned (unification
+           only widens, so it fits) */
+        const GjType *left_from = range_left_type(from->elems[0]);
+        const GjType *f3[3] = {from->elems[0], left_from, from->elems[0]};
+        const GjType *t3[3] = {to->elems[0], range_left_type(to->elems[0]), to->elems[0]};
         return cast_fields(L, v, f3, t3, 3, ty);
     }
     if (ty == L->empty && gj_lower_type(L, from) == L->empty)
@@ -213,13 +227,65 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
     return NULL;
 }
 
-/* ---- helpers ------------------------------------------------------------------ */
+/* ---- floating-point flags ------------------------------------------------------ */
 
-LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v) {
-    if (L->opt->fastmath && v && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
-        LLVMSetFastMathFlags(v, LLVMFastMathAll);
+/* LLVM's fast-math flags for GjFastMath bits fm (the GJ_FASTMATH_FLAGS). */
+static LLVMFastMathFlags llvm_fast_math_flags(unsigned fm) {
+    static const struct { unsigned bit; LLVMFastMathFlags llvm; } map[] = {
+        {GJ_FM_NNAN, LLVMFastMathNoNaNs},      {GJ_FM_NINF, LLVMFastMathNoInfs},
+        {GJ_FM_NSZ, LLVMFastMathNoSignedZeros}, {GJ_FM_ARCP, LLVMFastMathAllowReciprocal},
+        {GJ_FM_CONTRACT, LLVMFastMathAllowContract}, {GJ_FM_AFN, LLVMFastMathApproxFunc},
+        {GJ_FM_REASSOC, LLVMFastMathAllowReassoc},
+    };
+    LLVMFastMathFlags flags = LLVMFastMathNone;
+    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
+        if (fm & map[k].bit)
+            flags |= map[k].llvm;
+    return flags;
+}
+
+static LLVMValueRef with_flags(LLVMValueRef v, LLVMFastMathFlags flags) {
+    if (flags != LLVMFastMathNone && v && LLVMIsAInstruction(v) &&
+        LLVMCanValueUseFastMathFlags(v))
+        LLVMSetFastMathFlags(v, flags);
     return v;
 }
+
+LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v) {
+    return with_flags(v, llvm_fast_math_flags(L->opt->fastmath));
+}
+
+/* Contraction happens where both the multiply and the add carry `contract`:
+   LLVM then selects one FMA (fma.rn on NVPTX, vfmadd on an x86 host with
+   FMA); a multiply or add left alone stays .rn in PTX, so ptxas fuses
+   nothing behind LLVM's back and contract=False is NumPy's rounding. */
+LLVMValueRef gj_lower_arith(GjLower *L, LLVMValueRef v) {
+    LLVMFastMathFlags flags = llvm_fast_math_flags(L->opt->fastmath);
+    return with_flags(v, L->opt->contract ? flags | LLVMFastMathAllowContract : flags);
+}
+
+LLVMValueRef gj_lower_approx(GjLower *L, GjApprox op, LLVMValueRef *args) {
+    unsigned needs = op == GJ_APPROX_DIV ? GJ_FM_ARCP : GJ_FM_AFN;
+    if (!(L->opt->fastmath & needs) || !L->target->approx ||
+        LLVMGetTypeKind(LLVMTypeOf(args[0])) != LLVMFloatTypeKind)
+        return NULL;
+    return L->target->approx(L, op, args, (L->opt->fastmath & GJ_FM_FTZ) != 0);
+}
+
+/* A division by a constant stays an fdiv: under arcp LLVM multiplies by the
+   reciprocal instead, which is cheaper than div.approx and as accurate. */
+LLVMValueRef gj_lower_fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef args[2] = {a, b};
+    LLVMValueRef r = LLVMIsAConstantFP(b) ? NULL : gj_lower_approx(L, GJ_APPROX_DIV, args);
+    return r ? r : gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+}
+
+LLVMValueRef gj_lower_sqrt(GjLower *L, LLVMValueRef a) {
+    LLVMValueRef r = gj_lower_approx(L, GJ_APPROX_SQRT, &a);
+    return r ? r : gj_lower_float_intrinsic(L, "llvm.sqrt", a);
+}
+
+/* ---- calls and helpers ---------------------------------------------------------- */
 
 LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef overload,
                                      LLVMValueRef *args, unsigned nargs) {
@@ -265,7 +331,8 @@ static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *a
     }
 
     char name[64];
-    L->target->math_name(name, sizeof name, base, kind == LLVMDoubleTypeKind);
+    int fast = (L->opt->fastmath & GJ_FM_AFN) && kind != LLVMDoubleTypeKind;
+    L->target->math_name(name, sizeof name, base, kind == LLVMDoubleTypeKind, fast);
     LLVMTypeRef fty = LLVMFunctionType(cty, ptys, nargs, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
     if (!fn)
@@ -344,13 +411,13 @@ static LLVMValueRef float_divmod(GjLower *L, int want_mod, LLVMValueRef a, LLVMV
         return sel(L, mod_nz, m,
                       gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
     }
-    LLVMValueRef div = gj_lower_fast(L, LLVMBuildFDiv(L->b, LLVMBuildFSub(L->b, a, mod, ""), b, ""));
+    LLVMValueRef div = gj_lower_fdiv(L, LLVMBuildFSub(L->b, a, mod, ""), b);
     div = sel(L, fix, LLVMBuildFSub(L->b, div, one, ""), div);
     LLVMValueRef fl = gj_lower_float_intrinsic(L, "llvm.floor", div);
     LLVMValueRef round_up =
         fcmp(L, LLVMRealOGT, LLVMBuildFSub(L->b, div, fl, ""), float_const(a, 0.5));
     fl = sel(L, round_up, LLVMBuildFAdd(L->b, fl, one, ""), fl);
-    LLVMValueRef quotient = gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    LLVMValueRef quotient = gj_lower_fdiv(L, a, b);
     LLVMValueRef signed_zero[2] = {zero, quotient};
     LLVMValueRef res = sel(L, fcmp(L, LLVMRealUNE, div, zero), fl,
                               gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a),
@@ -375,7 +442,7 @@ static int small_exponent(LLVMValueRef k) {
 }
 
 static LLVMValueRef mul(GjLower *L, LLVMValueRef a, LLVMValueRef b, int is_float) {
-    return is_float ? gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, "")) : LLVMBuildMul(L->b, a, b, "");
+    return is_float ? gj_lower_arith(L, LLVMBuildFMul(L->b, a, b, "")) : LLVMBuildMul(L->b, a, b, "");
 }
 
 /* x ** e for e in 0..4 as multiplies: x*x is exactly pow(x, 2). */
@@ -480,7 +547,8 @@ static LLVMValueRef ipow_helper(GjLower *L, LLVMTypeRef ty, int is_signed) {
    rounding, and ldexp's where the result is subnormal); its sign is x's for
    odd y.  Where r's error lets a power just above 2**(p+1) in, the product
    rounds a few times: still within the library's 2 ulp.  float16 goes
-   through float32, as libdevice does. */
+   through float32, as libdevice does.  Under fastmath's afn, float32 takes
+   the library's fast pow as it is (__nv_fast_powf), as numba-cuda does. */
 LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     LLVMTypeRef ty = LLVMTypeOf(x);
     LLVMTypeKind kind = LLVMGetTypeKind(ty);
@@ -492,8 +560,8 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     }
     LLVMValueRef args[2] = {x, y};
     LLVMValueRef r = libdevice_call(L, "pow", args, 2);
-    if (!r)
-        return NULL;
+    if (!r || (kind == LLVMFloatTypeKind && (L->opt->fastmath & GJ_FM_AFN)))
+        return r;
     int dbl = kind == LLVMDoubleTypeKind;
     unsigned p = dbl ? 53 : 24, w = dbl ? 64 : 32;
     int bias = dbl ? 1023 : 127;
@@ -584,17 +652,18 @@ LLVMValueRef gj_lower_complex(GjLower *L, LLVMValueRef re, LLVMValueRef im) {
     return LLVMBuildInsertValue(L->b, z, im, 1, "");
 }
 
+/* The parts of complex + - * / are the kernel's arithmetic: they contract. */
 static LLVMValueRef fadd(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
+    return gj_lower_arith(L, LLVMBuildFAdd(L->b, a, b, ""));
 }
 static LLVMValueRef fsub(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
+    return gj_lower_arith(L, LLVMBuildFSub(L->b, a, b, ""));
 }
 static LLVMValueRef fmul(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, ""));
+    return gj_lower_arith(L, LLVMBuildFMul(L->b, a, b, ""));
 }
 static LLVMValueRef fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    return gj_lower_fdiv(L, a, b);
 }
 
 static LLVMValueRef complex_mul(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
@@ -697,10 +766,10 @@ static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValu
         return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
     }
     switch (op) {
-    case GJ_BIN_ADD: return gj_lower_fast(L, LLVMBuildFAdd(L->b, a, b, ""));
-    case GJ_BIN_SUB: return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
-    case GJ_BIN_MUL: return gj_lower_fast(L, LLVMBuildFMul(L->b, a, b, ""));
-    case GJ_BIN_TRUEDIV: return gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    case GJ_BIN_ADD: return fadd(L, a, b);
+    case GJ_BIN_SUB: return fsub(L, a, b);
+    case GJ_BIN_MUL: return fmul(L, a, b);
+    case GJ_BIN_TRUEDIV: return gj_lower_fdiv(L, a, b);
     case GJ_BIN_FLOORDIV: return float_divmod(L, 0, a, b);
     case GJ_BIN_MOD: return float_divmod(L, 1, a, b);
     case GJ_BIN_POW: return power(L, GJ_NC_FLOAT, a, b);
@@ -759,10 +828,10 @@ LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *
         return a;
     case GJ_UN_NEG:
         if (cls == GJ_NC_FLOAT)
-            return gj_lower_fast(L, LLVMBuildFNeg(L->b, a, ""));
+            return gj_lower_arith(L, LLVMBuildFNeg(L->b, a, ""));
         if (cls == GJ_NC_COMPLEX)
-            return gj_lower_complex(L, gj_lower_fast(L, LLVMBuildFNeg(L->b, gj_lower_re(L, a), "")),
-                                    gj_lower_fast(L, LLVMBuildFNeg(L->b, gj_lower_im(L, a), "")));
+            return gj_lower_complex(L, gj_lower_arith(L, LLVMBuildFNeg(L->b, gj_lower_re(L, a), "")),
+                                    gj_lower_arith(L, LLVMBuildFNeg(L->b, gj_lower_im(L, a), "")));
         return cls == GJ_NC_BOOL ? a : LLVMBuildNeg(L->b, a, "");
     case GJ_UN_INVERT:
         if (cls == GJ_NC_FLOAT || cls == GJ_NC_COMPLEX)

@@ -159,8 +159,20 @@ LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef
 /* A call of LLVM intrinsic `name`, overloaded on `overload` unless NULL. */
 LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef overload,
                                      LLVMValueRef *args, unsigned nargs);
-/* Applies the fast-math flags opt->fastmath asks for to a float instruction. */
+/* Floating-point flags, on v when it is an instruction that takes them;
+   return v.  gj_lower_fast: the LLVM flags of opt->fastmath (division,
+   comparisons, math functions, and the library code written here: cmath,
+   pow).  gj_lower_arith: the same plus `contract` when opt->contract, for
+   the + - * (and negation) a kernel writes, real or complex. */
 LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v);
+LLVMValueRef gj_lower_arith(GjLower *L, LLVMValueRef v);
+/* The target's approximate instruction for float32 op (target.h) when
+   opt->fastmath allows it (arcp: division, afn: sqrt and tanh); else NULL,
+   and the caller emits the accurate operation. */
+LLVMValueRef gj_lower_approx(GjLower *L, GjApprox op, LLVMValueRef *args);
+/* Float a / b and sqrt(a): IEEE (correctly rounded), or gj_lower_approx's. */
+LLVMValueRef gj_lower_fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef gj_lower_sqrt(GjLower *L, LLVMValueRef a);
 /* libdevice's __nv_<base> (double) / __nv_<base>f (float, and half through
    float) on args whose first is a float; the one place that names libdevice. */
 LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args,

@@ -385,20 +385,23 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     LLVMContextSetDiagnosticHandler(llctx, capture_diag, &cap);
 
     GjStatus st = GJ_OK;
-    LLVMMetadataRef ftz =
-        LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(llctx), opt->fastmath ? 1 : 0, 0));
+    LLVMMetadataRef ftz = LLVMValueAsMetadata(
+        LLVMConstInt(LLVMInt32TypeInContext(llctx), (opt->fastmath & GJ_FM_FTZ) ? 1 : 0, 0));
     LLVMAddModuleFlag(mod, LLVMModuleFlagBehaviorOverride, "nvvm-reflect-ftz",
                       strlen("nvvm-reflect-ftz"), ftz);
     if (calls_libdevice(mod))
         st = link_libdevice(c, mod, opt, &cap);
+    gj_timing(c, "target machine, libdevice");
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
+    gj_timing(c, "optimise");
     if (st == GJ_OK && llvm_ir && opt->want_llvm_ir)
         *llvm_ir = copy_llvm_message(LLVMPrintModuleToString(mod));
     if (st == GJ_OK)
         st = emit_ptx(c, mod, tm, ptx, &cap);
+    gj_timing(c, "NVPTX code generation");
 
     LLVMContextSetDiagnosticHandler(llctx, old_handler, old_handler_ctx);
     LLVMDisposeMessage(cap.first_error);

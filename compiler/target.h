@@ -15,7 +15,10 @@
  *   - atomic read-modify-write instructions;
  *   - where shared memory lives (module globals, or the CPU block's buffer);
  *   - the names of math library functions (libdevice's __nv_sinf, libm's
- *     sinf);
+ *     sinf), and their fast approximate variants under fastmath's afn
+ *     (__nv_fast_sinf);
+ *   - approximate float32 instructions under fastmath (div.approx.f32,
+ *     sqrt.approx.f32, tanh.approx.f32), where the target has them;
  *   - where the error record of debug builds lives (a module global, or
  *     the CPU launch's).
  *
@@ -36,6 +39,13 @@
 
 typedef struct GjLower GjLower;
 
+/* float32 operations a target may have a fast approximate instruction for,
+   used under fastmath's arcp (division) and afn (the functions). */
+typedef enum GjApprox {
+    GJ_APPROX_DIV,     /* a / b: div.approx.f32 (2 ulp for |b| in [2**-126, 2**126]) */
+    GJ_APPROX_SQRT,    /* sqrt(a): sqrt.approx.f32 */
+    GJ_APPROX_TANH,    /* tanh(a): tanh.approx.f32 (sm_75 and later) */
+} GjApprox;
 
 typedef struct GjTarget {
     const char *name;            /* "nvptx", "cpu" */
@@ -70,8 +80,15 @@ typedef struct GjTarget {
     LLVMValueRef (*collective)(GjLower *L, GjCollective op, LLVMValueRef *args,
                                LLVMValueRef *pred);
     /* The math library's name for function `base` ("sin", "pow", "fmod")
-       on float (is_double 0) or double arguments, into buf. */
-    void (*math_name)(char *buf, size_t len, const char *base, int is_double);
+       on float (is_double 0) or double arguments, into buf; with `fast`
+       (fastmath's afn), the library's fast approximate variant where it has
+       one (libdevice's __nv_fast_sinf), else the accurate function. */
+    void (*math_name)(char *buf, size_t len, const char *base, int is_double, int fast);
+    /* The approximate instruction for float32 op on args (one or two), with
+       denormals flushed to zero when ftz; NULL (and no diag) where the
+       target has none, for the caller to emit the IEEE operation.  NULL
+       hook: the target has no approximate instructions. */
+    LLVMValueRef (*approx)(GjLower *L, GjApprox op, LLVMValueRef *args, int ftz);
     /* The address of `bytes` bytes at `offset` in the block's static shared
        memory (lower_array.c lays it out), in the shared address space. */
     LLVMValueRef (*shared_static)(GjLower *L, uint64_t offset, uint64_t bytes);

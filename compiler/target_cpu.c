@@ -279,8 +279,9 @@ static LLVMValueRef cpu_error_record(GjLower *L) {
     return runtime_call(L, "gj_cpu_error_record", LLVMPointerTypeInContext(L->ctx, 0), NULL, 0);
 }
 
-/* libm: <base> (double), <base>f (float). */
-static void cpu_math_name(char *buf, size_t len, const char *base, int is_double) {
+/* libm: <base> (double), <base>f (float); libm has no fast variants. */
+static void cpu_math_name(char *buf, size_t len, const char *base, int is_double, int fast) {
+    (void)fast;
     snprintf(buf, len, "%s%s", base, is_double ? "" : "f");
 }
 
@@ -303,6 +304,7 @@ const GjTarget gj_target_cpu = {
     .vprintf_name = "gj_cpu_vprintf",
     .collective = cpu_collective,
     .math_name = cpu_math_name,
+    .approx = NULL,   /* the host's IEEE division and sqrt are its fast ones */
     .atomic_rmw = cpu_atomic_rmw,
     .shared_static = cpu_shared_static,
     .shared_dynamic = cpu_shared_dynamic,

@@ -186,9 +186,45 @@ static LLVMValueRef nvptx_collective(GjLower *L, GjCollective op, LLVMValueRef *
     return gj_lower_call_intrinsic(L, nvvm[op].name, NULL, args, nvvm[op].nargs);
 }
 
-/* libdevice: __nv_<base> (double), __nv_<base>f (float). */
-static void nvptx_math_name(char *buf, size_t len, const char *base, int is_double) {
+/* libdevice: __nv_<base> (double), __nv_<base>f (float); fast, the float
+   functions libdevice has a __nv_fast_<base>f of (sin.approx.f32,
+   cos.approx.f32, ex2.approx, lg2.approx underneath), the ones numba-cuda's
+   fastmath uses. */
+static void nvptx_math_name(char *buf, size_t len, const char *base, int is_double, int fast) {
+    static const char *const fast_fns[] = {"cos", "exp", "log", "log10", "log2", "pow", "sin",
+                                           "tan"};
+    for (size_t k = 0; fast && !is_double && k < sizeof fast_fns / sizeof fast_fns[0]; k++)
+        if (strcmp(base, fast_fns[k]) == 0) {
+            snprintf(buf, len, "__nv_fast_%sf", base);
+            return;
+        }
     snprintf(buf, len, "__nv_%s%s", base, is_double ? "" : "f");
+}
+
+/* div.approx.f32 and sqrt.approx.f32 (.ftz) through their NVVM intrinsics;
+   tanh.approx.f32 (sm_75+) as inline PTX, as numba-cuda emits it, since
+   LLVM 19 has no intrinsic for it. */
+static LLVMValueRef nvptx_approx(GjLower *L, GjApprox op, LLVMValueRef *args, int ftz) {
+    switch (op) {
+    case GJ_APPROX_DIV:
+        return gj_lower_call_intrinsic(L, ftz ? "llvm.nvvm.div.approx.ftz.f"
+                                              : "llvm.nvvm.div.approx.f", NULL, args, 2);
+    case GJ_APPROX_SQRT:
+        return gj_lower_call_intrinsic(L, ftz ? "llvm.nvvm.sqrt.approx.ftz.f"
+                                              : "llvm.nvvm.sqrt.approx.f", NULL, args, 1);
+    case GJ_APPROX_TANH: {
+        if (L->opt->cc_major * 10 + L->opt->cc_minor < 75)
+            return NULL;
+        static const char text[] = "tanh.approx.f32 $0, $1;", constraints[] = "=f,f";
+        LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
+        LLVMTypeRef fty = LLVMFunctionType(f32, &f32, 1, 0);
+        LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
+                                             sizeof constraints - 1, 0, 0,
+                                             LLVMInlineAsmDialectATT, 0);
+        return LLVMBuildCall2(L->b, fty, asm_, args, 1, "");
+    }
+    }
+    return NULL;
 }
 
 /* PTX's atom.<op>.<type>; relaxed at gpu scope is what atom means without
@@ -272,6 +308,7 @@ const GjTarget gj_target_nvptx = {
     .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT */
     .collective = nvptx_collective,
     .math_name = nvptx_math_name,
+    .approx = nvptx_approx,
     .atomic_rmw = nvptx_atomic_rmw,
     .shared_static = nvptx_shared_static,
     .shared_dynamic = nvptx_shared_dynamic,

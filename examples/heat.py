@@ -10,9 +10,9 @@ the other edges cold).  The plate lives in two device arrays that swap roles
 after each step, so nothing is copied between steps.  The kernel reads the
 three rows around a cell through row views (u[i - 1], u[i], u[i + 1]).
 
-NumPy does the same float64 arithmetic in the same order; the GPU may fuse a
-multiply and an add (one rounding instead of two), so the check allows a
-small absolute error.  Prints that error and the kernel time per step
+NumPy does the same float64 arithmetic in the same order; gpujit fuses a
+multiply and an add into one FMA by default (one rounding instead of two),
+so the check allows a small absolute error.  Prints that error and the kernel time per step
 (CUDA events).
 
 Usage: python heat.py [--size N] [--steps S]

@@ -46,11 +46,8 @@ def histogram(x, hist):
         bins[j] = 0
         j += gpujit.blockDim.x
     gpujit.syncthreads()
-    i = gpujit.grid(1)
-    stride = gpujit.gridsize(1)
-    while i < x.size:
+    for i in range(gpujit.grid(1), x.size, gpujit.gridsize(1)):   # grid-stride loop
         gpujit.atomic.add(bins, x[i], 1)
-        i += stride
     gpujit.syncthreads()
     j = gpujit.threadIdx.x
     while j < BINS:

@@ -48,11 +48,8 @@ def block_sums(x, partials):
     buf = gpujit.shared.array(THREADS, np.float32)
     tid = gpujit.threadIdx.x
     acc = np.float32(0)
-    i = gpujit.grid(1)
-    stride = gpujit.gridsize(1)
-    while i < x.size:
+    for i in range(gpujit.grid(1), x.size, gpujit.gridsize(1)):
         acc += x[i]
-        i += stride
     buf[tid] = acc
     gpujit.syncthreads()
     s = THREADS // 2

@@ -28,6 +28,7 @@ device are present and otherwise the CPU, with a one-time warning.
 ``set_target()`` and ``current_target()`` change and report it.
 """
 import functools as _functools
+import os as _os
 from collections.abc import Mapping as _Mapping
 
 from . import _gpujit
@@ -85,9 +86,9 @@ __all__ = [
 # ---- the decorator -----------------------------------------------------------
 
 def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundscheck=None,
-        fastmath=False, lineinfo=False, cache=False, inline=False, opt=True, launch_bounds=None,
-        forceinline=False, max_registers=None):
-    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, lineinfo=False, cache=False, inline=False, launch_bounds=None, forceinline=False, max_registers=None)
+        fastmath=False, contract=None, lineinfo=False, cache=False, inline=False, opt=True,
+        launch_bounds=None, forceinline=False, max_registers=None):
+    """jit(func=None, *, device=False, signature=None, debug=False, boundscheck=None, fastmath=False, contract=None, lineinfo=False, cache=False, inline=False, launch_bounds=None, forceinline=False, max_registers=None)
 
     Compile a Python function into a CUDA kernel.
 
@@ -122,8 +123,24 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         checking comes with a later release.
     boundscheck : bool or None
         Accepted for numba compatibility; not yet implemented.
-    fastmath : bool
-        Allow approximate division, square root and flush-to-zero for float32.
+    fastmath : bool, set or dict
+        numba's fast-math option.  ``True`` (numba's ``{'fast'}``) is
+        numba-cuda's fastmath: float32 denormals flush to zero, float32
+        division, ``sqrt`` and ``tanh`` are approximate, ``sin``, ``cos``,
+        ``tan``, ``exp``, ``log``, ``log2``, ``log10`` and ``pow`` on float32
+        are libdevice's fast versions, and every LLVM fast-math flag is set.
+        A set of flag names, or a dict of name -> bool, picks some:
+        ``'nnan'``, ``'ninf'``, ``'nsz'``, ``'reassoc'``, ``'contract'``
+        (LLVM's flags), ``'arcp'`` (also: approximate float32 division),
+        ``'afn'`` (also: the approximate functions above), ``'fast'`` (all,
+        with flush-to-zero).
+    contract : bool or None
+        Whether ``a * b + c`` may be fused into one FMA (rounded once), as
+        nvcc's ``-fmad=true`` and numba-cuda do by default.  ``None`` (the
+        default) is True unless the environment variable
+        ``GPUJIT_CONTRACT=0`` is set when the kernel is decorated.
+        ``False`` rounds every operation as NumPy does, so the results
+        match NumPy's bit for bit (``fastmath`` contracts regardless).
     lineinfo : bool
         Emit Python line numbers into the PTX (for profilers and compute-sanitizer).
     inline : bool or {"always", "never"}
@@ -161,7 +178,9 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         At compile time (first launch, or now for an eager signature) when the
         kernel's types do not check or it uses Python gpujit does not compile.
     ValueError
-        At a launch with more threads per block than ``launch_bounds`` allows.
+        At a launch with more threads per block than ``launch_bounds`` allows;
+        now, for a fastmath flag numba does not have (the message names it)
+        or a ``GPUJIT_CONTRACT`` other than 0 or 1.
 
     Notes
     -----
@@ -180,13 +199,14 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
             raise TypeError("jit() got a signature twice (positional and signature=)")
         signature, func_or_sig = func_or_sig, None
 
-    jit_options = dict(device=device, debug=debug, fastmath=fastmath, lineinfo=lineinfo,
-                       inline=inline, opt=opt, launch_bounds=launch_bounds,
+    contract = _contract_option(contract)
+    jit_options = dict(device=device, debug=debug, fastmath=fastmath, contract=contract,
+                       lineinfo=lineinfo, inline=inline, opt=opt, launch_bounds=launch_bounds,
                        forceinline=forceinline, max_registers=max_registers, cache=cache)
     if inline not in (True, False, "always", "never"):
         raise ValueError(f"inline must be a bool, 'always' or 'never', not {inline!r}")
-    options = dict(debug=bool(debug), fastmath=bool(fastmath), lineinfo=bool(lineinfo),
-                   opt=bool(opt) and not debug, device=bool(device),
+    options = dict(debug=bool(debug), fastmath=_fastmath_bits(fastmath), contract=contract,
+                   lineinfo=bool(lineinfo), opt=bool(opt) and not debug, device=bool(device),
                    inline=inline in (True, "always") or bool(forceinline), cache=bool(cache))
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
@@ -209,6 +229,43 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         raise TypeError(f"jit() needs a function or a signature string, not "
                         f"{type(func_or_sig).__name__}")
     return decorate(func_or_sig)
+
+
+_FASTMATH_FLAGS = _gpujit._fastmath_flags()   # numba's flag names -> the compiler's bits
+
+
+def _fastmath_bits(fastmath):
+    """numba's fastmath option (a bool, or a set or dict of flag names) as
+    the compiler's bits; ValueError names a flag numba does not have."""
+    if isinstance(fastmath, dict):
+        names, chosen = set(fastmath), {name for name, on in fastmath.items() if on}
+    elif isinstance(fastmath, (set, frozenset)):
+        names = chosen = set(fastmath)
+    elif fastmath in (True, False):
+        names = chosen = {"fast"} if fastmath else set()
+    else:
+        raise TypeError(f"fastmath must be a bool, or a set or dict of flag names, not "
+                        f"{type(fastmath).__name__}")
+    unknown = sorted(repr(name) for name in names if name not in _FASTMATH_FLAGS)
+    if unknown:
+        known = ", ".join(repr(name) for name in sorted(_FASTMATH_FLAGS))
+        raise ValueError(f"unrecognized fastmath flag{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)}: numba's flags are {known}")
+    bits = 0
+    for name in chosen:
+        bits |= _FASTMATH_FLAGS[name]
+    return bits
+
+
+def _contract_option(contract):
+    """The contract option: as given, or for None the global default, off
+    when the environment has GPUJIT_CONTRACT=0 (read now)."""
+    if contract is not None:
+        return bool(contract)
+    env = _os.environ.get("GPUJIT_CONTRACT", "").strip()
+    if env not in ("", "0", "1"):
+        raise ValueError(f"GPUJIT_CONTRACT must be 0 (no contraction) or 1, not {env!r}")
+    return env != "0"
 
 
 def _launch_bounds(bounds):
@@ -376,8 +433,9 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
-                cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None):
-    """compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None) -> (str, str)
+                cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None,
+                contract=None):
+    """compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None, contract=None) -> (str, str)
 
     Compiles ``pyfunc`` for one signature to PTX, without a GPU, as numba's
     ``cuda.compile_ptx``.
@@ -403,6 +461,9 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         ``{"abi_name": name}``: the PTX name of a ``"c"`` ABI function.
     launch_bounds : int or tuple of 1 to 3 ints, optional
         As :func:`jit`'s.
+    fastmath, contract
+        As :func:`jit`'s: ``fastmath`` a bool, set or dict of numba's flags;
+        ``contract`` None for ``GPUJIT_CONTRACT``'s default (on).
 
     Returns
     -------
@@ -414,6 +475,8 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     NotImplementedError
         For an ABI other than "numba" and "c", or the C ABI for a kernel
         (numba's errors).
+    ValueError
+        For an unknown fastmath flag, named in the message.
     TypingError, UnsupportedError
         If ``pyfunc`` does not compile for ``sig``.
     """
@@ -421,8 +484,9 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         raise NotImplementedError(f"Unsupported ABI: {abi}")
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")
-    options = dict(fastmath=bool(fastmath), lineinfo=bool(lineinfo), debug=bool(debug),
-                   opt=bool(opt) and not debug, device=bool(device))
+    options = dict(fastmath=_fastmath_bits(fastmath), contract=_contract_option(contract),
+                   lineinfo=bool(lineinfo), debug=bool(debug), opt=bool(opt) and not debug,
+                   device=bool(device))
     if cc is not None:
         options["cc"] = tuple(cc)
     if abi == "c":
@@ -433,8 +497,8 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
 
 
 def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None,
-            opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None):
-    """compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None, opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None) -> (str, str)
+            opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None, contract=None):
+    """compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=False, cc=None, opt=True, abi="c", abi_info=None, output="ptx", launch_bounds=None, contract=None) -> (str, str)
 
     numba-cuda's ``cuda.compile``: :func:`compile_ptx` with its other
     defaults, a device function with the C ABI.
@@ -449,13 +513,13 @@ def compile(pyfunc, sig, debug=False, lineinfo=False, device=True, fastmath=Fals
         raise NotImplementedError(f"Unsupported output type: {output}")
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                        fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
-                       launch_bounds=launch_bounds)
+                       launch_bounds=launch_bounds, contract=contract)
 
 
 def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False,
                                    fastmath=False, opt=True, abi="numba", abi_info=None,
-                                   launch_bounds=None):
-    """compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True, abi="numba", abi_info=None, launch_bounds=None) -> (str, str)
+                                   launch_bounds=None, contract=None):
+    """compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, opt=True, abi="numba", abi_info=None, launch_bounds=None, contract=None) -> (str, str)
 
     :func:`compile_ptx` for the compute capability of the current GPU, as
     numba's.
@@ -468,7 +532,7 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, dev
     cc = get_current_device().compute_capability
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                        fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
-                       launch_bounds=launch_bounds)
+                       launch_bounds=launch_bounds, contract=contract)
 
 
 # ---- kernel API objects --------------------------------------------------------

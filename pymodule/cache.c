@@ -137,12 +137,12 @@ static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
     return r ? 0 : -1;
 }
 
-int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
+int gj_py_cache_fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
                       const GjCompileOptions *o, int device, GjCompileResult *res,
                       char key[GJ_CACHE_KEY_LEN + 1])
 {
     key[0] = '\0';
-    if (ctx->dump)   /* GPUJIT_DUMP shows a compile's stages: compile */
+    if (ctx->dump & ~GJ_DUMP_TIMING)   /* GPUJIT_DUMP shows a compile's stages: compile */
         return 0;
     PyObject *on = call_cache("enabled", "(O)", d->cache ? Py_True : Py_False);
     int yes = on ? PyObject_IsTrue(on) : -1;
@@ -163,6 +163,10 @@ int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
     }
     rc = payload == Py_None ? 0 : unpack(o, payload, key, res);
     Py_DECREF(found);
+    if (rc > 0) {   /* GPUJIT_DUMP=timing: a hit has no compile stages to time */
+        ctx->funcname = cv->qualname ? cv->qualname : cv->name;
+        gj_timing(ctx, "code view and persistent cache (loaded)");
+    }
     return rc;
 }
 

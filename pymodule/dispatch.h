@@ -54,7 +54,9 @@ typedef struct GjDispatcher {
     PyObject *dict;            /* __dict__ (functools.wraps writes __name__, __doc__) */
     PyObject *weakreflist;
     int argcount;
-    int fastmath, lineinfo, debug, opt, device_fn, inline_fn;
+    unsigned fastmath;         /* GjFastMath bits (compile.h) */
+    int contract;              /* a * b + c may fuse (GjCompileOptions.contract) */
+    int lineinfo, debug, opt, device_fn, inline_fn;
     int launch_bounds[3];      /* max threads per block, min blocks per SM, max blocks
                                   per cluster; 0 = none (jit(launch_bounds=...)) */
     int max_registers;         /* per thread, 0 = any (jit(max_registers=...)) */
@@ -94,8 +96,9 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
 /* cache.c: the persistent cache.  Looks up the compile of cv with o on
    `device` for d: 1 when found (*res filled, its code loaded), 0 when
    not; -1 raised.  key gets the entry's key, or "" when this compile is
-   not cached (caching off, GPUJIT_DUMP set, no GPU to key a cubin by). */
-int gj_py_cache_fetch(GjDispatcher *d, const GjCtx *ctx, const GjCodeView *cv,
+   not cached (caching off, GPUJIT_DUMP showing stages, no GPU to key a
+   cubin by).  A hit is a line of GPUJIT_DUMP=timing. */
+int gj_py_cache_fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
                       const GjCompileOptions *o, int device, GjCompileResult *res,
                       char key[GJ_CACHE_KEY_LEN + 1]);
 /* Writes res (with its binary, which it then frees) as the entry of key;

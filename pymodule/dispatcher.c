@@ -142,6 +142,7 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
 {
     gj_compile_options_default(o);
     o->fastmath = d ? d->fastmath : 0;
+    o->contract = d ? d->contract : 1;
     o->lineinfo = d ? d->lineinfo : 0;
     o->debug = d ? d->debug : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
@@ -350,6 +351,9 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
     }
     GjCuError err;
     GjCuStatus rc;
+    GjCtx timing = {.dump = gj_dump_parse(getenv("GPUJIT_DUMP")) & GJ_DUMP_TIMING,
+                    .funcname = e->res.kernel_name};
+    gj_timing(&timing, NULL);
     int store = 0;
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure((int)e->key[0], &err);
@@ -364,6 +368,7 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
         rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &e->error_record,
                                  &record_bytes, &err);
     Py_END_ALLOW_THREADS
+    gj_timing(&timing, "module load (the driver's PTX JIT or its cache)");
     if (rc != GJ_CU_OK) {
         e->func = NULL;
         gj_py_raise_cuda(st, &err);
@@ -532,15 +537,17 @@ static PyObject *key_options(PyObject *kw)
 
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"func", "debug", "fastmath", "lineinfo", "opt", "device", "inline",
-                             "launch_bounds", "max_registers", "cache", NULL};
+    static char *kwlist[] = {"func", "debug", "fastmath", "contract", "lineinfo", "opt",
+                             "device", "inline", "launch_bounds", "max_registers", "cache",
+                             NULL};
     PyObject *func;
-    int debug = 0, fastmath = 0, lineinfo = 0, opt = 1, device = 0, inline_fn = 0, cache = 0;
+    unsigned fastmath = 0;   /* GjFastMath bits: gpujit.jit translated numba's names */
+    int debug = 0, contract = 1, lineinfo = 0, opt = 1, device = 0, inline_fn = 0, cache = 0;
     int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pppppp(iii)ip:Dispatcher", kwlist, &func,
-                                     &debug, &fastmath, &lineinfo, &opt, &device, &inline_fn,
-                                     &bounds[0], &bounds[1], &bounds[2], &max_registers,
-                                     &cache))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pIppppp(iii)ip:Dispatcher", kwlist, &func,
+                                     &debug, &fastmath, &contract, &lineinfo, &opt, &device,
+                                     &inline_fn, &bounds[0], &bounds[1], &bounds[2],
+                                     &max_registers, &cache))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -567,6 +574,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->argcount = (int)argcount;
     d->debug = debug;
     d->fastmath = fastmath;
+    d->contract = contract;
     d->lineinfo = lineinfo;
     d->opt = opt;
     d->device_fn = device;
@@ -661,14 +669,40 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, sharedmem] */
+/* Whether launch configuration b is the one a was, so a's launcher (checked
+   when it was made) serves b: the same object (a loop's constant tuple), or
+   equal items of the same exact types all the way down.  2.0 == 2 and
+   True == 1, but each must be checked (and refused) on its own. */
+static int same_config(PyObject *a, PyObject *b)
+{
+    if (a == b)
+        return 1;
+    if (Py_TYPE(a) != Py_TYPE(b))
+        return 0;
+    if (PyTuple_CheckExact(a)) {
+        Py_ssize_t n = PyTuple_Size(a);
+        if (n != PyTuple_Size(b))
+            return 0;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!same_config(PyTuple_GetItem(a, i), PyTuple_GetItem(b, i)))
+                return 0;
+        return 1;
+    }
+    if (!PyLong_CheckExact(a))
+        return 0;   /* streams, NumPy integers, ...: only the same object */
+    int eq = PyObject_RichCompareBool(a, b, Py_EQ);
+    if (eq < 0)
+        PyErr_Clear();
+    return eq == 1;
+}
+
 static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     /* A loop launching kernel[g, b](...) re-creates the same configuration. */
-    if (d->last_config && PyObject_RichCompareBool(d->last_config, config, Py_EQ) == 1)
+    if (d->last_config && same_config(d->last_config, config))
         return Py_NewRef(d->last_launcher);
-    PyErr_Clear();
     if (d->device_fn) {
         PyErr_SetString(PyExc_RuntimeError,   /* numba's class */
                         "a device function (device=True) cannot be launched");
@@ -1080,20 +1114,45 @@ done:
 
 /* ---- compile_ptx ------------------------------------------------------------------- */
 
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
+
+/* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
+   (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    static const struct { const char *name; unsigned bits; } rows[] = {
+#define X(id, name, bit) {name, GJ_FM_##id},
+        GJ_FASTMATH_FLAGS(X)
+#undef X
+        {"fast", GJ_FM_FAST},
+    };
+    PyObject *flags = PyDict_New();
+    for (size_t k = 0; flags && k < sizeof rows / sizeof rows[0]; k++) {
+        PyObject *bits = PyLong_FromUnsignedLong(rows[k].bits);
+        if (!bits || PyDict_SetItemString(flags, rows[k].name, bits) < 0)
+            Py_CLEAR(flags);
+        Py_XDECREF(bits);
+    }
+    return flags;
+}
+
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "lineinfo", "debug",
-                             "opt", "device", "entry_name", "launch_bounds", NULL};
+    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
+                             "debug", "opt", "device", "entry_name", "launch_bounds", NULL};
     PyObject *func, *sig_obj, *sig_str;
-    int cc_major = 9, cc_minor = 0, fastmath = 0, lineinfo = 0, debug = 0, opt = 1, device = 0;
+    unsigned fastmath = 0;   /* GjFastMath bits */
+    int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
     const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
     int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)pppppz(iii):compile_ptx", kwlist, &func,
-                                     &sig_obj, &cc_major, &cc_minor, &fastmath, &lineinfo,
-                                     &debug, &opt, &device, &entry_name, &bounds[0],
-                                     &bounds[1], &bounds[2]))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii):compile_ptx", kwlist,
+                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
+                                     &contract, &lineinfo, &debug, &opt, &device, &entry_name,
+                                     &bounds[0], &bounds[1], &bounds[2]))
         return NULL;
     if (!(sig_str = gj_py_signature_string(sig_obj)))
         return NULL;
@@ -1139,6 +1198,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.cc_major = cc_major;
     o.cc_minor = cc_minor;
     o.fastmath = fastmath;
+    o.contract = contract;
     o.lineinfo = lineinfo;
     o.opt_level = opt ? 3 : 0;
     o.device = device;

@@ -877,6 +877,7 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* dispatcher.c */
 PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* dispatcher.c */
 
 static PyMethodDef module_methods[] = {
@@ -886,6 +887,9 @@ static PyMethodDef module_methods[] = {
     {"_intrinsics", gj_py_intrinsics, METH_NOARGS,
      "_intrinsics()\n--\n\nThe kernel API rows of the compiler's intrinsic table: "
      "(name, kind, params, doc) tuples."},
+    {"_fastmath_flags", gj_py_fastmath_flags, METH_NOARGS,
+     "_fastmath_flags()\n--\n\nnumba's fastmath flag names ('fast' included) -> the "
+     "compiler's bits."},
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
      "Never raises; loads the driver on first call."},
@@ -918,12 +922,12 @@ static PyMethodDef module_methods[] = {
      "shape and dtype."},
     {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
      METH_VARARGS | METH_KEYWORDS,
-     "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=False, lineinfo=False, "
+     "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=0, contract=True, lineinfo=False, "
      "debug=False, device=False)\n--\n\nCompiles pyfunc for signature (a string, a "
      "gpujit.types signature\nor a tuple of argument types) to PTX without a GPU; "
      "returns (ptx, return type name).\nWith device=True it is compiled as a device function "
      "(a PTX .func that\nreturns a value: 'float32(float32, float32)'), else as a kernel "
-     "(.entry)."},
+     "(.entry).\nfastmath is the bits of _fastmath_flags()."},
     {NULL, NULL, 0, NULL},
 };
 

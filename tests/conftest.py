@@ -126,6 +126,23 @@ def poison(shape, dtype):
     return np.full(shape, np.iinfo(dtype).max - 3, dtype)
 
 
+def assert_fma_close(got, want, product):
+    """Checks got, a * b + c computed by a kernel whose multiply may fuse with
+    the add (gpujit's default contraction), against NumPy's unfused want =
+    fl(fl(a * b) + c), where product is NumPy's fl(a * b).  They differ by at
+    most half an ulp of the product (the rounding an FMA skips) plus one ulp
+    of the result (each rounds the sum once): |got - want| <= spacing(product)
+    / 2 + spacing(max(|got|, |want|)), elementwise."""
+    got, want, product = (np.asarray(v) for v in (got, want, product))
+    bound = (np.spacing(np.abs(product)).astype(np.float64) / 2 +
+             np.spacing(np.maximum(np.abs(got), np.abs(want))))
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    bad = np.flatnonzero(~(diff <= bound))   # a NaN (an unwritten element) is bad too
+    assert bad.size == 0, (f"{bad.size} elements beyond half an ulp of the product plus one "
+                           f"ulp of the result, first at {bad[0]}: got {got.flat[bad[0]]!r}, "
+                           f"NumPy {want.flat[bad[0]]!r}")
+
+
 def random_array(rng, n, dtype, low=-1000, high=1000):
     """Random values of dtype: floats in [low, high), ints in [low, high), no zeros-only arrays;
     complex: both parts in [low, high)."""

@@ -78,6 +78,48 @@ def test_range_one_two_three_arguments(rng):
     np.testing.assert_array_equal(got, per_element(range_forms_ref, a))
 
 
+def range_count_and_sum(a, b, s, out):
+    n = 0
+    total = np.int64(0)
+    for v in range(a[0], b[0], s[0]):
+        n += 1
+        total += np.int64(v)
+        if n > 1000:
+            break
+    out[0] = n
+    out[1] = total
+
+
+def python_range_count_and_sum(a, b, s):
+    """What CPython's range yields (at most 1001 values), its count and sum."""
+    length = max(0, (b - a + s - (1 if s > 0 else -1)) // s) if s else 0
+    n = min(length, 1001)
+    total = sum(a + s * k for k in range(n))
+    return n, (total + 2**63) % 2**64 - 2**63
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                   "int64", "uint64"])
+def test_range_near_the_limits_of_its_type(dtype, rng):
+    # The count is computed from the distance start..stop, so a range whose
+    # last step would pass the type's maximum (or minimum) still ends:
+    # range(250, 255, 4) of uint8 is 250, 254.  A zero step gives nothing
+    # (Python raises ValueError).
+    info = np.iinfo(dtype)
+    values = [info.min, info.min + 1, 0, 1, 5, info.max - 5, info.max - 1, info.max,
+              int(rng.integers(info.min, info.max, dtype=dtype, endpoint=True))]
+    steps = [1, 2, 4, 7, info.max, 0] + ([-1, -3, info.min] if info.min < 0 else [])
+    kernel = gpujit.jit(range_count_and_sum)
+    for a in values:
+        for b in values:
+            for s in steps:
+                out = poison(2, "int64")
+                kernel[1, 1](np.array([a], dtype), np.array([b], dtype),
+                             np.array([s], dtype), out)
+                want = python_range_count_and_sum(int(a), int(b), int(s))
+                assert tuple(out) == want, (dtype, a, b, s, tuple(out), want)
+
+
 @gpujit.jit
 def collatz(a, out):
     i = gpujit.grid(1)

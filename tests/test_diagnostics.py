@@ -2,6 +2,9 @@
 gpujit's exceptions with file:line, the source line and a caret."""
 import inspect
 import os
+import re
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -279,3 +282,24 @@ def keyword_only(x, *, y):
 def test_unsupported_parameters_reported_before_arity(func, what):
     msg = compile_error(func, exc=gpujit.UnsupportedError)
     assert what in msg
+
+
+def test_dump_timing_prints_each_stage(tmp_path):
+    # GPUJIT_DUMP=timing: one line per compile stage, with its milliseconds.
+    script = tmp_path / "k.py"
+    script.write_text(
+        "import gpujit\n"
+        "def scale(x, out):\n"
+        "    i = gpujit.grid(1)\n"
+        "    if i < out.size:\n"
+        "        out[i] = x[i] * 2.0\n"
+        "gpujit.compile_ptx(scale, 'void(float32[::1], float32[::1])')\n")
+    env = dict(os.environ, GPUJIT_DUMP="timing")
+    proc = subprocess.run([sys.executable, "-P", str(script)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    stages = re.findall(r"^timing: scale: (.+) (\d+\.\d+) ms$", proc.stderr, re.M)
+    names = [name for name, _ in stages]
+    for want in ["build", "infer", "lower", "optimise", "NVPTX code generation"]:
+        assert want in names, proc.stderr
+    assert all(float(ms) >= 0 for _, ms in stages)

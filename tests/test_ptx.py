@@ -5,6 +5,8 @@ import subprocess
 
 import pytest
 
+import numpy as np
+
 import gpujit
 
 
@@ -101,6 +103,22 @@ def test_debug_error_record_is_a_visible_global(ptxas, tmp_path):
     proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def grid_stride_sum(x, out):
+    acc = np.float32(0)
+    for i in range(gpujit.grid(1), x.size, gpujit.gridsize(1)):
+        acc += x[i]
+    out[gpujit.grid(1)] = acc
+
+
+def test_grid_stride_range_loop_is_unrolled_without_index_wrap():
+    # range() computes its trip count first and steps with nsw, so LLVM
+    # unrolls the loop (several loads in flight, as nvcc's 4x unrolling)
+    # and knows i >= 0 (no negative-index wrap: shr.s64 / and.b64).
+    ptx, _ = gpujit.compile_ptx(grid_stride_sum, "void(float32[::1], float32[::1])")
+    assert ptx.count("ld.global.f32") >= 5, ptx
+    assert "shr.s64" not in ptx, ptx
 
 
 def test_compute_capability_selects_target():

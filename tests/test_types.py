@@ -175,7 +175,9 @@ def make_kernel(expr, nargs=2):
     env = dict(ENV)
     exec(src, env)
     ref = eval(f"lambda {params}: {expr.replace('a[i]', 'a').replace('b[i]', 'b')}", env)
-    return gpujit.jit(env["kernel"]), ref
+    # contract=False: these tests check typing against NumPy's rounding, and
+    # a fused a * 3 + 1 near -1/3 cancels to a result far (relatively) from it
+    return gpujit.jit(contract=False)(env["kernel"]), ref
 
 
 def reference(fn, out_dtype, *arrays):

@@ -1,5 +1,6 @@
 """Each deliberate difference from numba.cuda that docs/coming-from-numba.md
 lists holds, as the page shows it (one test per entry, in its order)."""
+import math
 import os
 import re
 import subprocess
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import poison
-from numba_shim import TypingError, UnsupportedError, cuda, int32
+from numba_shim import TypingError, UnsupportedError, cuda, float32, int32
 
 # ---- typing -----------------------------------------------------------------------------
 
@@ -56,6 +57,43 @@ def test_thread_registers_are_int64(target):
     out = poison(64, np.int64)
     grid_index_is_wide[2, 32](out)
     np.testing.assert_array_equal(out, np.arange(64) + 2 ** 40)
+
+
+# ---- floating point -----------------------------------------------------------------------
+
+def sqrt_over(r, x, y):
+    r[0] = math.sqrt(x) / y
+
+
+def test_a_fastmath_set_applies_its_flags():
+    ptx, _ = cuda.compile_ptx(sqrt_over, (float32[::1], float32, float32), fastmath={"arcp"})
+    assert "div.approx.f32" in ptx and "sqrt.rn.f32" in ptx and ".ftz" not in ptx
+    ptx, _ = cuda.compile_ptx(sqrt_over, (float32[::1], float32, float32), fastmath=True)
+    assert "div.approx.ftz.f32" in ptx and "sqrt.approx.ftz.f32" in ptx   # numba-cuda's
+
+
+@cuda.jit(device=True)
+def ratio(a, b):
+    return a / b
+
+
+def ratio_kernel(r, x, y):
+    r[0] = ratio(x, y)
+
+
+def test_a_kernels_fastmath_covers_its_device_functions():
+    ptx, _ = cuda.compile_ptx(ratio_kernel, (float32[::1], float32, float32), fastmath=True)
+    assert "div.approx.ftz.f32" in ptx and "div.rn" not in ptx
+
+
+def fused(r, a, b, c):
+    r[0] = a * b + c
+
+
+def test_contract_false_is_gpujits():
+    sig = (float32[::1], float32, float32, float32)
+    assert "fma.rn.f32" in cuda.compile_ptx(fused, sig)[0]   # as numba-cuda's default
+    assert "fma" not in cuda.compile_ptx(fused, sig, contract=False)[0]
 
 
 # ---- warp primitives --------------------------------------------------------------------
