@@ -205,6 +205,19 @@ static int libdevice_path(GjPyState *st, const char **path)
     return 0;
 }
 
+/* GjCompileOptions.find_libdevice: the search of gpujit/_libdevice.py, run
+   (once per process) only when a kernel first needs libdevice.  Called from
+   the compile, which runs without the GIL; an exception the search raises
+   stays set for run_compile to raise. */
+static const char *find_libdevice(void *arg)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    const char *path = NULL;
+    libdevice_path((GjPyState *)arg, &path);
+    PyGILState_Release(gil);
+    return path;
+}
+
 /* Compiles code (argument types already set) with the GIL released; copies
    the signature's type names into *sig.  -1 with an exception. */
 static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
@@ -212,8 +225,10 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
 {
     GjCompileOptions with = *opt;
     const GjCompileOptions *o = &with;
-    if (o->target == GJ_TARGET_NVPTX && libdevice_path(st, &with.libdevice) < 0)
-        return -1;
+    if (o->target == GJ_TARGET_NVPTX && !with.libdevice) {
+        with.find_libdevice = find_libdevice;
+        with.find_libdevice_arg = st;
+    }
     *sig = PyTuple_New(cv->argcount);
     if (!*sig)
         return -1;
@@ -230,7 +245,8 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
     Py_END_ALLOW_THREADS
     if (rc != GJ_OK) {
         Py_CLEAR(*sig);
-        gj_py_raise_diag(st, ctx, cv);
+        if (!PyErr_Occurred())   /* else the libdevice search's own exception */
+            gj_py_raise_diag(st, ctx, cv);
         return -1;
     }
     if (gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
