@@ -275,6 +275,8 @@ static void put_options(GjBuf *b, const GjCompileOptions *opt) {
 #define CLEAR(field) memset(bytes + offsetof(GjCompileOptions, field), 0, sizeof opt->field)
     CLEAR(entry_name);
     CLEAR(libdevice);
+    CLEAR(find_libdevice);      /* how libdevice is found, not which */
+    CLEAR(find_libdevice_arg);
     CLEAR(runtime_symbols);     /* the same functions in every process, at other addresses */
     CLEAR(nruntime_symbols);
     CLEAR(object_id);           /* derived from the key */

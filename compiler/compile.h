@@ -105,6 +105,11 @@ typedef struct GjCompileOptions {
     const char *libdevice;    /* NVPTX: path of libdevice.10.bc, or NULL when none
                                  was found (kernels calling math functions then
                                  fail with a diagnostic saying what to install) */
+    /* When libdevice is NULL and this is set, it is asked for the path the
+       first time a kernel needs libdevice (and may return NULL: none), so a
+       kernel without math functions never pays for the search. */
+    const char *(*find_libdevice)(void *arg);
+    void *find_libdevice_arg;
     /* GJ_TARGET_CPU: the runtime functions kernel code may call; the same
        table on every compile (the JIT defines them once per process). */
     const GjRuntimeSymbol *runtime_symbols;

@@ -16,7 +16,8 @@
  *
  * Process-wide state is one struct (NvptxProcess): target registration
  * (under pthread_once) and the bytes of each libdevice.10.bc read (under a
- * mutex; the caller names the file in opt->libdevice).  LLVM modules belong
+ * mutex; the caller names the file in opt->libdevice, or opt->find_libdevice
+ * does when first asked).  LLVM modules belong
  * to one LLVMContext, so the cached bytes are parsed into each kernel's own
  * context; only read-only data is shared between threads.
  */
@@ -244,7 +245,10 @@ static void prune_libdevice(LLVMModuleRef mod, LLVMModuleRef lib) {
 static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
                                DiagCapture *cap) {
     GjLoc noloc = {0, -1, -1};
-    if (!opt->libdevice)
+    const char *path = opt->libdevice;
+    if (!path && opt->find_libdevice)
+        path = opt->find_libdevice(opt->find_libdevice_arg);
+    if (!path)
         return gj_error(c, GJ_DIAG_LOWERING, noloc,
                         "this kernel calls math functions, which need NVIDIA's libdevice, and "
                         "none was found: pip install nvidia-nvvm (what `pip install "
@@ -252,9 +256,9 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptio
                         "to one), or set GPUJIT_LIBDEVICE to a libdevice.10.bc; "
                         "gpujit.libdevice_path() shows where gpujit looked");
     char *why = NULL;
-    LLVMMemoryBufferRef bytes = read_libdevice(opt->libdevice, &why);
+    LLVMMemoryBufferRef bytes = read_libdevice(path, &why);
     if (!bytes) {
-        gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s", opt->libdevice,
+        gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s", path,
                  why ? why : "out of memory");
         free(why);
         return GJ_ERR;
@@ -262,7 +266,7 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptio
     LLVMModuleRef lib;
     if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), bytes, &lib))
         return gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s",
-                        opt->libdevice, cap->first_error ? cap->first_error : "bad bitcode");
+                        path, cap->first_error ? cap->first_error : "bad bitcode");
     /* libdevice carries a generic triple and an older data layout; adopt the
        kernel's so the linker has nothing to warn about. */
     LLVMSetTarget(lib, LLVMGetTarget(mod));

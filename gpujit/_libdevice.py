@@ -20,8 +20,9 @@ The search order, first match wins:
    ``/usr/lib/nvidia-cuda-toolkit/libdevice``.
 
 ``GPUJIT_IGNORE_CUDA_TOOLKIT=1`` skips steps 3 and 4, as on a machine
-without a toolkit (the test suite runs so in CI).  The search runs once, at
-the first compilation for the GPU; the extension keeps its answer.
+without a toolkit (the test suite runs so in CI).  The search runs once, when
+the first kernel that calls a math function is compiled for the GPU; the
+extension keeps its answer.
 """
 import glob
 import os

@@ -2,7 +2,9 @@
  * cache.c - the persistent kernel cache, as the dispatcher uses it (its
  * contract is in dispatch.h).
  *
- *     def fetch(d, code, options, device):     # gj_py_cache_fetch
+ *     def compile(d, code, options, device):   # gj_py_cache_compile
+ *         return fetch(...) or store(..., gj_py_run_compile(...))
+ *     def fetch(d, code, options, device):
  *         if not _cache.enabled(d.cache): return None
  *         material = key(code, options)        # compiler/cache.c
  *                    + repr(sorted(d.jit_options)) + device's cc and driver
@@ -13,11 +15,12 @@
  *     def module_load(entry):                  # gj_py_cache_module_load (GPU)
  *         return load(entry.cubin) or load(link(entry.ptx)) or load(entry.ptx)
  *
- * Only a new specialisation gets here (gj_py_entry_compile, and
- * gj_py_entry_load for the cubin the driver links); a launch that finds its
- * entry never does.  gpujit/_cache.py owns the files; compiler/cache.c the
- * bytes.  A compile whose key cannot be made, or whose entry does not
- * unpack, is simply compiled (and stored again).
+ * Only a new specialisation gets here (gj_py_entry_compile calls
+ * gj_py_cache_compile, gj_py_entry_load gj_py_cache_module_load for the
+ * cubin the driver links); a launch that finds its entry never does.
+ * gpujit/_cache.py owns the files; compiler/cache.c the bytes.  A compile
+ * whose key cannot be made, or whose entry does not unpack, is simply
+ * compiled (and stored again).
  */
 #include "dispatch.h"
 
@@ -137,9 +140,15 @@ static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
     return r ? 0 : -1;
 }
 
-int gj_py_cache_fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
-                      const GjCompileOptions *o, int device, GjCompileResult *res,
-                      char key[GJ_CACHE_KEY_LEN + 1])
+/* Looks up the compile of cv with o on `device` for d: 1 when found (*res
+   filled, its code loaded), 0 when not; -1 raised.  key gets the entry's
+   key, or "" when this compile is not cached (caching off, GPUJIT_DUMP
+   showing stages, no GPU to key a cubin by).  A hit is a line of
+   GPUJIT_DUMP=timing.  For the key it sets o->libdevice through
+   o->find_libdevice (the search a kernel without math functions otherwise
+   never makes). */
+static int fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv, GjCompileOptions *o,
+                 int device, GjCompileResult *res, char key[GJ_CACHE_KEY_LEN + 1])
 {
     key[0] = '\0';
     if (ctx->dump & ~GJ_DUMP_TIMING)   /* GPUJIT_DUMP shows a compile's stages: compile */
@@ -149,6 +158,13 @@ int gj_py_cache_fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
     Py_XDECREF(on);
     if (yes <= 0)
         return yes;
+    /* the key names the libdevice file the compile would link, so a cached
+       compile searches for it now, not when a kernel first needs it */
+    if (o->target == GJ_TARGET_NVPTX && !o->libdevice && o->find_libdevice) {
+        o->libdevice = o->find_libdevice(o->find_libdevice_arg);
+        if (PyErr_Occurred())
+            return -1;
+    }
     PyObject *material;
     int rc = key_material(d, cv, o, device, &material);
     if (rc <= 0)
@@ -175,6 +191,34 @@ static void drop_binary(GjCompileResult *r)
     free(r->binary);
     r->binary = NULL;
     r->binary_size = 0;
+}
+
+PyObject *gj_py_cache_jit_options(PyObject *kw)
+{
+    PyObject *options = kw ? PyDict_Copy(kw) : PyDict_New();
+    const char *drop[] = {"func", "cache"};
+    for (size_t i = 0; options && i < sizeof drop / sizeof drop[0]; i++)
+        if (PyDict_GetItemString(options, drop[i]) && PyDict_DelItemString(options, drop[i]) < 0)
+            Py_CLEAR(options);
+    return options;
+}
+
+int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
+                        GjCompileOptions *o, GjEntry *e)
+{
+    int hit = fetch(d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
+    if (hit < 0)
+        return -1;
+    if (hit)
+        return (e->sig = gj_py_signature_tuple(cv)) ? 0 : -1;
+    if (o->target == GJ_TARGET_CPU && e->cache_key[0])
+        o->object_id = e->cache_key;   /* the symbol every process gives it */
+    if (gj_py_run_compile(st, ctx, cv, o, &e->res, &e->sig) < 0)
+        return -1;
+    if (ctx->warnings)   /* not stored, so its warnings show every time */
+        e->cache_key[0] = '\0';
+    return o->target == GJ_TARGET_CPU && e->cache_key[0]
+               ? gj_py_cache_store(e->cache_key, &e->res) : 0;
 }
 
 int gj_py_cache_store(const char *key, GjCompileResult *res)

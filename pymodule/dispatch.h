@@ -93,14 +93,22 @@ PyObject *gj_py_signature_string(PyObject *sig);
    -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
 
-/* cache.c: the persistent cache.  Looks up the compile of cv with o on
-   `device` for d: 1 when found (*res filled, its code loaded), 0 when
-   not; -1 raised.  key gets the entry's key, or "" when this compile is
-   not cached (caching off, GPUJIT_DUMP showing stages, no GPU to key a
-   cubin by).  A hit is a line of GPUJIT_DUMP=timing. */
-int gj_py_cache_fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
-                      const GjCompileOptions *o, int device, GjCompileResult *res,
-                      char key[GJ_CACHE_KEY_LEN + 1]);
+/* dispatcher.c: compiles cv (argument types set) with o, the GIL released,
+   issuing its warnings; *sig gets the signature's type names.  -1 raised. */
+int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *o,
+                      GjCompileResult *res, PyObject **sig);
+/* The signature's type names, a key of .signatures; NULL raised. */
+PyObject *gj_py_signature_tuple(const GjCodeView *cv);
+
+/* cache.c: the persistent cache.  e->res and e->sig for cv with o on device
+   e->key[0], from the cache or else compiled (gj_py_run_compile) and, when
+   it is to be kept (e->cache_key), stored: a CPU object file now, a cubin
+   when gj_py_entry_load has the driver link it.  -1 raised. */
+int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
+                        GjCompileOptions *o, GjEntry *e);
+/* The options of a persistent-cache key: jit()'s keyword arguments to the
+   Dispatcher (kw, may be NULL) but the function and `cache`; NULL raised. */
+PyObject *gj_py_cache_jit_options(PyObject *kw);
 /* Writes res (with its binary, which it then frees) as the entry of key;
    -1 raised. */
 int gj_py_cache_store(const char *key, GjCompileResult *res);

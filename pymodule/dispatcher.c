@@ -205,8 +205,20 @@ static int libdevice_path(GjPyState *st, const char **path)
     return 0;
 }
 
-/* The signature's type names, a key of .signatures; NULL raised. */
-static PyObject *signature_tuple(const GjCodeView *cv)
+/* GjCompileOptions.find_libdevice: the search of gpujit/_libdevice.py, run
+   (once per process) only when a kernel first needs libdevice.  Called from
+   the compile, which runs without the GIL; an exception the search raises
+   stays set for gj_py_run_compile to raise. */
+static const char *find_libdevice(void *arg)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    const char *path = NULL;
+    libdevice_path((GjPyState *)arg, &path);
+    PyGILState_Release(gil);
+    return path;
+}
+
+PyObject *gj_py_signature_tuple(const GjCodeView *cv)
 {
     PyObject *sig = PyTuple_New(cv->argcount);
     for (int i = 0; sig && i < cv->argcount; i++) {
@@ -217,16 +229,16 @@ static PyObject *signature_tuple(const GjCodeView *cv)
     return sig;
 }
 
-/* Compiles code (argument types already set) with the GIL released; copies
-   the signature's type names into *sig.  -1 with an exception. */
-static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
-                       GjCompileResult *res, PyObject **sig)
+int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
+                      GjCompileResult *res, PyObject **sig)
 {
     GjCompileOptions with = *opt;
     const GjCompileOptions *o = &with;
-    if (o->target == GJ_TARGET_NVPTX && libdevice_path(st, &with.libdevice) < 0)
-        return -1;
-    if (!(*sig = signature_tuple(cv)))
+    if (o->target == GJ_TARGET_NVPTX && !with.libdevice) {
+        with.find_libdevice = find_libdevice;
+        with.find_libdevice_arg = st;
+    }
+    if (!(*sig = gj_py_signature_tuple(cv)))
         return -1;
     GjStatus rc;
     Py_BEGIN_ALLOW_THREADS
@@ -234,7 +246,8 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
     Py_END_ALLOW_THREADS
     if (rc != GJ_OK) {
         Py_CLEAR(*sig);
-        gj_py_raise_diag(st, ctx, cv);
+        if (!PyErr_Occurred())   /* else the libdevice search's own exception */
+            gj_py_raise_diag(st, ctx, cv);
         return -1;
     }
     if (gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
@@ -253,28 +266,6 @@ static int run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompil
 static int plain_parameters(const GjCodeView *cv)
 {
     return !(cv->flags & (0x04 | 0x08)) && cv->kwonlyargcount == 0;
-}
-
-/* e->res and e->sig for cv on device e->key[0]: from the persistent cache,
-   else compiled (and then stored: a CPU object file now, a cubin when
-   gj_py_entry_load has the driver link it).  A compile that warns is not
-   stored, so its warnings show every time.  -1 raised. */
-static int cached_or_compiled(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
-                              GjCompileOptions *o, GjEntry *e)
-{
-    int hit = gj_py_cache_fetch(d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
-    if (hit < 0)
-        return -1;
-    if (hit)
-        return (e->sig = signature_tuple(cv)) ? 0 : -1;
-    if (o->target == GJ_TARGET_CPU && e->cache_key[0])
-        o->object_id = e->cache_key;   /* the symbol every process gives it */
-    if (run_compile(st, ctx, cv, o, &e->res, &e->sig) < 0)
-        return -1;
-    if (ctx->warnings)
-        e->cache_key[0] = '\0';
-    return o->target == GJ_TARGET_CPU && e->cache_key[0]
-               ? gj_py_cache_store(e->cache_key, &e->res) : 0;
 }
 
 /* Compiles d's function for the argument types in key (key[0]: device). */
@@ -306,9 +297,10 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     cv.argtypes = types;
     GjCompileOptions o;
     target_options(d, (int)key[0], &o);
-    /* before the cache key, which names the libdevice file */
-    if (o.target == GJ_TARGET_NVPTX && libdevice_path(st, &o.libdevice) < 0)
-        goto done;
+    if (o.target == GJ_TARGET_NVPTX) {   /* searched when a kernel, or a cache key, needs it */
+        o.find_libdevice = find_libdevice;
+        o.find_libdevice_arg = st;
+    }
     e = PyMem_Calloc(1, sizeof *e + (size_t)nkey * sizeof *key);
     if (!e) {
         PyErr_NoMemory();
@@ -316,7 +308,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     }
     e->nkey = nkey;
     memcpy(e->key, key, (size_t)nkey * sizeof *key);
-    if (cached_or_compiled(st, d, &ctx, &cv, &o, e) < 0) {
+    if (gj_py_cache_compile(st, d, &ctx, &cv, &o, e) < 0) {
         entry_free(e);
         e = NULL;
         goto done;
@@ -523,18 +515,6 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 
 /* ---- GjDispatcher type ----------------------------------------------------------------- */
 
-/* The options of a persistent-cache key: the Dispatcher's keyword
-   arguments but the function and `cache`. */
-static PyObject *key_options(PyObject *kw)
-{
-    PyObject *options = kw ? PyDict_Copy(kw) : PyDict_New();
-    const char *drop[] = {"func", "cache"};
-    for (size_t i = 0; options && i < sizeof drop / sizeof drop[0]; i++)
-        if (PyDict_GetItemString(options, drop[i]) && PyDict_DelItemString(options, drop[i]) < 0)
-            Py_CLEAR(options);
-    return options;
-}
-
 static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"func", "debug", "fastmath", "contract", "lineinfo", "opt",
@@ -582,7 +562,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     memcpy(d->launch_bounds, bounds, sizeof bounds);
     d->max_registers = max_registers;
     d->cache = cache;
-    if (!(d->jit_options = key_options(kw))) {
+    if (!(d->jit_options = gj_py_cache_jit_options(kw))) {
         Py_DECREF(d);
         return NULL;
     }
@@ -1207,7 +1187,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.min_blocks = bounds[1];
     o.max_cluster = bounds[2];
     o.debug = debug;
-    if (run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
+    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
         goto done;
     out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
     gj_result_free(&res);

@@ -55,7 +55,7 @@ typedef struct GjPyState {
     int cai_dtype_ids[GJ_CAI_DTYPES];
     int ncai_dtypes;
     /* libdevice.10.bc's path (bytes, file-system encoding) or None when
-       gpujit/_libdevice.py found none; NULL until the first GPU compile */
+       gpujit/_libdevice.py found none; NULL until a GPU compile first needs it */
     PyObject *libdevice;
     /* execution target: GJ_TARGET_NVPTX ("cuda") or GJ_TARGET_CPU ("cpu");
        -1 until first needed (GPUJIT_TARGET, else a GPU if usable) */

@@ -82,3 +82,37 @@ def test_missing_libdevice_names_what_to_install(tmp_path):
     assert "ERROR" in proc.stdout and "libdevice" in proc.stdout
     assert "pip install nvidia-nvvm" in proc.stdout
     assert "GPUJIT_LIBDEVICE" in proc.stdout and "gpujit.libdevice_path()" in proc.stdout
+
+
+LAZY_SCRIPT = """
+import math, sys
+import gpujit
+from gpujit import _libdevice
+
+def plain(a):
+    a[0] = a[0] * 2.0
+
+def with_sin(a):
+    a[0] = math.sin(a[0])
+
+def broken(*args, **kwargs):
+    raise RuntimeError("the search failed")
+
+_libdevice.find = broken
+gpujit.compile_ptx(plain, "void(float32[:])")     # needs no libdevice: no search
+print("plain compiled")
+try:
+    gpujit.compile_ptx(with_sin, "void(float32[:])")
+except RuntimeError as e:
+    print("raised:", e)
+"""
+
+
+def test_libdevice_is_searched_only_when_a_kernel_needs_it():
+    # The search (gpujit/_libdevice.py) runs at the first kernel that calls a
+    # math function, not at the first compile; an exception in it is the
+    # compile's exception.
+    proc = subprocess.run([sys.executable, "-P", "-c", LAZY_SCRIPT], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["plain compiled", "raised: the search failed"], proc.stdout
