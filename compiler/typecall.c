@@ -437,6 +437,27 @@ static const GjType *minmax_tuple_type(Infer *in, const GjIns *ins, int id) {
     return p;
 }
 
+/* Whether integer constant v is a value of integer type t. */
+static int fits(const GjType *t, int64_t v) {
+    if (t->kind == GJ_TK_UINT)
+        return v >= 0 && (t->bits == 64 || v < ((int64_t)1 << t->bits));
+    return t->bits == 64 || (v >= -((int64_t)1 << (t->bits - 1)) && v < ((int64_t)1 << (t->bits - 1)));
+}
+
+/* The type of a range's values: the arguments' promotion t, unless a
+   literal argument is not a value of t (range(n - 1, -1, -1) with n uint32,
+   range(np.uint8(250), 300)): int64 then, so the range yields Python's
+   values where promotion would wrap the literal. */
+static const GjType *range_type(Infer *in, const GjIns *ins, const GjType *t) {
+    for (int k = 1; k < ins->nargs; k++) {
+        int64_t v;
+        if (gj_infer_arg_type(in, ins, k)->kind == GJ_TK_WEAK_INT &&
+            gj_infer_const_int(in, ins->args[k], &v) && !fits(t, v))
+            return &gj_ty_int64;
+    }
+    return t;
+}
+
 /* The type of a call of intrinsic `id` by its row's typing rule; the
    arity is checked already. */
 static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
@@ -483,7 +504,7 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
     case GJ_TR_RANGE:
         if (!(t = promote_args(in, ins, id, 1)))
             return NULL;
-        return gj_ty_range_iter(in->c, gj_ty_concrete(t));
+        return gj_ty_range_iter(in->c, range_type(in, ins, gj_ty_concrete(t)));
     case GJ_TR_ABS:
         return (t = promote_args(in, ins, id, 0)) ? abs_type(t) : NULL;
     case GJ_TR_NP_ABS:

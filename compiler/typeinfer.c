@@ -537,8 +537,26 @@ static const GjType *store_var(Infer *in, const GjIns *ins, const GjType *t) {
     return &gj_ty_none;
 }
 
+/* Whether a value of type t has a zero that a read of an unassigned
+   variable can give: numbers, bools and None, and tuples of them.  An array
+   has none (its "zero" would be a null pointer). */
+static int has_zero(const GjType *t) {
+    if (t->kind == GJ_TK_ARRAY)
+        return 0;
+    for (int k = 0; t->kind == GJ_TK_TUPLE && k < t->n; k++)
+        if (!has_zero(t->elems[k]))
+            return 0;
+    return 1;
+}
+
 static const GjType *load_var(Infer *in, const GjIns *ins) {
     const GjVar *v = &in->f->vars[ins->var];
+    if (v->type && ins->sub && !has_zero(v->type))   /* defassign.c: maybe unassigned */
+        return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
+                             "local variable '%s' may be used before it is assigned, and a "
+                             "value of type %s has no zero to read instead (Python would raise "
+                             "UnboundLocalError); assign it on every path before this read",
+                             v->name, v->type->name);
     if (v->type)
         return v->type;
     if (v->kind == GJ_VAR_STACK)

@@ -650,26 +650,26 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
 
 /* kernel[griddim, blockdim] or kernel[griddim, blockdim, stream, sharedmem] */
 /* Whether launch configuration b is the one a was, so a's launcher (checked
-   when it was made) serves b: the same object (a loop's constant tuple), or
-   equal items of the same exact types all the way down.  2.0 == 2 and
-   True == 1, but each must be checked (and refused) on its own. */
-static int same_config(PyObject *a, PyObject *b)
+   when it was made) serves b: equal ints of the exact int type, tuples of
+   such items, and the same gpujit Stream objects, all the way down.  2.0 == 2
+   and True == 1, but each must be checked (and refused) on its own; any
+   other object (a 0-d array, an object with __index__) may have changed
+   since, so it is never reused. */
+static int same_config(GjPyState *st, PyObject *a, PyObject *b)
 {
-    if (a == b)
-        return 1;
-    if (Py_TYPE(a) != Py_TYPE(b))
-        return 0;
-    if (PyTuple_CheckExact(a)) {
+    if (PyTuple_CheckExact(a) && PyTuple_CheckExact(b)) {
         Py_ssize_t n = PyTuple_Size(a);
         if (n != PyTuple_Size(b))
             return 0;
         for (Py_ssize_t i = 0; i < n; i++)
-            if (!same_config(PyTuple_GetItem(a, i), PyTuple_GetItem(b, i)))
+            if (!same_config(st, PyTuple_GetItem(a, i), PyTuple_GetItem(b, i)))
                 return 0;
         return 1;
     }
-    if (!PyLong_CheckExact(a))
-        return 0;   /* streams, NumPy integers, ...: only the same object */
+    if (Py_IS_TYPE(a, st->StreamType) || a == Py_None)
+        return a == b;   /* immutable: the same stream */
+    if (!PyLong_CheckExact(a) || !PyLong_CheckExact(b))
+        return 0;
     int eq = PyObject_RichCompareBool(a, b, Py_EQ);
     if (eq < 0)
         PyErr_Clear();
@@ -681,7 +681,7 @@ static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     /* A loop launching kernel[g, b](...) re-creates the same configuration. */
-    if (d->last_config && same_config(d->last_config, config))
+    if (d->last_config && same_config(st, d->last_config, config))
         return Py_NewRef(d->last_launcher);
     if (d->device_fn) {
         PyErr_SetString(PyExc_RuntimeError,   /* numba's class */

@@ -542,3 +542,59 @@ def test_unassigned_read_in_device_function_under_debug(rng):
         got = launch(gpujit.jit(unbound_in_device_function), a, poison(N, "int64"))
     want = [next((v for v in (a[(i + 1) % N], a[i]) if v > 0), 0) for i in range(N)]
     np.testing.assert_array_equal(got, want)
+
+
+def maybe_unassigned_array(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        if i == 0:
+            src = a
+        out[i] = src[i]
+
+
+def maybe_unassigned_tuple_of_array(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        if i == 0:
+            t = (a, 1)
+        out[i] = t[1]
+
+
+@pytest.mark.parametrize("fn", [maybe_unassigned_array, maybe_unassigned_tuple_of_array])
+@pytest.mark.parametrize("debug", [False, True])
+def test_possibly_unassigned_array_is_a_typing_error(fn, debug, rng):
+    # An array has no zero to read instead (it would be a null pointer): a
+    # read that some path reaches unassigned is refused at the read.
+    a = random_array(rng, N, "float64")
+    with pytest.raises(gpujit.TypingError, match=r"may be used before it is assigned.*no zero") \
+            as info:
+        launch(gpujit.jit(debug=debug)(fn), a, poison(N, "float64"))
+    assert f"test_control_flow.py:{fn.__code__.co_firstlineno + 5}:" in str(info.value)
+
+
+def reversed_copy(a, n, out):
+    k = 0
+    for i in range(n - 1, -1, -1):     # -1 is no uint value: the range is int64
+        out[k] = a[i]
+        k += 1
+
+
+def count_to_300(a, out):
+    n = 0
+    for i in range(a[0], 300):          # 300 is no uint8 value
+        n += 1
+    out[0] = n
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64", "int8"])
+def test_range_literal_outside_the_arguments_type(dtype, rng):
+    # A literal argument that the other arguments' type cannot hold widens
+    # the range to int64, so it yields Python's values instead of wrapping.
+    a = random_array(rng, 5, "float64")
+    out = poison(5, "float64")
+    gpujit.jit(reversed_copy)[1, 1](a, np.dtype(dtype).type(5), out)
+    np.testing.assert_array_equal(out, a[::-1])
+    if dtype == "uint8":
+        counted = poison(1, "int64")
+        gpujit.jit(count_to_300)[1, 1](np.array([250], np.uint8), counted)
+        assert counted[0] == len(range(250, 300))

@@ -177,6 +177,24 @@ def test_configuration_equal_to_the_last_is_still_checked(good, bad, rng):
     assert str(after.value) == str(alone.value)
 
 
+def test_a_mutated_configuration_object_is_read_again(rng):
+    # A 0-d array (any object with __index__) may change between launches:
+    # its launcher is never reused, so the new value runs, or is refused.
+    a = random_array(rng, 40, "float32")
+    blocks = np.array(2)
+    out = poison(40, "float32")
+    vector_add[blocks, 4](a, a, out)
+    np.testing.assert_array_equal(out[:8], a[:8] * 2)
+    assert np.isnan(out[8:]).all()
+    blocks[()] = 5
+    vector_add[blocks, 4](a, a, out)
+    np.testing.assert_array_equal(out[:20], a[:20] * 2)
+    assert np.isnan(out[20:]).all()
+    blocks[()] = -1
+    with pytest.raises(ValueError):
+        vector_add[blocks, 4](a, a, out)
+
+
 def test_call_without_configuration():
     with pytest.raises(ValueError, match=r"\["):   # numba's class
         vector_add(np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))

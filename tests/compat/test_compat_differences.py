@@ -59,6 +59,23 @@ def test_thread_registers_are_int64(target):
     np.testing.assert_array_equal(out, np.arange(64) + 2 ** 40)
 
 
+@cuda.jit
+def sum_of_squares(n, out):
+    s = 0
+    for i in range(n):
+        s += i * i
+    out[0] = s
+
+
+def test_range_loop_variable_has_its_arguments_type(target):
+    out = poison(1, np.int64)
+    sum_of_squares[1, 1](np.int32(100000), out)     # i and s are int32: s wraps
+    want = sum(i * i for i in range(100000))
+    assert out[0] == (want + 2**31) % 2**32 - 2**31 and out[0] != want
+    sum_of_squares[1, 1](100000, out)                # int64, as numba's
+    assert out[0] == want
+
+
 # ---- floating point -----------------------------------------------------------------------
 
 def sqrt_over(r, x, y):
