@@ -179,45 +179,6 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
         o->ptx_version = max_ptx;
 }
 
-/* The libdevice the GPU target links (gpujit/_libdevice.py searches once
-   per process), or NULL when there is none; -1 with an exception. */
-static int libdevice_path(GjPyState *st, const char **path)
-{
-    if (!st->libdevice) {
-        PyObject *search = PyImport_ImportModule("gpujit._libdevice");
-        PyObject *found = search ? PyObject_CallMethod(search, "find", NULL) : NULL;
-        Py_XDECREF(search);
-        if (!found)
-            return -1;
-        PyObject *where = PyTuple_Check(found) && PyTuple_Size(found) == 2
-                              ? PyTuple_GetItem(found, 1) : NULL;
-        if (where == Py_None)
-            st->libdevice = Py_NewRef(Py_None);
-        else if (where)
-            PyUnicode_FSConverter(where, &st->libdevice);
-        else
-            PyErr_SetString(PyExc_RuntimeError, "gpujit._libdevice.find() returned no (source, path)");
-        Py_DECREF(found);
-        if (!st->libdevice)
-            return -1;
-    }
-    *path = st->libdevice != Py_None ? PyBytes_AsString(st->libdevice) : NULL;
-    return 0;
-}
-
-/* GjCompileOptions.find_libdevice: the search of gpujit/_libdevice.py, run
-   (once per process) only when a kernel first needs libdevice.  Called from
-   the compile, which runs without the GIL; an exception the search raises
-   stays set for gj_py_run_compile to raise. */
-static const char *find_libdevice(void *arg)
-{
-    PyGILState_STATE gil = PyGILState_Ensure();
-    const char *path = NULL;
-    libdevice_path((GjPyState *)arg, &path);
-    PyGILState_Release(gil);
-    return path;
-}
-
 PyObject *gj_py_signature_tuple(const GjCodeView *cv)
 {
     PyObject *sig = PyTuple_New(cv->argcount);
@@ -235,7 +196,7 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
     GjCompileOptions with = *opt;
     const GjCompileOptions *o = &with;
     if (o->target == GJ_TARGET_NVPTX && !with.libdevice) {
-        with.find_libdevice = find_libdevice;
+        with.find_libdevice = gj_py_find_libdevice;
         with.find_libdevice_arg = st;
     }
     if (!(*sig = gj_py_signature_tuple(cv)))
@@ -298,7 +259,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     GjCompileOptions o;
     target_options(d, (int)key[0], &o);
     if (o.target == GJ_TARGET_NVPTX) {   /* searched when a kernel, or a cache key, needs it */
-        o.find_libdevice = find_libdevice;
+        o.find_libdevice = gj_py_find_libdevice;
         o.find_libdevice_arg = st;
     }
     e = PyMem_Calloc(1, sizeof *e + (size_t)nkey * sizeof *key);

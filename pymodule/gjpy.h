@@ -156,6 +156,11 @@ int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);
 /* Makes the current device's context current on this thread (nothing to do
    on the CPU target); -1 raised. */
 int gj_py_ensure(GjPyState *st);
+/* GjCompileOptions.find_libdevice with arg st: the path of libdevice.10.bc
+   gpujit/_libdevice.py finds (searched once per process, the GIL taken for
+   it), or NULL when there is none or the search raised (its exception is
+   left set). */
+const char *gj_py_find_libdevice(void *st);
 /* The execution target (GjTargetKind), chosen on first call: GPUJIT_TARGET
    ("cpu" or "cuda"), else CUDA when a driver and a device are usable, else
    the CPU with a one-time RuntimeWarning.  -1 raised. */

@@ -147,6 +147,47 @@ int gj_py_ensure(GjPyState *st)
     return 0;
 }
 
+/* ---- libdevice ------------------------------------------------------------- */
+
+/* The libdevice the GPU target links (gpujit/_libdevice.py searches once
+   per process), or NULL when there is none; -1 with an exception. */
+static int libdevice_path(GjPyState *st, const char **path)
+{
+    if (!st->libdevice) {
+        PyObject *search = PyImport_ImportModule("gpujit._libdevice");
+        PyObject *found = search ? PyObject_CallMethod(search, "find", NULL) : NULL;
+        Py_XDECREF(search);
+        if (!found)
+            return -1;
+        PyObject *where = PyTuple_Check(found) && PyTuple_Size(found) == 2
+                              ? PyTuple_GetItem(found, 1) : NULL;
+        if (where == Py_None)
+            st->libdevice = Py_NewRef(Py_None);
+        else if (where)
+            PyUnicode_FSConverter(where, &st->libdevice);
+        else
+            PyErr_SetString(PyExc_RuntimeError, "gpujit._libdevice.find() returned no (source, path)");
+        Py_DECREF(found);
+        if (!st->libdevice)
+            return -1;
+    }
+    *path = st->libdevice != Py_None ? PyBytes_AsString(st->libdevice) : NULL;
+    return 0;
+}
+
+/* GjCompileOptions.find_libdevice (gjpy.h): the search of gpujit/_libdevice.py, run
+   (once per process) only when a kernel first needs libdevice.  Called from
+   the compile, which runs without the GIL; an exception the search raises
+   stays set for gj_py_run_compile to raise. */
+const char *gj_py_find_libdevice(void *arg)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    const char *path = NULL;
+    libdevice_path((GjPyState *)arg, &path);
+    PyGILState_Release(gil);
+    return path;
+}
+
 /* ---- raising ---------------------------------------------------------------- */
 
 /* Raises cls(message) with the driver error's details as attributes. */
