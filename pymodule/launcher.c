@@ -86,7 +86,12 @@ static int unsupported_arg(PyObject *func, int i, PyObject *obj)
     Py_XDECREF(code);
     Py_XDECREF(names);
     PyErr_Clear();
-    PyObject *dtype = PyObject_GetAttrString(obj, "dtype");   /* an array of another dtype? */
+    /* An array of a dtype gpujit has none for?  (Only for what an array
+       argument may be: a buffer or device memory; a PyTorch tensor in host
+       memory has a dtype too, but no buffer.) */
+    PyObject *dtype = PyObject_CheckBuffer(obj) || PyObject_HasAttrString(obj,
+                                                                          "__cuda_array_interface__")
+                          ? PyObject_GetAttrString(obj, "dtype") : NULL;
     PyErr_Clear();
     PyObject *tname = gj_py_type_name(obj);
     if (dtype)
