@@ -15,7 +15,9 @@
  * that dtype object comes by, so the fast path never types an argument the
  * generic path would not.  Anything unusual (a tensor in host memory or
  * one that requires grad, a dtype not yet seen) takes the generic path,
- * which raises the library's own error where there is one.
+ * which raises the library's own error where there is one.  Attribute
+ * names are interned once (GjPyState.cai_names): building a str per read
+ * cost as much as the reads.
  */
 #include "gjpy.h"
 
@@ -137,10 +139,11 @@ static void learn_dtype(GjPyState *st, PyObject *dtype, int id)
 }
 
 /* True when a tensor may take the fast path: in device memory, no grad. */
-static int plain_cuda_tensor(PyObject *t)
+static int plain_cuda_tensor(GjPyState *st, PyObject *t)
 {
-    PyObject *is_cuda = PyObject_GetAttrString(t, "is_cuda");
-    PyObject *grad = is_cuda == Py_True ? PyObject_GetAttrString(t, "requires_grad") : NULL;
+    PyObject *is_cuda = PyObject_GetAttr(t, st->cai_names[GJ_CAI_IS_CUDA]);
+    PyObject *grad = is_cuda == Py_True ? PyObject_GetAttr(t, st->cai_names[GJ_CAI_REQUIRES_GRAD])
+                                         : NULL;
     int ok = is_cuda == Py_True && grad == Py_False;
     Py_XDECREF(is_cuda);
     Py_XDECREF(grad);
@@ -152,9 +155,9 @@ static int plain_cuda_tensor(PyObject *t)
    take the generic path (no exception). */
 static int read_attributes(GjPyState *st, int kind, PyObject *obj, GjDevView *v)
 {
-    if (kind == GJ_CAI_TORCH && !plain_cuda_tensor(obj))
+    if (kind == GJ_CAI_TORCH && !plain_cuda_tensor(st, obj))
         return 1;
-    PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+    PyObject *dtype = PyObject_GetAttr(obj, st->cai_names[GJ_CAI_DTYPE]);
     int id = dtype ? known_dtype(st, dtype) : -1;
     Py_XDECREF(dtype);
     if (id < 0) {
@@ -164,16 +167,16 @@ static int read_attributes(GjPyState *st, int kind, PyObject *obj, GjDevView *v)
     PyObject *ptr = NULL, *shape = NULL, *strides = NULL;
     Py_ssize_t scale = 1;
     if (kind == GJ_CAI_CUPY) {
-        PyObject *data = PyObject_GetAttrString(obj, "data");
-        ptr = data ? PyObject_GetAttrString(data, "ptr") : NULL;
+        PyObject *data = PyObject_GetAttr(obj, st->cai_names[GJ_CAI_DATA]);
+        ptr = data ? PyObject_GetAttr(data, st->cai_names[GJ_CAI_PTR]) : NULL;
         Py_XDECREF(data);
-        strides = ptr ? PyObject_GetAttrString(obj, "strides") : NULL;
+        strides = ptr ? PyObject_GetAttr(obj, st->cai_names[GJ_CAI_STRIDES]) : NULL;
     } else {
-        ptr = PyObject_CallMethod(obj, "data_ptr", NULL);
-        strides = ptr ? PyObject_CallMethod(obj, "stride", NULL) : NULL;
+        ptr = PyObject_CallMethodObjArgs(obj, st->cai_names[GJ_CAI_DATA_PTR], NULL);
+        strides = ptr ? PyObject_CallMethodObjArgs(obj, st->cai_names[GJ_CAI_STRIDE], NULL) : NULL;
         scale = gj_py_dtypes[id].itemsize;
     }
-    shape = strides ? PyObject_GetAttrString(obj, "shape") : NULL;
+    shape = strides ? PyObject_GetAttr(obj, st->cai_names[GJ_CAI_SHAPE]) : NULL;
     int rc = -1;
     if (shape && PyTuple_Check(shape) && PyLong_Check(ptr)) {
         v->dtype = id;
@@ -208,11 +211,25 @@ int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v)
     int rc = read_interface(cai, v);
     Py_DECREF(cai);
     if (rc == 0 && kind != GJ_CAI_OTHER) {
-        PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+        PyObject *dtype = PyObject_GetAttr(obj, st->cai_names[GJ_CAI_DTYPE]);
         if (dtype)
             learn_dtype(st, dtype, v->dtype);
         Py_XDECREF(dtype);
         PyErr_Clear();
     }
     return rc;
+}
+
+int gj_py_cai_init(GjPyState *st)
+{
+    static const char *const names[GJ_CAI_NNAMES] = {
+        [GJ_CAI_DTYPE] = "dtype", [GJ_CAI_DATA] = "data", [GJ_CAI_PTR] = "ptr",
+        [GJ_CAI_SHAPE] = "shape", [GJ_CAI_STRIDES] = "strides", [GJ_CAI_DATA_PTR] = "data_ptr",
+        [GJ_CAI_STRIDE] = "stride", [GJ_CAI_IS_CUDA] = "is_cuda",
+        [GJ_CAI_REQUIRES_GRAD] = "requires_grad",
+    };
+    for (int k = 0; k < GJ_CAI_NNAMES; k++)
+        if (!(st->cai_names[k] = PyUnicode_InternFromString(names[k])))
+            return -1;
+    return 0;
 }

@@ -33,6 +33,11 @@ enum { GJ_PY_MAX_NDIM = 8 };   /* dimensions a DeviceArray / kernel argument may
    dtype objects of CuPy and PyTorch it remembers. */
 enum { GJ_CAI_CUPY, GJ_CAI_TORCH, GJ_CAI_OTHER, GJ_CAI_NTYPES };
 enum { GJ_CAI_DTYPES = 16 };
+/* The attribute names cai.c reads, interned (GjPyState.cai_names). */
+enum {
+    GJ_CAI_DTYPE, GJ_CAI_DATA, GJ_CAI_PTR, GJ_CAI_SHAPE, GJ_CAI_STRIDES, GJ_CAI_DATA_PTR,
+    GJ_CAI_STRIDE, GJ_CAI_IS_CUDA, GJ_CAI_REQUIRES_GRAD, GJ_CAI_NNAMES
+};
 
 typedef struct GjPyState {
     /* exception classes, see module.c for the hierarchy */
@@ -54,6 +59,7 @@ typedef struct GjPyState {
     PyObject *cai_dtypes[GJ_CAI_DTYPES];
     int cai_dtype_ids[GJ_CAI_DTYPES];
     int ncai_dtypes;
+    PyObject *cai_names[GJ_CAI_NNAMES];
     /* libdevice.10.bc's path (bytes, file-system encoding) or None when
        gpujit/_libdevice.py found none; NULL until a GPU compile first needs it */
     PyObject *libdevice;
@@ -105,6 +111,8 @@ typedef struct GjDevView {
    the same read from their attributes) into v: 0; -1 raised; -2 when obj
    exports none (no exception). */
 int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v);
+/* Interns the attribute names cai.c reads; -1 raised (module exec). */
+int gj_py_cai_init(GjPyState *st);
 
 /* ---- device arrays ------------------------------------------------------ */
 

@@ -1048,7 +1048,7 @@ static int module_exec(PyObject *m)
     memset(st, 0, sizeof *st);
     st->target = -1;
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
-    if (!st->str_cai || add_exceptions(m, st) < 0
+    if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0
         || add_type(m, &st->StreamType, &stream_spec, "Stream") < 0
         || add_type(m, &st->EventType, &event_spec, "Event") < 0
         || gj_py_devicearray_register(m, st) < 0 || gj_py_dispatcher_register(m, st) < 0)
@@ -1060,7 +1060,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 25 + GJ_CAI_NTYPES + GJ_CAI_DTYPES };
+enum { STATE_OBJECTS = 25 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -1073,13 +1073,16 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
     };
     size_t n = sizeof all / sizeof all[0];
-    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES == STATE_OBJECTS,
+    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES ==
+                       STATE_OBJECTS,
                    "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);
     for (int k = 0; k < GJ_CAI_NTYPES; k++)
         objs[n++] = (PyObject **)&st->cai_types[k];
     for (int k = 0; k < GJ_CAI_DTYPES; k++)
         objs[n++] = &st->cai_dtypes[k];
+    for (int k = 0; k < GJ_CAI_NNAMES; k++)
+        objs[n++] = &st->cai_names[k];
     return n;
 }
 
