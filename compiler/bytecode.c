@@ -71,14 +71,16 @@ typedef struct PyVersion {
     const char *iter_popper;   /* FOR_ITER's argval is END_FOR, then this op pops the
                                   iterator ("" for none: 3.12); NULL: argval is the exit */
     int iter_slots;            /* stack entries an iterator takes (3.15: iterator + index) */
+    int common_constants;      /* LOAD_COMMON_CONSTANT loads plain constants too (None,
+                                  True...: 3.15), and dis gives them as argval */
 } PyVersion;
 
 static const PyVersion py_versions[] = {
-    {11, 0, 0, NULL, 1},
-    {12, 0, 1, "", 1},
-    {13, 1, 1, "POP_TOP", 1},
-    {14, 1, 1, "POP_ITER", 1},
-    {15, 1, 1, "POP_ITER", 2},
+    {11, 0, 0, NULL, 1, 0},
+    {12, 0, 1, "", 1, 0},
+    {13, 1, 1, "POP_TOP", 1, 0},
+    {14, 1, 1, "POP_ITER", 1, 0},
+    {15, 1, 1, "POP_ITER", 2, 1},
 };
 
 #define N_PY_VERSIONS ((int)(sizeof py_versions / sizeof py_versions[0]))
@@ -115,8 +117,8 @@ typedef enum Rule {
     R_KW_NAMES,          /* 3.11/3.12: the next CALL's keyword names (argval) */
     R_CALL_KW,           /* 3.13: CALL whose keyword names the LOAD_CONST before pushed */
     R_GET_ITER,          /* GET_ITER [+ PUSH_NULL where an iterator takes two entries] */
-    R_POP_ITER,          /* 3.14: POP_TOP for each entry of the iterator */
-    R_COMMON_CONSTANT,   /* 3.14 LOAD_COMMON_CONSTANT: a constant, or a refused object */
+    R_POP_ITER,          /* 3.14+: POP_TOP for each entry of the iterator */
+    R_COMMON_CONSTANT,   /* 3.14+ LOAD_COMMON_CONSTANT: a constant, or a refused object */
 } Rule;
 
 typedef struct DisOp {
@@ -597,7 +599,7 @@ static GjStatus decode_call_intrinsic_1(Decoder *d, const GjInstr *in) {
 static GjStatus decode_common_constant(Decoder *d, const GjInstr *in) {
     enum { ASSERTION_ERROR, NOT_IMPLEMENTED_ERROR };   /* the table's first rows */
     GjConstKind kind = in->argval.kind;
-    if (d->v->minor >= 15 && kind != GJ_CONST_OTHER && kind != GJ_CONST_TUPLE)
+    if (d->v->common_constants && kind != GJ_CONST_OTHER && kind != GJ_CONST_TUPLE)
         return append_const(d, in);
     const char *what = in->arg == ASSERTION_ERROR        ? "assert statements"
                        : in->arg == NOT_IMPLEMENTED_ERROR ? "raise statements"

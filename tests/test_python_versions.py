@@ -375,6 +375,10 @@ def test_script_covers_every_kernel_and_error(in_process_output):
 
 @pytest.mark.parametrize("ver,exe", INTERPRETERS, ids=[v for v, _ in INTERPRETERS])
 def test_same_output_on_every_interpreter(ver, exe, package_copy, in_process_output):
+    extension = os.path.basename(gpujit._gpujit.__file__)
+    if ".abi3." not in extension and ver != "%d.%d" % sys.version_info[:2]:
+        # a build for a debug interpreter is version-specific (meson names it so)
+        pytest.skip(f"{extension} imports under this Python only (not abi3)")
     out = run_script(exe, package_copy)
     assert_same_output(out, in_process_output, tuple(map(int, ver.split("."))),
                        sys.version_info[:2])
