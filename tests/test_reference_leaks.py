@@ -8,7 +8,15 @@ dispatcher compiled for a signature and launched with host arrays and a
 tuple (device function, frozen global array, keyword arguments, a math
 function), the same kernel compiled to PTX, a compile that fails with a
 TypingError, and a device array's round trip.  Each leaked reference per
-cycle would add 1,000 to the total."""
+cycle would add 1,000 to the total.
+
+CPython's type attribute cache (4,096 entries) keeps a strong reference to
+each attribute name it caches, and the extension looks attributes up by C
+strings (`PyObject_GetAttrString`), a new name object each time: the total
+then creeps up until the cache is full.  So the interpreter's internal
+caches are cleared before each count.  Counts are exact only when every
+extension in the process was built against the debug interpreter (a
+release NumPy's references are not counted and drift the total)."""
 import gc
 import math
 import sys
@@ -56,6 +64,12 @@ def cycle(a, out):
     return d.copy_to_host()
 
 
+def settle():
+    gc.collect()
+    getattr(sys, "_clear_internal_caches", getattr(sys, "_clear_type_cache", None))()
+    gc.collect()
+
+
 def test_compile_and_launch_cycles_do_not_leak_references():
     a = np.linspace(-3.0, 3.0, 64)
     out = np.zeros(64)
@@ -63,10 +77,10 @@ def test_compile_and_launch_cycles_do_not_leak_references():
         cycle(a, out)
     want = a * 1.5 + WEIGHTS[3] + np.sqrt(np.abs(a)) * 2
     np.testing.assert_allclose(cycle(a, out), want, rtol=1e-12)
-    gc.collect()
+    settle()
     before = sys.gettotalrefcount()
     for _ in range(CYCLES):
         cycle(a, out)
-    gc.collect()
+    settle()
     grown = sys.gettotalrefcount() - before
-    assert grown < CYCLES // 10, f"{grown} references more after {CYCLES} cycles"
+    assert grown < CYCLES // 20, f"{grown} references more after {CYCLES} cycles"
