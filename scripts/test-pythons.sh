@@ -2,7 +2,7 @@
 # Runs the whole test suite under Python 3.14 and 3.15, on the CPU target, in
 # a Debian sid chroot: Debian 12 has neither interpreter, sid has both.
 #
-#   scripts/test-pythons.sh [--llvm21] [VERSION...]     (default: 3.14 3.15)
+#   scripts/test-pythons.sh [--llvm21 | --debug] [VERSION...]   (default: 3.14 3.15)
 #
 # 1. The chroot at $GJ_CHROOT (default /var/tmp/gpujit-sid): created with
 #    debootstrap on first use (minbase, python3.X and python3.X-venv for each
@@ -15,19 +15,25 @@
 #    that test compares 3.1x's kernel results and diagnostics with it.
 # 4. Per VERSION: a venv in the chroot (/opt/gpujit-venv<VERSION>: numpy,
 #    pytest, nvidia-nvvm; reused), the repository's tracked files (as they
-#    are in the working tree) and gpubuild/ copied to /src, and pytest run
-#    there, from tests/, as CI runs it (GPUJIT_IGNORE_CUDA_TOOLKIT=1).  The
-#    suite runs the examples too (tests/test_examples.py).
+#    are in the working tree) and the extension copied to /src, and pytest
+#    run there, from tests/, as CI runs it (GPUJIT_IGNORE_CUDA_TOOLKIT=1).
+#    The suite runs the examples too (tests/test_examples.py).
 #
-# --llvm21 instead builds gpujit inside the chroot against Debian's
-# llvm-21-dev (a normal `pip install .`, LLVM linked dynamically) and runs
-# the suite with that build under the first VERSION: how LLVM 21 is tested.
+# --llvm21 instead builds gpujit in the chroot against Debian's llvm-21-dev
+# (`pip install .`, LLVM linked dynamically, -Dwerror=true) and runs the
+# suite with that build under the first VERSION: how LLVM 21 is tested.
+# --debug runs the suite under the first VERSION's debug interpreter
+# (python3.X-dbg: reference-count and GC assertions on, dev mode), with
+# gpujit (LLVM 21) and NumPy built against its headers, so that
+# sys.gettotalrefcount() counts every reference (tests/test_reference_leaks.py
+# runs only there).  NumPy's build takes about 15 minutes the first time; the
+# venv is reused.
 #
 # Needs root (debootstrap, chroot, bind mounts of /proc and /dev, unmounted
 # on exit) and what scripts/setup.sh installs.  Environment: GJ_CHROOT,
 # GJ_VENV (this machine's venv, default .venv), GJ_DEBIAN_MIRROR,
-# GJ_SKIP_BUILD=1 (reuse gpubuild/ as it is).  Extra pytest arguments:
-# GJ_PYTEST_ARGS.  Exits non-zero if any version's suite failed.
+# GJ_SKIP_BUILD=1 (reuse gpubuild/ as it is), GJ_PYTEST_ARGS (more pytest
+# arguments).  Exits non-zero if any version's suite failed.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,13 +41,14 @@ cd "$root"
 chroot_dir="${GJ_CHROOT:-/var/tmp/gpujit-sid}"
 mirror="${GJ_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 host_py="${GJ_VENV:-$root/.venv}/bin/python"
-llvm21=0
-if [[ "${1:-}" == "--llvm21" ]]; then
-    llvm21=1
-    shift
-fi
+mode=release
+case "${1:-}" in
+    --llvm21) mode=llvm21; shift ;;
+    --debug) mode=debug; shift ;;
+esac
 versions=("$@")
 ((${#versions[@]})) || versions=(3.14 3.15)
+[[ $mode == release ]] || versions=("${versions[0]}")
 started=$SECONDS
 log() { echo "test-pythons: $* ($((SECONDS - started)) s)"; }
 
@@ -55,9 +62,10 @@ packages=(ca-certificates)
 for v in "${versions[@]}"; do
     packages+=("python$v" "python$v-venv")
 done
-if ((llvm21)); then
+if [[ $mode != release ]]; then
     packages+=("python${versions[0]}-dev" llvm-21-dev build-essential pkg-config
                libzstd-dev zlib1g-dev)
+    [[ $mode == debug ]] && packages+=("python${versions[0]}-dbg")
 fi
 if [[ ! -x "$chroot_dir/bin/bash" ]]; then
     if ! command -v debootstrap >/dev/null; then
@@ -107,51 +115,69 @@ if ((${#missing[@]})); then
                --no-install-recommends ${missing[*]}" >/dev/null
 fi
 
-# --- 2. the self-contained extension, and 3. the reference output --------
-if ((!llvm21)) && [[ "${GJ_SKIP_BUILD:-}" != 1 || ! -f gpubuild/gpujit/_gpujit.abi3.so ]]; then
+# --- 2. the extension, and 3. the reference output -----------------------
+if [[ $mode == release && ("${GJ_SKIP_BUILD:-}" != 1 || ! -f gpubuild/gpujit/_gpujit.abi3.so) ]]
+then
     log "building gpubuild/ (scripts/gpu-build.sh)"
     bash scripts/gpu-build.sh >/dev/null
 fi
 src="$chroot_dir/src"
 rm -rf "$src" && mkdir -p "$src"
 git ls-files -z | tar --null --ignore-failed-read -T - -c | tar -x -C "$src"
-if ((llvm21)); then
-    path=/src/build/pip/gpujit-site
-else
-    cp -r gpubuild "$src/gpubuild"
-    PYTHONPATH="$root/gpubuild" "$host_py" -P tests/test_python_versions.py "$src/versions-reference.txt"
-    path=/src/gpubuild
+run_env="GPUJIT_IGNORE_CUDA_TOOLKIT=1 PYTHONPATH=/src/build/site"
+if [[ $mode == release ]]; then
+    mkdir -p "$src/build" && cp -r gpubuild "$src/build/site"
+    PYTHONPATH="$root/gpubuild" "$host_py" -P tests/test_python_versions.py \
+        "$src/versions-reference.txt"
+    run_env+=" GPUJIT_VERSIONS_REFERENCE=/src/versions-reference.txt"
 fi
 
 # --- 4. the suite, per version -------------------------------------------
 failed=()
 for v in "${versions[@]}"; do
-    venv="/opt/gpujit-venv$v"
-    log "Python $v: venv $venv"
-    in_chroot "[ -x $venv/bin/python ] || python$v -m venv $venv
-               $venv/bin/pip install -q numpy pytest nvidia-nvvm"
-    if ((llvm21)); then
-        log "Python $v: building gpujit against LLVM 21 in the chroot"
-        in_chroot "cd /src && $venv/bin/pip install -q meson-python meson ninja &&
-                   PATH=$venv/bin:\$PATH $venv/bin/pip install -q --no-build-isolation --no-deps \
-                   --config-settings=build-dir=build/pip --config-settings=setup-args=-Dwerror=true \
-                   --target $path ."
+    py="python$v" venv="/opt/gpujit-venv$v"
+    if [[ $mode == debug ]]; then
+        py="python${v}d" venv="/opt/gpujit-venv${v}d"
     fi
-    log "Python $v: running the suite"
-    reference=""
-    [[ -f "$src/versions-reference.txt" ]] && reference="GPUJIT_VERSIONS_REFERENCE=/src/versions-reference.txt"
+    log "$py: venv $venv"
+    in_chroot "[ -x $venv/bin/python ] || $py -m venv $venv
+               $venv/bin/pip install -q pytest nvidia-nvvm meson-python meson ninja"
+    case $mode in
+    release)
+        in_chroot "$venv/bin/pip install -q numpy"
+        ;;
+    llvm21)
+        in_chroot "$venv/bin/pip install -q numpy"
+        log "$py: building gpujit against LLVM 21"
+        in_chroot "cd /src && PATH=$venv/bin:\$PATH $venv/bin/pip install -q \
+                   --no-build-isolation --no-deps --config-settings=build-dir=build/pip \
+                   --config-settings=setup-args=-Dwerror=true --target build/site ."
+        ;;
+    debug)
+        in_chroot "$venv/bin/python -c 'import numpy' 2>/dev/null ||
+                   $venv/bin/pip install -q --no-binary numpy numpy"
+        log "$py: building gpujit against its headers and LLVM 21"
+        # meson, not pip: meson names the module for a debug interpreter
+        # version-specifically, which meson-python refuses for an abi3 package
+        in_chroot "cd /src && PATH=$venv/bin:\$PATH $venv/bin/python -m mesonbuild.mesonmain \
+                   setup build/dbg -Dwerror=true >/dev/null && ninja -C build/dbg >/dev/null &&
+                   mkdir -p build/site/gpujit &&
+                   cp gpujit/*.py build/dbg/_gpujit*.so build/site/gpujit/"
+        run_env+=" PYTHONDEVMODE=1 PYTHONWARNINGS=ignore::ResourceWarning"
+        ;;
+    esac
+    log "$py: running the suite"
     status=0
-    in_chroot "cd /src/tests && export PYTHONPATH=$path GPUJIT_IGNORE_CUDA_TOOLKIT=1 $reference &&
+    in_chroot "cd /src/tests && export $run_env &&
                $venv/bin/python -P -c 'import sys, gpujit
-print(\"Python\", sys.version.split()[0], \"with LLVM\", gpujit._gpujit.llvm_version)' &&
+print(sys.executable, sys.version.split()[0], \"with LLVM\", gpujit._gpujit.llvm_version)' &&
                $venv/bin/python -P -m pytest -q -rfE -p no:cacheprovider ${GJ_PYTEST_ARGS:-}" \
         || status=$?
-    log "Python $v: pytest exit status $status"
-    ((status == 0)) || failed+=("$v")
-    ((llvm21)) && break
+    log "$py: pytest exit status $status"
+    ((status == 0)) || failed+=("$py")
 done
 if ((${#failed[@]})); then
-    log "FAILED under Python ${failed[*]}"
+    log "FAILED under ${failed[*]}"
     exit 1
 fi
-log "passed under Python ${versions[*]}"
+log "passed under ${versions[*]} ($mode)"
