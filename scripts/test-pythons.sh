@@ -159,8 +159,9 @@ for v in "${versions[@]}"; do
         log "$py: building gpujit against its headers and LLVM 21"
         # meson, not pip: meson names the module for a debug interpreter
         # version-specifically, which meson-python refuses for an abi3 package
-        in_chroot "cd /src && PATH=$venv/bin:\$PATH $venv/bin/python -m mesonbuild.mesonmain \
-                   setup build/dbg -Dwerror=true >/dev/null && ninja -C build/dbg >/dev/null &&
+        in_chroot "cd /src && export PATH=$venv/bin:\$PATH &&
+                   python -m mesonbuild.mesonmain setup build/dbg -Dwerror=true >/dev/null &&
+                   ninja -C build/dbg >/dev/null &&
                    mkdir -p build/site/gpujit &&
                    cp gpujit/*.py build/dbg/_gpujit*.so build/site/gpujit/"
         run_env+=" PYTHONDEVMODE=1 PYTHONWARNINGS=ignore::ResourceWarning"
