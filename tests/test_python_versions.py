@@ -1,7 +1,10 @@
 """The bytecode frontend on every supported interpreter: the same abi3
-extension imports under 3.11 to 3.15, compiles the same kernels to the
-same PTX and reports the same diagnostics, at the same line and column,
-with the same caret.  The bytecode of these versions differs (call
+extension imports under 3.11 to 3.15, compiles the same kernels to kernels
+with the same parameters that compute bitwise the same results (launched on
+the CPU target), and reports the same diagnostics, at the same line and
+column, with the same caret, except where CPython's own positions moved
+(CPYTHON_DIFFERS).  The PTX text itself follows CPython's layout of the
+function, which changes between versions.  The bytecode differs (call
 protocol, FOR_ITER/END_FOR/POP_ITER, 3.15's two-entry iterators,
 LOAD_FAST_LOAD_FAST and 3.14's borrowed loads, RETURN_CONST,
 LOAD_SMALL_INT, 3.14's BINARY_OP subscripts and folded constant slices,
