@@ -19,9 +19,10 @@
  * through that successor's entry variables: entry k of block id is variable
  * $s<k>.b<id>, stored by every predecessor and loaded only in block id (a
  * block argument).  NULLs and statics pass symbolically, without a store.
- * A successor receives a prefix of the stack (FOR_ITER's exit is two entries
- * shorter than its body, JUMP_IF_*_OR_POP's fall-through one); its depth,
- * and where the statics sit, must agree over all its predecessors.
+ * A successor receives a prefix of the stack (FOR_ITER's exit lacks the
+ * iterator's entries and the value, JUMP_IF_*_OR_POP's fall-through one
+ * entry); its depth, and where the statics sit, must agree over all its
+ * predecessors.
  */
 #include "ir.h"
 
@@ -567,18 +568,23 @@ static int const_item(Builder *b) {
     return 1;
 }
 
-/* FOR_ITER: it = pop; the body gets [..., ITER_NEXT(it), ITER_VALUE(it)],
-   the exit [...], chosen by ITER_VALID(it). */
+/* FOR_ITER with the iterator `it` ins->arg entries down (the entries above
+   it, a NULL, stay): the body gets [..., ITER_NEXT(it), ..., ITER_VALUE(it)],
+   the exit [...] without the iterator's entries, chosen by ITER_VALID(it). */
 static GjStatus for_iter(Builder *b, const GjBcIns *ins, int32_t body, int32_t exit) {
-    int32_t it = pop_value(b, ins->loc);
+    int32_t k = b->sp - ins->arg;
+    int32_t it = materialise(b, b->stack[k], ins->loc);
     if (it < 0)
         return GJ_ERR;
     int32_t value = emit1(b, GJ_OP_ITER_VALUE, ins->loc, it, NULL);
     int32_t next = emit1(b, GJ_OP_ITER_NEXT, ins->loc, it, NULL);
     int32_t valid = emit1(b, GJ_OP_ITER_VALID, ins->loc, it, NULL);
-    if (push_temp(b, next) != GJ_OK || push_temp(b, value) != GJ_OK)
+    if (next < 0)
         return GJ_ERR;
-    return end_branch(b, valid, body, b->sp, exit, b->sp - 2, ins->loc);
+    b->stack[k] = (Val){.kind = V_TEMP, .n = next};
+    if (push_temp(b, value) != GJ_OK)
+        return GJ_ERR;
+    return end_branch(b, valid, body, b->sp, exit, k, ins->loc);
 }
 
 /* How many entries each op needs on the stack before it runs. */
@@ -598,7 +604,6 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_UNPACK_SEQUENCE:
     case GJ_BC_POP_TOP:
     case GJ_BC_GET_ITER:
-    case GJ_BC_FOR_ITER:
     case GJ_BC_POP_JUMP_IF_FALSE:
     case GJ_BC_POP_JUMP_IF_TRUE:
     case GJ_BC_JUMP_IF_FALSE_OR_POP:
@@ -615,6 +620,7 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_BUILD_SLICE:
     case GJ_BC_COPY:
     case GJ_BC_SWAP:
+    case GJ_BC_FOR_ITER:
         return ins->arg;
     case GJ_BC_CALL:
         return ins->arg + 2;

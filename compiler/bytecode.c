@@ -1,28 +1,39 @@
 /*
- * bytecode.c - the normaliser: dis instructions of CPython 3.11-3.13 ->
+ * bytecode.c - the normaliser: dis instructions of CPython 3.11-3.15 ->
  * GjBcCode, one version-free op set (bytecode.h).  This is the only file
  * that looks at the Python version.
  *
- * Reading guide.  `dis_ops` maps every dis opname to a rule: drop it, map it
- * to one GjBcOp, split it in two, reject it naming the Python construct, or
- * one of a few special cases handled in decode_one().  The table is sorted by
- * opname and searched with bsearch.  decode_one() appends 0-2 GjBcIns per dis
- * instruction, with jump targets still as byte offsets; resolve_targets()
- * then turns them into instruction indices.
+ * Reading guide.  `py_versions` holds, one row per supported minor version,
+ * the facts that differ between them where one opname means different
+ * things.  `dis_ops` maps every dis opname to a rule: drop it, map it to one
+ * GjBcOp, split it in two, reject it naming the Python construct, or one of
+ * a few special cases handled in decode_one().  The table is sorted by
+ * opname and searched with bsearch.  decode_one() appends 0-3 GjBcIns per
+ * dis instruction, with jump targets still as byte offsets;
+ * resolve_targets() then turns them into instruction indices.
  *
- * Version quirks absorbed here (checked against dis of 3.11.7, 3.12.1, 3.13.0):
+ * Version quirks absorbed here (checked against dis of 3.11.7, 3.12.1,
+ * 3.13.0, 3.14.10 and 3.15.2):
  *   - LOAD_GLOBAL's low oparg bit pushes a NULL: below the global in
- *     3.11/3.12, above it in 3.13;
+ *     3.11/3.12, above it from 3.13;
  *   - a method load (3.11 LOAD_METHOD; LOAD_ATTR with the low bit in 3.12+)
  *     becomes LOAD_ATTR + PUSH_NULL: a bound-method call;
- *   - FOR_ITER: in 3.11 argval is the loop exit; in 3.12 it is the END_FOR,
- *     in 3.13 the END_FOR followed by POP_TOP, both of which the exhausted
- *     iterator skips, so the exit is the instruction after them;
+ *   - FOR_ITER: in 3.11 argval is the loop exit; from 3.12 it is END_FOR,
+ *     followed by the op that pops the iterator (3.13's POP_TOP, 3.14's
+ *     POP_ITER), all of which the exhausted iterator skips, so the exit is
+ *     the instruction after them;
+ *   - 3.15's iterator takes two stack entries (GET_ITER pushes the iterator
+ *     and an index or NULL, POP_ITER pops both): GET_ITER becomes GET_ITER +
+ *     PUSH_NULL and FOR_ITER's arg says the iterator is two entries down, so
+ *     every depth (SWAP 3 before a return in a loop) stays CPython's;
  *   - 3.12's BINARY_SLICE / STORE_SLICE (a[i:j]) become 3.11's BUILD_SLICE 2
- *     and BINARY_SUBSCR / STORE_SUBSCR;
+ *     and BINARY_SUBSCR / STORE_SUBSCR; 3.14's BINARY_OP [] is BINARY_SUBSCR;
  *   - 3.11's POP_JUMP_FORWARD/BACKWARD_IF_* and JUMP_IF_*_OR_POP; 3.13's
  *     TO_BOOL (dropped: the consumer applies Python truth itself) and fused
- *     LOAD_FAST_LOAD_FAST / STORE_FAST_STORE_FAST / STORE_FAST_LOAD_FAST.
+ *     LOAD_FAST_LOAD_FAST / STORE_FAST_STORE_FAST / STORE_FAST_LOAD_FAST;
+ *   - 3.14's LOAD_SMALL_INT, borrowed loads (LOAD_FAST_BORROW*), NOT_TAKEN
+ *     (dropped), LOAD_COMMON_CONSTANT (AssertionError, all, ...: refused;
+ *     3.15 also loads None, True, False, '' and -1 with it: constants).
  */
 #include "bytecode.h"
 
@@ -50,6 +61,38 @@ int gj_bc_op_flags(GjBcOp op) {
     return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].flags : 0;
 }
 
+/* ---- the versions ----------------------------------------------------- */
+
+/* What one opname means on each supported version, where that differs. */
+typedef struct PyVersion {
+    int minor;                 /* 3.<minor> */
+    int null_above_global;     /* LOAD_GLOBAL's NULL goes above the global (3.13+) */
+    int attr_method_bit;       /* LOAD_ATTR's low oparg bit is a method load (3.12+) */
+    const char *iter_popper;   /* FOR_ITER's argval is END_FOR, then this op pops the
+                                  iterator ("" for none: 3.12); NULL: argval is the exit */
+    int iter_slots;            /* stack entries an iterator takes (3.15: iterator + index) */
+    int common_constants;      /* LOAD_COMMON_CONSTANT loads plain constants too (None,
+                                  True...: 3.15), and dis gives them as argval */
+} PyVersion;
+
+static const PyVersion py_versions[] = {
+    {11, 0, 0, NULL, 1, 0},
+    {12, 0, 1, "", 1, 0},
+    {13, 1, 1, "POP_TOP", 1, 0},
+    {14, 1, 1, "POP_ITER", 1, 0},
+    {15, 1, 1, "POP_ITER", 2, 1},
+};
+
+#define N_PY_VERSIONS ((int)(sizeof py_versions / sizeof py_versions[0]))
+
+static const PyVersion *find_version(int major, int minor) {
+    for (int k = 0; major == 3 && k < N_PY_VERSIONS; k++) {
+        if (py_versions[k].minor == minor)
+            return &py_versions[k];
+    }
+    return NULL;
+}
+
 /* ---- the opname table ------------------------------------------------- */
 
 typedef enum Rule {
@@ -65,7 +108,7 @@ typedef enum Rule {
     R_LOAD_GLOBAL,       /* + PUSH_NULL when the low oparg bit is set */
     R_LOAD_ATTR,         /* + PUSH_NULL for a method load (3.12+) */
     R_LOAD_METHOD,       /* 3.11: LOAD_ATTR + PUSH_NULL */
-    R_FOR_ITER,          /* target = the loop exit */
+    R_FOR_ITER,          /* target = the loop exit; arg = the iterator's entries */
     R_BINARY_OP,         /* oparg -> GjBinop */
     R_COMPARE_OP,        /* argval string -> GjCmp */
     R_CALL_INTRINSIC_1,  /* only unary + is supported */
@@ -73,6 +116,9 @@ typedef enum Rule {
     R_CALL,              /* CALL, with the keyword names KW_NAMES left pending */
     R_KW_NAMES,          /* 3.11/3.12: the next CALL's keyword names (argval) */
     R_CALL_KW,           /* 3.13: CALL whose keyword names the LOAD_CONST before pushed */
+    R_GET_ITER,          /* GET_ITER [+ PUSH_NULL where an iterator takes two entries] */
+    R_POP_ITER,          /* 3.14+: POP_TOP for each entry of the iterator */
+    R_COMMON_CONSTANT,   /* 3.14+ LOAD_COMMON_CONSTANT: a constant, or a refused object */
 } Rule;
 
 typedef struct DisOp {
@@ -101,11 +147,13 @@ static const DisOp dis_ops[] = {
     SPECIAL(BINARY_SLICE, R_SLICE),
     MAP(BINARY_SUBSCR, BINARY_SUBSCR),
     NO(BUILD_CONST_KEY_MAP, "dict construction"),
+    NO(BUILD_INTERPOLATION, "template strings"),
     NO(BUILD_LIST, "list construction"),
     NO(BUILD_MAP, "dict construction"),
     NO(BUILD_SET, "set construction"),
     MAP(BUILD_SLICE, BUILD_SLICE),
     NO(BUILD_STRING, "f-strings"),
+    NO(BUILD_TEMPLATE, "template strings"),
     MAP(BUILD_TUPLE, BUILD_TUPLE),
     DROP(CACHE),
     SPECIAL(CALL, R_CALL),
@@ -140,7 +188,7 @@ static const DisOp dis_ops[] = {
     NO(GET_AITER, "async code"),
     NO(GET_ANEXT, "async code"),
     NO(GET_AWAITABLE, "async code"),
-    MAP(GET_ITER, GET_ITER),
+    SPECIAL(GET_ITER, R_GET_ITER),
     NO(GET_LEN, "match statements"),
     NO(GET_YIELD_FROM_ITER, "generators (yield)"),
     NO(IMPORT_FROM, "import statements"),
@@ -163,10 +211,15 @@ static const DisOp dis_ops[] = {
     NO(LOAD_BUILD_CLASS, "class definitions"),
     NO(LOAD_CLASSDEREF, "module or class body code"),
     NO(LOAD_CLOSURE, "nested functions, lambdas or comprehensions"),
+    SPECIAL(LOAD_COMMON_CONSTANT, R_COMMON_CONSTANT),
     SPECIAL(LOAD_CONST, R_CONST),
+    SPECIAL(LOAD_CONST_IMMORTAL, R_CONST),   /* 3.14 specialisations: dis(adaptive=True) */
+    SPECIAL(LOAD_CONST_MORTAL, R_CONST),
     NAMED(LOAD_DEREF, LOAD_DEREF),
     NAMED(LOAD_FAST, LOAD_FAST),
     NAMED(LOAD_FAST_AND_CLEAR, LOAD_FAST),
+    NAMED(LOAD_FAST_BORROW, LOAD_FAST),
+    PAIR(LOAD_FAST_BORROW_LOAD_FAST_BORROW, LOAD_FAST, LOAD_FAST),
     NAMED(LOAD_FAST_CHECK, LOAD_FAST),
     PAIR(LOAD_FAST_LOAD_FAST, LOAD_FAST, LOAD_FAST),
     NO(LOAD_FROM_DICT_OR_DEREF, "module or class body code"),
@@ -175,6 +228,8 @@ static const DisOp dis_ops[] = {
     NO(LOAD_LOCALS, "module or class body code"),
     SPECIAL(LOAD_METHOD, R_LOAD_METHOD),
     NO(LOAD_NAME, "module or class body code"),
+    SPECIAL(LOAD_SMALL_INT, R_CONST),
+    NO(LOAD_SPECIAL, "with statements"),
     NO(LOAD_SUPER_ATTR, "super()"),
     NO(LOAD_SUPER_METHOD, "super()"),
     NO(LOAD_ZERO_SUPER_ATTR, "super()"),
@@ -187,8 +242,10 @@ static const DisOp dis_ops[] = {
     NO(MATCH_MAPPING, "match statements"),
     NO(MATCH_SEQUENCE, "match statements"),
     DROP(NOP),
+    DROP(NOT_TAKEN),
     NO(POP_BLOCK, "exception handling"),
     NO(POP_EXCEPT, "exception handling"),
+    SPECIAL(POP_ITER, R_POP_ITER),
     JUMPS(POP_JUMP_BACKWARD_IF_FALSE, POP_JUMP_IF_FALSE),
     NO(POP_JUMP_BACKWARD_IF_NONE, "'is None' tests"),
     NO(POP_JUMP_BACKWARD_IF_NOT_NONE, "'is None' tests"),
@@ -277,6 +334,7 @@ static int table_is_sorted(void) {
 typedef struct Decoder {
     GjCtx *c;
     const GjCodeView *cv;
+    const PyVersion *v;   /* cv's Python version */
     GjBcCode *out;
     int32_t cap;
     GjConst kw_names;     /* KW_NAMES's tuple for the next CALL; kind NONE if none */
@@ -304,12 +362,46 @@ static GjStatus append_named(Decoder *d, const GjInstr *in, GjBcOp op, const cha
     return GJ_OK;
 }
 
-static GjStatus append_const(Decoder *d, const GjInstr *in) {
+static GjStatus append_const_value(Decoder *d, const GjInstr *in, GjConst value) {
     GjBcIns *ins = append(d, in, GJ_BC_LOAD_CONST);
     if (!ins)
         return GJ_ERR;
-    ins->c = in->argval;
+    ins->c = value;
     return GJ_OK;
+}
+
+static int has_slice(const GjConst *k) {
+    if (k->kind == GJ_CONST_SLICE)
+        return 1;
+    for (int32_t i = 0; k->kind == GJ_CONST_TUPLE && i < k->n; i++) {
+        if (has_slice(&k->items[i]))
+            return 1;
+    }
+    return 0;
+}
+
+/* LOAD_CONST k.  A constant slice (3.14 folds a[2:10] into one, 3.15 also
+   b[:, 0]'s index into a tuple constant) is built as the versions before
+   spell it: its bounds, then BUILD_SLICE 2, or 3 when it has a step; a
+   tuple holding one, from its items. */
+static GjStatus append_const_built(Decoder *d, const GjInstr *in, const GjConst *k) {
+    if (!has_slice(k))
+        return append_const_value(d, in, *k);
+    int is_slice = k->kind == GJ_CONST_SLICE;
+    int32_t n = is_slice ? (k->items[2].kind == GJ_CONST_NONE ? 2 : 3) : k->n;
+    for (int32_t i = 0; i < n; i++) {
+        if (append_const_built(d, in, &k->items[i]) != GJ_OK)
+            return GJ_ERR;
+    }
+    GjBcIns *ins = append(d, in, is_slice ? GJ_BC_BUILD_SLICE : GJ_BC_BUILD_TUPLE);
+    if (!ins)
+        return GJ_ERR;
+    ins->arg = n;
+    return GJ_OK;
+}
+
+static GjStatus append_const(Decoder *d, const GjInstr *in) {
+    return append_const_built(d, in, &in->argval);
 }
 
 static GjStatus append_jump(Decoder *d, const GjInstr *in, GjBcOp op, int64_t target_offset) {
@@ -346,13 +438,14 @@ static int32_t instr_at(const GjCodeView *cv, int64_t offset) {
 /* Byte offset where an exhausted FOR_ITER continues, with the iterator popped. */
 static GjStatus for_iter_exit(Decoder *d, const GjInstr *in, int64_t *exit) {
     const GjCodeView *cv = d->cv;
+    const char *popper = d->v->iter_popper;
     int32_t i = instr_at(cv, in->argval.i);
-    if (i >= 0 && cv->py_minor >= 12) {
-        /* 3.12: the target is END_FOR; 3.13: END_FOR, POP_TOP.  Skip them. */
+    if (i >= 0 && popper) {
+        /* 3.12: the target is END_FOR; 3.13: END_FOR, POP_TOP; 3.14+: END_FOR,
+           POP_ITER.  Skip them. */
         if (strcmp(cv->instrs[i].opname, "END_FOR") != 0)
             i = -1;
-        else if (++i < cv->ninstrs && cv->py_minor >= 13 &&
-                 strcmp(cv->instrs[i].opname, "POP_TOP") == 0)
+        else if (++i < cv->ninstrs && *popper && strcmp(cv->instrs[i].opname, popper) == 0)
             i++;
     }
     if (i < 0 || i >= cv->ninstrs)
@@ -387,6 +480,9 @@ static const GjBinop nb_binops[13] = {
 };
 
 static GjStatus decode_binary_op(Decoder *d, const GjInstr *in) {
+    enum { NB_SUBSCR = 26 };   /* 3.14: container[index], BINARY_SUBSCR before */
+    if (in->arg == NB_SUBSCR)
+        return append(d, in, GJ_BC_BINARY_SUBSCR) ? GJ_OK : GJ_ERR;
     if (in->arg < 0 || in->arg >= 26)
         return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "binary operator %d is not supported",
                         in->arg);
@@ -438,7 +534,7 @@ static GjStatus decode_load_global(Decoder *d, const GjInstr *in) {
     if (!name)
         return GJ_ERR;
     int push_null = in->arg >= 0 && (in->arg & 1);
-    int null_first = d->cv->py_minor <= 12;   /* 3.13 pushes the NULL above the global */
+    int null_first = !d->v->null_above_global;
     if (push_null && null_first && !append(d, in, GJ_BC_PUSH_NULL))
         return GJ_ERR;
     if (append_named(d, in, GJ_BC_LOAD_GLOBAL, name) != GJ_OK)
@@ -496,6 +592,21 @@ static GjStatus decode_call_intrinsic_1(Decoder *d, const GjInstr *in) {
     }
 }
 
+/* LOAD_COMMON_CONSTANT: an object of the interpreter's table.  3.15 loads
+   None, True, False, '' and -1 with it (dis resolves argval); the others,
+   in both versions (3.14's dis leaves argval the index), are objects a
+   kernel cannot use, named by what Python code loads them for. */
+static GjStatus decode_common_constant(Decoder *d, const GjInstr *in) {
+    enum { ASSERTION_ERROR, NOT_IMPLEMENTED_ERROR };   /* the table's first rows */
+    GjConstKind kind = in->argval.kind;
+    if (d->v->common_constants && kind != GJ_CONST_OTHER && kind != GJ_CONST_TUPLE)
+        return append_const(d, in);
+    const char *what = in->arg == ASSERTION_ERROR        ? "assert statements"
+                       : in->arg == NOT_IMPLEMENTED_ERROR ? "raise statements"
+                                                          : "generator expressions";
+    return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "gpujit kernels do not support %s", what);
+}
+
 static GjStatus decode_one(Decoder *d, const GjInstr *in) {
     const DisOp *op = find_dis_op(in->opname);
     GjInstr located;
@@ -540,13 +651,27 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
     case R_LOAD_GLOBAL:
         return decode_load_global(d, in);
     case R_LOAD_ATTR:
-        return decode_load_attr(d, in, d->cv->py_minor >= 12 && in->arg >= 0 && (in->arg & 1));
+        return decode_load_attr(d, in, d->v->attr_method_bit && in->arg >= 0 && (in->arg & 1));
     case R_LOAD_METHOD:
         return decode_load_attr(d, in, 1);
     case R_FOR_ITER:
-        if (for_iter_exit(d, in, &exit_offset) != GJ_OK)
+        if (for_iter_exit(d, in, &exit_offset) != GJ_OK ||
+            append_jump(d, in, GJ_BC_FOR_ITER, exit_offset) != GJ_OK)
             return GJ_ERR;
-        return append_jump(d, in, GJ_BC_FOR_ITER, exit_offset);
+        d->out->ins[d->out->n - 1].arg = d->v->iter_slots;
+        return GJ_OK;
+    case R_GET_ITER:
+        if (!append(d, in, GJ_BC_GET_ITER))
+            return GJ_ERR;
+        return d->v->iter_slots == 2 && !append(d, in, GJ_BC_PUSH_NULL) ? GJ_ERR : GJ_OK;
+    case R_POP_ITER:
+        for (int k = 0; k < d->v->iter_slots; k++) {
+            if (!append(d, in, GJ_BC_POP_TOP))
+                return GJ_ERR;
+        }
+        return GJ_OK;
+    case R_COMMON_CONSTANT:
+        return decode_common_constant(d, in);
     case R_BINARY_OP:
         return decode_binary_op(d, in);
     case R_COMPARE_OP:
@@ -603,15 +728,28 @@ static GjStatus resolve_targets(Decoder *d) {
     return GJ_OK;
 }
 
+/* "3.11, 3.12, 3.13, 3.14 and 3.15" from py_versions, into buf. */
+static const char *version_list(char *buf, size_t size) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < N_PY_VERSIONS && n < size; k++) {
+        const char *sep = k == 0 ? "" : k == N_PY_VERSIONS - 1 ? " and " : ", ";
+        int w = snprintf(buf + n, size - n, "%s3.%d", sep, py_versions[k].minor);
+        n += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
 /* What the function's signature or kind rules out, before any bytecode. */
 static GjStatus check_code(GjCtx *c, const GjCodeView *cv) {
     enum { CO_VARARGS = 0x04, CO_VARKEYWORDS = 0x08, CO_GENERATOR = 0x20,
            CO_COROUTINE = 0x80, CO_ITERABLE_COROUTINE = 0x100, CO_ASYNC_GENERATOR = 0x200 };
     GjLoc loc = {cv->firstlineno, -1, -1};
-    if (cv->py_major != 3 || cv->py_minor < 11 || cv->py_minor > 13)
+    char versions[128];
+    if (!find_version(cv->py_major, cv->py_minor))
         return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
-                        "Python %d.%d is not supported: gpujit reads the bytecode of "
-                        "Python 3.11, 3.12 and 3.13", cv->py_major, cv->py_minor);
+                        "Python %d.%d is not supported: gpujit reads the bytecode of Python %s",
+                        cv->py_major, cv->py_minor, version_list(versions, sizeof versions));
     if (cv->flags & CO_VARARGS)
         return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support *args");
     if (cv->flags & CO_VARKEYWORDS)
@@ -631,7 +769,7 @@ GjStatus gj_bc_decode(GjCtx *c, const GjCodeView *cv, GjBcCode *out) {
     *out = (GjBcCode){0};
     if (check_code(c, cv) != GJ_OK)
         return GJ_ERR;
-    Decoder d = {.c = c, .cv = cv, .out = out};
+    Decoder d = {.c = c, .cv = cv, .v = find_version(cv->py_major, cv->py_minor), .out = out};
     for (int32_t i = 0; i < cv->ninstrs; i++) {
         if (decode_one(&d, &cv->instrs[i]) != GJ_OK)
             return GJ_ERR;
@@ -650,6 +788,7 @@ static int dump_const(FILE *out, const GjConst *k) {
     case GJ_CONST_COMPLEX: return fprintf(out, " (%.17g%+.17gj)", k->f, k->im);
     case GJ_CONST_STR: return fprintf(out, " '%s'", k->s);
     case GJ_CONST_TUPLE: return fprintf(out, " (tuple of %d)", k->n);
+    case GJ_CONST_SLICE: return fprintf(out, " <slice>");
     case GJ_CONST_OTHER: return fprintf(out, " <%s>", k->s ? k->s : "object");
     }
     return 0;
@@ -674,6 +813,9 @@ static int dump_operand(FILE *out, const GjBcIns *ins) {
     case GJ_BC_CALL:
         return fprintf(out, " %d", ins->arg);
     case GJ_BC_FOR_ITER:
+        if (ins->arg != 1)   /* the iterator below a NULL (3.15) */
+            return fprintf(out, " %d -> %d", ins->arg, ins->target);
+        return fprintf(out, " -> %d", ins->target);
     case GJ_BC_JUMP:
     case GJ_BC_POP_JUMP_IF_FALSE:
     case GJ_BC_POP_JUMP_IF_TRUE:

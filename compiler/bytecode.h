@@ -2,13 +2,18 @@
  * bytecode.h - the normalised bytecode that build.c interprets.
  *
  * gj_bc_decode() turns the dis instructions of a GjCodeView (opname strings
- * of CPython 3.11, 3.12 or 3.13) into one version-free op set, GjBcOp.  It
+ * of CPython 3.11 to 3.15) into one version-free op set, GjBcOp.  It
  * is the only code that knows the Python version.  What it guarantees:
  *
- *   - no RESUME, NOP, CACHE, PRECALL, EXTENDED_ARG, COPY_FREE_VARS,
- *     MAKE_CELL, TO_BOOL or END_FOR: consumers do not see them;
- *   - fused 3.13 ops (LOAD_FAST_LOAD_FAST, ...) are split in two, and
- *     RETURN_CONST is LOAD_CONST + RETURN_VALUE;
+ *   - no RESUME, NOP, NOT_TAKEN, CACHE, PRECALL, EXTENDED_ARG,
+ *     COPY_FREE_VARS, MAKE_CELL, TO_BOOL or END_FOR: consumers do not see
+ *     them;
+ *   - fused ops (LOAD_FAST_LOAD_FAST, ...) are split in two, RETURN_CONST
+ *     is LOAD_CONST + RETURN_VALUE, every constant load (LOAD_SMALL_INT,
+ *     3.15's LOAD_COMMON_CONSTANT None) is LOAD_CONST;
+ *   - stack depths are CPython's: an iterator takes the entries it takes
+ *     there (two from 3.15: the iterator, then a NULL), so SWAP and COPY
+ *     keep their operands;
  *   - every jump target is an index into ins[] (never a byte offset), and a
  *     jump to a dropped instruction lands on the next one kept;
  *   - FOR_ITER's target is the loop exit: the first instruction after the
@@ -55,7 +60,9 @@ enum {
     X(CALL,             0, "call with arg arguments over [callable, self_or_null]; the last " \
                            "len(c) of them are keywords named by tuple c (None: no keywords)") \
     X(GET_ITER,         0, "TOS = iter(TOS)")                                              \
-    X(FOR_ITER,         GJ_BCF_JUMP, "push next(TOS); when exhausted pop TOS, go to target") \
+    X(FOR_ITER,         GJ_BCF_JUMP, "the iterator is the entry arg places down (1 = TOS): " \
+                           "push next(it); when exhausted pop it and the entries above it, " \
+                           "go to target")                                                 \
     X(JUMP,             GJ_BCF_JUMP | GJ_BCF_NOFALL, "go to target")                       \
     X(POP_JUMP_IF_FALSE, GJ_BCF_JUMP, "pop TOS; go to target if it is false")              \
     X(POP_JUMP_IF_TRUE, GJ_BCF_JUMP, "pop TOS; go to target if it is true")                \
@@ -72,7 +79,7 @@ typedef enum GjBcOp {
 
 typedef struct GjBcIns {
     GjBcOp op;
-    int32_t arg;          /* count, GjBinop/GjUnop/GjCmp, or COPY/SWAP depth */
+    int32_t arg;          /* count, GjBinop/GjUnop/GjCmp, COPY/SWAP/FOR_ITER depth */
     int32_t target;       /* jumps: index into GjBcCode.ins; else -1 */
     const char *name;     /* LOAD/STORE_FAST, LOAD_GLOBAL, LOAD_DEREF, LOAD_ATTR */
     GjConst c;            /* LOAD_CONST; CALL: keyword names (a tuple) or None */

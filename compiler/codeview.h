@@ -24,6 +24,8 @@ typedef enum GjConstKind {
     GJ_CONST_COMPLEX,  /* f + im j */
     GJ_CONST_STR,      /* s (names for LOAD_FAST etc., also str constants) */
     GJ_CONST_TUPLE,    /* items[0..n) */
+    GJ_CONST_SLICE,    /* items[0..3): start, stop, step (None where omitted); s = "slice".
+                          3.14 folds a[1:n:2]'s constant slice; bytecode.c rebuilds it */
     GJ_CONST_OTHER,    /* anything else; s = its Python type name */
 } GjConstKind;
 

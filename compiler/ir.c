@@ -191,6 +191,7 @@ static int dump_const(FILE *out, const GjConst *k) {
         }
         return n + fprintf(out, k->n == 1 ? ",)" : ")");
     }
+    case GJ_CONST_SLICE: return fprintf(out, "<slice>");
     case GJ_CONST_OTHER: return fprintf(out, "<%s>", k->s ? k->s : "object");
     }
     return 0;

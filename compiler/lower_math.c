@@ -203,12 +203,12 @@ static const double sv_value[] = {0.0,        -0.0,        INFINITY,   -INFINITY
                                   M_PI,       -M_PI,       M_PI / 2,   -M_PI / 2, M_PI / 4,
                                   -M_PI / 4,  3 * M_PI / 4, -3 * M_PI / 4, 1.0,    -1.0};
 
-/* The functions with a table; acosh's is log's; asin, atan, sin and tan are
-   asinh, atanh, sinh and tanh rotated (asin z = -j asinh(jz)), cos is
-   cosh(jz), as CPython computes them. */
-enum { SVT_SQRT, SVT_LOG, SVT_ACOS, SVT_ASINH, SVT_ATANH, SVT_EXP, SVT_COSH, SVT_SINH, SVT_TANH,
-       SVT_N };
-static const char *const sv_name[SVT_N] = {"sqrt", "log", "acos", "asinh", "atanh",
+/* The functions with a table; asin, atan, sin and tan are asinh, atanh,
+   sinh and tanh rotated (asin z = -j asinh(jz)), cos is cosh(jz), as
+   CPython computes them. */
+enum { SVT_SQRT, SVT_LOG, SVT_ACOSH, SVT_ACOS, SVT_ASINH, SVT_ATANH, SVT_EXP, SVT_COSH, SVT_SINH,
+       SVT_TANH, SVT_N };
+static const char *const sv_name[SVT_N] = {"sqrt", "log", "acosh", "acos", "asinh", "atanh",
                                            "exp", "cosh", "sinh", "tanh"};
 
 /* [function][class of re][class of im] = {re, im} of the result, for
@@ -217,7 +217,8 @@ static const char *const sv_name[SVT_N] = {"sqrt", "log", "acos", "asinh", "atan
    CPython raises, as for exp(1 + inf j), C99's value).  The entries where
    both parts are finite are never read, nor those of exp, cosh, sinh and
    tanh at an infinite real part and a finite nonzero imaginary one
-   (inf_limit). */
+   (inf_limit).  Where CPython versions differ, the newest's (3.14: C11's
+   values for tanh and acosh at +-0 + nan j). */
 static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
     {   /* sqrt */
         {{VINF, VNINF}, {V0, VNINF}, {V0, VNINF}, {V0, VINF}, {V0, VINF}, {VINF, VINF}, {VNAN, VINF}},
@@ -228,11 +229,20 @@ static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
         {{VINF, VNINF}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VINF}, {VINF, VNAN}},
         {{VINF, VNINF}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VINF, VINF}, {VNAN, VNAN}},
     },
-    {   /* log (and acosh) */
+    {   /* log */
         {{VINF, VNP34}, {VINF, VNPI}, {VINF, VNPI}, {VINF, VPI}, {VINF, VPI}, {VINF, VP34}, {VINF, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
+        {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
+        {{VINF, VNP4}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VP4}, {VINF, VNAN}},
+        {{VINF, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VINF, VNAN}, {VNAN, VNAN}},
+    },
+    {   /* acosh: log's but acosh(+-0 + nan j) = nan + pi/2 j (CPython 3.14; nan+nanj before) */
+        {{VINF, VNP34}, {VINF, VNPI}, {VINF, VNPI}, {VINF, VPI}, {VINF, VPI}, {VINF, VP34}, {VINF, VNAN}},
+        {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
+        {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VP2}},
+        {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VP2}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP4}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VP4}, {VINF, VNAN}},
         {{VINF, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VINF, VNAN}, {VNAN, VNAN}},
@@ -291,11 +301,12 @@ static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
         {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
         {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
     },
-    {   /* tanh */
+    {   /* tanh: tanh(+-0 + nan j) is +-0 + nan j as in CPython 3.14 (C11's G.6.2.6;
+           3.11-3.13 return nan+nanj) */
         {{VN1, V0}, {V0, V0}, {VN1, VN0}, {VN1, V0}, {V0, V0}, {VN1, V0}, {VN1, V0}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
-        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
-        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VN0, VNAN}},
+        {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {V0, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{V1, V0}, {V0, V0}, {V1, VN0}, {V1, V0}, {V0, V0}, {V1, V0}, {V1, V0}},
         {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
@@ -509,7 +520,7 @@ static LLVMValueRef z_inverse(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     switch ((int)fn) {   /* the six inverse functions only */
     case GJ_MF_ACOS: return annex_g(L, SVT_ACOS, z, z_acos(L, x, y));
-    case GJ_MF_ACOSH: return annex_g(L, SVT_LOG, z, z_acosh(L, x, y));
+    case GJ_MF_ACOSH: return annex_g(L, SVT_ACOSH, z, z_acosh(L, x, y));
     case GJ_MF_ASINH: return annex_g(L, SVT_ASINH, z, z_asinh(L, x, y));
     case GJ_MF_ATANH: return annex_g(L, SVT_ATANH, z, z_atanh(L, x, y));
     default: {   /* asin, atan: -j f(jz) with f = asinh, atanh */

@@ -85,6 +85,7 @@ static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
     }
     case GJ_CONST_STR:   /* print() takes one; other uses fail where they are typed */
         return gj_ty_str(in->c, k->s ? k->s : "");
+    case GJ_CONST_SLICE:   /* bytecode.c turns LOAD_CONST of one into BUILD_SLICE */
     case GJ_CONST_OTHER:
         break;
     }

@@ -174,6 +174,25 @@ static int tuple_const(GjCtx *c, PyObject *o, GjConst *k, int depth) {
     return 0;
 }
 
+/* slice(start, stop, step) -> SLICE with its three items. */
+static int slice_const(GjCtx *c, PyObject *o, GjConst *k, int depth) {
+    static const char *const parts[3] = {"start", "stop", "step"};
+    k->kind = GJ_CONST_SLICE;
+    k->s = "slice";
+    k->n = 3;
+    k->items = GJ_NEW_N(&c->arena, GjConst, 3);
+    if (!k->items)
+        return no_memory();
+    for (int i = 0; i < 3; i++) {
+        PyObject *item = PyObject_GetAttrString(o, parts[i]);
+        int rc = item ? to_const_at(c, item, &k->items[i], depth + 1) : -1;
+        Py_XDECREF(item);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Any Python object -> GjConst; what has no constant form is OTHER with
    its type name.  -1 only on a Python error. */
 static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
@@ -227,6 +246,8 @@ static int to_const_at(GjCtx *c, PyObject *o, GjConst *k, int depth) {
     }
     if (PyTuple_Check(o))
         return tuple_const(c, o, k, depth);
+    if (PySlice_Check(o))
+        return slice_const(c, o, k, depth);
     k->kind = GJ_CONST_OTHER;
     return (k->s = type_name(c, o)) ? 0 : -1;
 }
@@ -247,6 +268,7 @@ static int is_frozen_value(const GjConst *k) {
         return 1;
     case GJ_CONST_NONE:
     case GJ_CONST_STR:
+    case GJ_CONST_SLICE:
     case GJ_CONST_OTHER:
         return 0;
     }

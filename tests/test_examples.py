@@ -4,6 +4,7 @@ exits non-zero when it differs, so a zero status is a checked result."""
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -19,6 +20,8 @@ EXAMPLES = {
     "matmul.py": ["--shape", "67", "45", "81"],
     "reduction.py": ["--n", "100003", "--blocks", "37"],
     "histogram.py": ["--n", "200003", "--blocks", "23"],
+    # writes the PNG only where Pillow is installed
+    "mandelbrot.py": [os.path.join(tempfile.gettempdir(), "gpujit-test-mandelbrot.png")],
 }
 
 

@@ -450,6 +450,21 @@ SPECIAL = [-math.inf, -2.5, -0.0, 0.0, 2.5, math.inf, math.nan]
 ANNEX_G = ["sqrt", "log", "log10", "exp", "sin", "cos", "tan", "sinh", "cosh", "tanh"] + list(INVERSE)
 
 
+def cmath_ref(name, z):
+    """CPython's cmath.<name>(z), with 3.14's values where older versions differ:
+    tanh(+-0 + nan j) = +-0 + nan j (C11), so tan(nan +- 0j) = nan +- 0j, and
+    acosh(+-0 + nan j) = nan + pi/2 j."""
+    want = getattr(cmath, name)(z)
+    if sys.version_info < (3, 14) and math.isnan(want.real) and math.isnan(want.imag):
+        if name == "tanh" and z.real == 0 and math.isnan(z.imag):
+            return complex(z.real, math.nan)
+        if name == "tan" and math.isnan(z.real) and z.imag == 0:
+            return complex(math.nan, z.imag)
+        if name == "acosh" and z.real == 0 and math.isnan(z.imag):
+            return complex(math.nan, math.pi / 2)
+    return want
+
+
 def same_float(got, want, rtol):
     """Equal as C99 Annex G means it: nan matches nan, zeros and infinities by sign."""
     if math.isnan(want):
@@ -477,7 +492,7 @@ def test_complex_special_values_follow_annex_g(name, dtype):
     bad = []
     for z, got in zip(a.astype(np.complex128).tolist(), out.astype(np.complex128).tolist()):
         try:
-            want = getattr(cmath, name)(z)
+            want = cmath_ref(name, z)
         except ValueError:
             continue
         if not (same_float(got.real, want.real, rtol) and same_float(got.imag, want.imag, rtol)):
