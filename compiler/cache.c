@@ -136,6 +136,7 @@ static void put_const(GjBuf *b, const GjConst *k) {
         gj_buf_put_str(b, k->s);
         return;
     case GJ_CONST_TUPLE:
+    case GJ_CONST_SLICE:   /* start, stop, step */
         gj_buf_put_i64(b, k->n);
         for (int32_t i = 0; i < k->n; i++)
             put_const(b, &k->items[i]);
