@@ -277,7 +277,15 @@ LLVMValueRef gj_lower_approx(GjLower *L, GjApprox op, LLVMValueRef *args) {
 LLVMValueRef gj_lower_fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     LLVMValueRef args[2] = {a, b};
     LLVMValueRef r = LLVMIsAConstantFP(b) ? NULL : gj_lower_approx(L, GJ_APPROX_DIV, args);
-    return r ? r : gj_lower_fast(L, LLVMBuildFDiv(L->b, a, b, ""));
+    if (r)
+        return r;
+    /* afn is for functions, but LLVM 21 lets it approximate an fdiv too: a
+       division is approximate only under arcp (as in numba), so without arcp
+       the fdiv does not carry afn */
+    unsigned fm = L->opt->fastmath;
+    if (!(fm & GJ_FM_ARCP))
+        fm &= ~(unsigned)GJ_FM_AFN;
+    return with_flags(LLVMBuildFDiv(L->b, a, b, ""), llvm_fast_math_flags(fm));
 }
 
 LLVMValueRef gj_lower_sqrt(GjLower *L, LLVMValueRef a) {

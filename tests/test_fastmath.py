@@ -81,7 +81,8 @@ def test_division_by_a_constant_multiplies():
         if i < out.size:
             out[i] = x[i] / 3.0
     ptx, _ = gpujit.compile_ptx(k, "void(float32[:], float32[:])", fastmath=True)
-    assert "div." not in ptx and "mul.rn.ftz.f32" in ptx   # x * (1/3): arcp
+    # x * (1/3): arcp (LLVM 21 spells the multiply mul.ftz.f32)
+    assert "div." not in ptx and re.search(r"mul(\.rn)?\.ftz\.f32", ptx)
 
 
 # ---- PTX: the fast functions, as numba-cuda's test_fastmath checks them --------------------
@@ -205,7 +206,11 @@ def test_fast_in_a_set_is_true():
 def test_each_flag_is_llvms(cpu_target, flag):
     k = gpujit.jit(kernel, fastmath={flag})
     ir = k.inspect_llvm(F64)
-    assert re.search(rf"fdiv {flag} double", ir), ir
+    if flag == "afn":   # for functions: a division without arcp stays exact (LLVM 21
+        # would approximate an fdiv that carries afn)
+        assert re.search(r"call afn double @llvm\.sqrt", ir) and "fdiv double" in ir, ir
+    else:
+        assert re.search(rf"fdiv {flag} double", ir), ir
 
 
 def test_true_sets_every_llvm_flag_and_flushes(cpu_target):
