@@ -153,17 +153,6 @@ static const GjType *part_type(const GjType *t) {
     return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
 }
 
-/* The type of a range iterator's count of values left: the unsigned
-   integer as wide as its values (lower_iter.c). */
-static const GjType *range_left_type(const GjType *t) {
-    switch (gj_ty_concrete(t)->bits) {
-    case 8: return &gj_ty_uint8;
-    case 16: return &gj_ty_uint16;
-    case 32: return &gj_ty_uint32;
-    default: return &gj_ty_uint64;
-    }
-}
-
 /* Casts that involve a complex type: parts one by one; a real becomes the
    real part (imaginary 0); a complex becomes a real by dropping the
    imaginary part, as NumPy's astype does. */
@@ -216,9 +205,10 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
     if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {
         /* cur and step as values; the count left is unsigned (unification
            only widens, so it fits) */
-        const GjType *left_from = range_left_type(from->elems[0]);
+        const GjType *left_from = gj_ty_int(gj_ty_concrete(from->elems[0])->bits, 0);
+        const GjType *left_to = gj_ty_int(gj_ty_concrete(to->elems[0])->bits, 0);
         const GjType *f3[3] = {from->elems[0], left_from, from->elems[0]};
-        const GjType *t3[3] = {to->elems[0], range_left_type(to->elems[0]), to->elems[0]};
+        const GjType *t3[3] = {to->elems[0], left_to, to->elems[0]};
         return cast_fields(L, v, f3, t3, 3, ty);
     }
     if (ty == L->empty && gj_lower_type(L, from) == L->empty)

@@ -314,7 +314,7 @@ static int category(const GjType *t) {
     return -1;
 }
 
-static const GjType *int_type(int bits, int is_signed) {
+const GjType *gj_ty_int(int bits, int is_signed) {
     switch (bits) {
     case 8: return is_signed ? &gj_ty_int8 : &gj_ty_uint8;
     case 16: return is_signed ? &gj_ty_int16 : &gj_ty_uint16;
@@ -348,12 +348,12 @@ static const GjType *promote_strong(const GjType *a, const GjType *b) {
         return b;
     case CAT_INT * 4 + CAT_INT:
         if (a->kind == b->kind)
-            return int_type(max_int(a->bits, b->bits), a->kind == GJ_TK_INT);
+            return gj_ty_int(max_int(a->bits, b->bits), a->kind == GJ_TK_INT);
         {
             const GjType *s = a->kind == GJ_TK_INT ? a : b, *u = a->kind == GJ_TK_INT ? b : a;
             if (s->bits > u->bits)
                 return s;
-            return u->bits < 64 ? int_type(2 * u->bits, 1) : &gj_ty_float64;
+            return u->bits < 64 ? gj_ty_int(2 * u->bits, 1) : &gj_ty_float64;
         }
     case CAT_FLOAT * 4 + CAT_INT:
         return float_type(max_int(b->bits, float_bits_for_int(a->bits)));

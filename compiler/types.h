@@ -115,6 +115,9 @@ int gj_ty_is_float(const GjType *t);      /* float, weak float */
 int gj_ty_is_weak(const GjType *t);
 size_t gj_ty_itemsize(const GjType *t);   /* bytes of a scalar */
 
+/* The integer type of `bits` (8, 16, 32; anything else: 64), signed or not. */
+const GjType *gj_ty_int(int bits, int is_signed);
+
 /* The strong type a weak literal becomes on its own (int64, float64, complex128);
    other types are returned unchanged. */
 const GjType *gj_ty_concrete(const GjType *t);

@@ -11,7 +11,6 @@
 #include "dispatch.h"
 
 #include "driver.h"
-#include "memory.h"
 
 /* The Python exception of an error kind. */
 static PyObject *exception_of(GjErrorKind kind)
