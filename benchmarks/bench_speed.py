@@ -12,9 +12,11 @@ first     The first kernel of a new process: in a subprocess whose CUDA
           (warm: a first process fills it), and for gpujit with its
           persistent disk cache (GPUJIT_CACHE=1, driver cache off, warm).
 launch    Host microseconds per launch of a one-block kernel (1 x 32
-          threads, out[0] = x: a float32 array and a float32 scalar): N
-          back-to-back launches after a warm-up, then one synchronize; the
-          median of 5 repeats.  Raw cuLaunchKernel from C (raw_launch.c,
+          threads, out[0] = x: a float32 array and a float32 scalar): bursts
+          of 100 back-to-back launches, each timed without the synchronize
+          that follows it (so the driver's queue never fills and the GPU's
+          rate of retiring kernels is not what is measured); the median over
+          the bursts (--launches in all), after a warm-up burst.  Raw cuLaunchKernel from C (raw_launch.c,
           compiled now; the driver through ctypes without a compiler), gpujit
           on its own device arrays, CuPy arrays, PyTorch tensors and host
           NumPy arrays (copies and a synchronize per launch: apart), numba-cuda,
@@ -58,6 +60,7 @@ from _kernels import BINS, MAX_ITER, THREADS, TILE  # noqa: E402
 
 SECTIONS = ("import", "first", "launch", "kernels")
 LAUNCH_THREADS = 32        # the one block of the launch-overhead kernel
+LAUNCH_BURST = 100         # launches per timed burst: far fewer than the driver queues
 THREADS_1D = 256           # threads per block of the element-wise kernels
 CHILD_TIMEOUT_S = 120      # a subprocess that takes longer is n/a
 GOALS = {"launch_raw": 1.1, "launch_cupy": 1.3, "kernel_geomean": 1.00, "kernel_max": 1.05}
@@ -224,19 +227,19 @@ def section_first(opts):
 
 # ---- launch overhead ------------------------------------------------------------------------
 
-def us_per_launch(launch, synchronize, launches, repeats):
-    """Median over `repeats` of the host µs per launch of `launches`
-    back-to-back launch() calls and one synchronize(), after a warm-up."""
-    for _ in range(launches // 10 + 1):
-        launch()
-    synchronize()
+def us_per_launch(launch, synchronize, launches):
+    """Median host µs per launch over bursts of LAUNCH_BURST back-to-back
+    launch() calls (`launches` in all), each timed without the synchronize()
+    that follows it, after a warm-up burst."""
     times = []
-    for _ in range(repeats):
+    for burst in range(max(1, launches // LAUNCH_BURST) + 1):
         t0 = time.perf_counter()
-        for _ in range(launches):
+        for _ in range(LAUNCH_BURST):
             launch()
+        t1 = time.perf_counter()
         synchronize()
-        times.append((time.perf_counter() - t0) / launches * 1e6)
+        if burst:   # the first is the warm-up
+            times.append((t1 - t0) / LAUNCH_BURST * 1e6)
     return statistics.median(times)
 
 
@@ -286,7 +289,7 @@ def build_raw_launch(tmp):
     return None, "no C compiler that builds raw_launch.c"
 
 
-def driver_ctypes_us(ptx, entry, launches, repeats):
+def driver_ctypes_us(ptx, entry, launches):
     """The same loop as raw_launch.c, through ctypes (Python's call overhead
     included): for a machine without a C compiler."""
     cu = ctypes.CDLL("libcuda.so.1")
@@ -312,22 +315,22 @@ def driver_ctypes_us(ptx, entry, launches, repeats):
     launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     return us_per_launch(
         lambda: launch(func, 1, 1, 1, LAUNCH_THREADS, 1, 1, 0, None, params, None),
-        lambda: check(cu.cuCtxSynchronize(), "a launch or cuCtxSynchronize"), launches, repeats)
+        lambda: check(cu.cuCtxSynchronize(), "a launch or cuCtxSynchronize"), launches)
 
 
-def raw_driver_us(launches, repeats):
+def raw_driver_us(launches):
     """(label, µs per launch) of the raw driver: raw_launch.c when it builds,
     else ctypes."""
     ptx, entry = store_ptx()
     with tempfile.TemporaryDirectory(prefix="gpujit-bench-") as tmp:
         exe, how = build_raw_launch(tmp)
         if exe is None:
-            return f"driver through ctypes ({how})", driver_ctypes_us(ptx, entry, launches,
-                                                                       repeats)
+            return f"driver through ctypes ({how})", driver_ctypes_us(ptx, entry, launches)
         path = os.path.join(tmp, "store.ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        proc = subprocess.run([exe, path, entry, str(launches), str(repeats)], text=True,
+        proc = subprocess.run([exe, path, entry, str(LAUNCH_BURST),
+                               str(max(1, launches // LAUNCH_BURST))], text=True,
                               capture_output=True, timeout=CHILD_TIMEOUT_S)
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr.strip() or f"raw_launch exit {proc.returncode}")
@@ -399,19 +402,19 @@ LAUNCHERS = (   # (key, label, setup, fraction of --launches)
 APART = ("gpujit_numpy",)   # copies in and out and synchronizes at each launch
 
 
-def launcher_us(setup, launches, repeats):
+def launcher_us(setup, launches):
     launch, synchronize, read = setup()
-    us = us_per_launch(launch, synchronize, launches, repeats)
+    us = us_per_launch(launch, synchronize, launches)
     if read is not None and float(read()) != 1.0:
         return f"WRONG (out[0] = {float(read())} after the launches, not 1.0)"
     return us
 
 
 def section_launch(opts):
-    launches, repeats = opts.launches, 3 if opts.quick else 5
+    launches = opts.launches
     results, rows, apart, notes = {"unit": "us per launch"}, [], [], []
     try:
-        label, results["raw"] = raw_driver_us(launches, repeats)
+        label, results["raw"] = raw_driver_us(launches)
     except Exception as exc:
         label, results["raw"] = "cuLaunchKernel from C", not_available(exc)
     results["raw_label"] = label
@@ -419,7 +422,7 @@ def section_launch(opts):
     for key, label, setup, fraction in LAUNCHERS:
         n = max(1, launches // fraction)
         try:
-            results[key] = launcher_us(setup, n, repeats)
+            results[key] = launcher_us(setup, n)
         except Exception as exc:
             results[key] = not_available(exc)
         (apart if key in APART else rows).append(
@@ -429,8 +432,9 @@ def section_launch(opts):
 
     import gpujit
     print(f"\n== launch: host us per launch of out[0] = x (float32 array, float32 scalar), "
-          f"1 block x {LAUNCH_THREADS} threads; back-to-back launches then one synchronize, "
-          f"median of {repeats} repeats; gpujit target: {gpujit.current_target()}")
+          f"1 block x {LAUNCH_THREADS} threads; median over bursts of {LAUNCH_BURST} "
+          f"back-to-back launches, each timed without the synchronize after it; "
+          f"gpujit target: {gpujit.current_target()}")
     print_table(("launcher", "launches", "us/launch"), rows)
     print(f"  gpujit own arrays / raw driver: "
           f"{goal_text(results['gpujit/raw'], GOALS['launch_raw'])}")
@@ -772,8 +776,8 @@ def parse_args():
                         help=f"comma-separated sections to run, of {','.join(SECTIONS)}")
     parser.add_argument("--json", metavar="PATH", help="write every figure to PATH (JSON)")
     parser.add_argument("--launches", type=int,
-                        help="launches per repeat in the launch section (default 20000, "
-                             "--quick 2000)")
+                        help="launches per launcher in the launch section, in bursts of "
+                             f"{LAUNCH_BURST} (default 20000, --quick 2000)")
     parser.add_argument("--runs", type=int,
                         help="timed runs per kernel (default 30, --quick 5)")
     parser.add_argument("--child-first-kernel", choices=("gpujit", "numba"),

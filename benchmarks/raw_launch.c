@@ -1,13 +1,13 @@
 /* raw_launch: the host cost of cuLaunchKernel called from C, the floor that
    bench_speed.py compares the Python launchers with.
 
-       raw_launch PTX_FILE ENTRY LAUNCHES REPEATS
+       raw_launch PTX_FILE ENTRY BURST BURSTS
 
    Loads PTX_FILE (gpujit's PTX of _kernels.store, compiled for
-   (float32[::1], float32)), then REPEATS times: LAUNCHES back-to-back
-   launches of ENTRY on 1 block of 32 threads, one cuCtxSynchronize, and
-   prints the host microseconds per launch (CLOCK_MONOTONIC) on a line of
-   its own.  A warm-up of LAUNCHES / 10 launches comes first.  Last, it
+   (float32[::1], float32)), then BURSTS times: BURST back-to-back launches
+   of ENTRY on 1 block of 32 threads, timed (CLOCK_MONOTONIC), then one
+   cuCtxSynchronize, not timed; it prints each burst's host microseconds
+   per launch on a line of its own.  A warm-up burst comes first.  Last, it
    checks that the kernel stored its argument (out[0] == 1.0f).
 
    The parameters are those of gpujit's kernel ABI for that signature
@@ -112,16 +112,19 @@ static double seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The loop being measured: `launches` launches of f, then one synchronize. */
-static int launch_many(Driver *d, CUfunction f, void **params, long launches)
+/* The loop being measured: `burst` launches of f, timed (*us: per launch),
+   then one synchronize, not timed. */
+static int launch_burst(Driver *d, CUfunction f, void **params, long burst, double *us)
 {
-    for (long i = 0; i < launches; i++)
+    double t0 = seconds();
+    for (long i = 0; i < burst; i++)
         CU(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    *us = (seconds() - t0) / (double)burst * 1e6;
     CU(cuCtxSynchronize());
     return 0;
 }
 
-static int run(Driver *d, const char *ptx, const char *entry, long launches, long repeats)
+static int run(Driver *d, const char *ptx, const char *entry, long burst, long bursts)
 {
     CUdevice device;
     CUcontext context;
@@ -139,13 +142,13 @@ static int run(Driver *d, const char *ptx, const char *entry, long launches, lon
     long long extent = 1, stride = sizeof(float);
     float x = 1.0f;
     void *params[] = {&out, &extent, &stride, &x};
-    if (launch_many(d, f, params, launches / 10 + 1))
+    double us;
+    if (launch_burst(d, f, params, burst, &us))   /* warm-up */
         return 1;
-    for (long r = 0; r < repeats; r++) {
-        double t0 = seconds();
-        if (launch_many(d, f, params, launches))
+    for (long r = 0; r < bursts; r++) {
+        if (launch_burst(d, f, params, burst, &us))
             return 1;
-        printf("%.4f\n", (seconds() - t0) / (double)launches * 1e6);
+        printf("%.4f\n", us);
     }
 
     float stored = 0.0f;
@@ -160,17 +163,17 @@ static int run(Driver *d, const char *ptx, const char *entry, long launches, lon
 int main(int argc, char **argv)
 {
     if (argc != 5) {
-        fprintf(stderr, "usage: raw_launch PTX_FILE ENTRY LAUNCHES REPEATS\n");
+        fprintf(stderr, "usage: raw_launch PTX_FILE ENTRY BURST BURSTS\n");
         return 2;
     }
-    long launches = strtol(argv[3], NULL, 10), repeats = strtol(argv[4], NULL, 10);
+    long burst = strtol(argv[3], NULL, 10), bursts = strtol(argv[4], NULL, 10);
     char *ptx = read_file(argv[1]);
     if (!ptx) {
         fprintf(stderr, "raw_launch: cannot read %s\n", argv[1]);
         return 1;
     }
     Driver driver;
-    int status = load_driver(&driver) || run(&driver, ptx, argv[2], launches, repeats);
+    int status = load_driver(&driver) || run(&driver, ptx, argv[2], burst, bursts);
     free(ptx);
     return status;
 }

@@ -7,8 +7,13 @@
  * into it, and built the views of the device functions called), the
  * options, libdevice, LLVM and the host it compiles for, so writing all of
  * them down, field by field, covers everything that changes the code.
- * Source lines are left out: only diagnostics read them, and a compile with
- * a diagnostic is never cached.  The sizes of the structs written are
+ * libdevice alone is checked at unpacking instead: whether a kernel links
+ * it is known only after compiling, and searching for it on every lookup
+ * would cost a kernel without math functions its fastest load.  An entry
+ * names the libdevice file it linked (or none), and is used only while the
+ * search finds that same file.
+ * (The view has no source text: a diagnostic reads its line when rendered,
+ * and a compile with a diagnostic is never cached.)  The sizes of the structs written are
  * asserted below, so most fields added to one of them break the build here
  * until they are keyed (or packed).
  *
@@ -27,7 +32,7 @@
 
 enum {
     KEY_VERSION = 1,    /* of the key material's layout */
-    PACK_VERSION = 1,   /* of gj_cache_pack's layout */
+    PACK_VERSION = 2,   /* of gj_cache_pack's layout */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */
 };
@@ -38,13 +43,13 @@ enum {
    (A field that fits in a struct's padding does not change its size: the
    comments at the structs, not these, are the rule.) */
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(GjCodeView) == 152, "a GjCodeView field is not in the cache key");
+_Static_assert(sizeof(GjCodeView) == 136, "a GjCodeView field is not in the cache key");
 _Static_assert(sizeof(GjGlobal) == 96, "a GjGlobal field is not in the cache key");
 _Static_assert(sizeof(GjInstr) == 96, "a GjInstr field is not in the cache key");
 _Static_assert(sizeof(GjConst) == 56, "a GjConst field is not in the cache key");
 _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key");
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
-_Static_assert(sizeof(GjCompileResult) == 144, "a GjCompileResult field is not packed");
+_Static_assert(sizeof(GjCompileResult) == 152, "a GjCompileResult field is not packed");
 _Static_assert(sizeof(GjParamPlan) == 48, "a GjParamPlan field is not packed");
 _Static_assert(sizeof(GjErrorSite) == 16, "a GjErrorSite field is not packed");
 #endif
@@ -275,8 +280,8 @@ static void put_options(GjBuf *b, const GjCompileOptions *opt) {
     memcpy(bytes, opt, sizeof bytes);
 #define CLEAR(field) memset(bytes + offsetof(GjCompileOptions, field), 0, sizeof opt->field)
     CLEAR(entry_name);
-    CLEAR(libdevice);
-    CLEAR(find_libdevice);      /* how libdevice is found, not which */
+    CLEAR(libdevice);           /* an entry checks the file it linked (gj_cache_unpack) */
+    CLEAR(find_libdevice);
     CLEAR(find_libdevice_arg);
     CLEAR(runtime_symbols);     /* the same functions in every process, at other addresses */
     CLEAR(nruntime_symbols);
@@ -285,7 +290,6 @@ static void put_options(GjBuf *b, const GjCompileOptions *opt) {
 #undef CLEAR
     gj_buf_put(b, bytes, sizeof bytes);
     gj_buf_put_str(b, opt->entry_name);
-    put_file(b, opt->libdevice);
 }
 
 int gj_cache_key(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt, GjBuf *out) {
@@ -339,6 +343,7 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
         gj_buf_put_str(out, r->error_sites[i].message);
     }
     put_blob(out, r->binary, r->binary_size);
+    put_file(out, r->libdevice);
     /* not packed: cpu_fn and cpu_code, which loading the binary sets */
 }
 
@@ -458,8 +463,29 @@ static void get_result(Reader *r, GjCompileResult *res) {
     res->prints = (int)get_range(r, 0, 1);
     get_error_sites(r, res);
     res->binary = get_blob(r, &res->binary_size);
+    res->libdevice = get_str(r);   /* put_file's bytes: compared when unpacked */
+    if (get_i64(r) != -1) {
+        get_i64(r);
+        get_i64(r);
+    }
     if (r->pos != r->n || !res->kernel_name || !res->type_dump || !res->return_type)
         r->bad = 1;
+}
+
+/* Whether the libdevice file the entry at data linked (put_file's bytes,
+   which end it) is the one a compile would link now. */
+static int same_libdevice(const GjCompileOptions *opt, const GjCompileResult *res,
+                          const unsigned char *data, size_t n) {
+    if (!res->libdevice)
+        return 1;
+    const char *now = opt->libdevice;
+    if (!now && opt->find_libdevice)
+        now = opt->find_libdevice(opt->find_libdevice_arg);
+    GjBuf b = {0};
+    put_file(&b, now);
+    int same = !b.failed && b.len <= n && memcmp(b.data, data + n - b.len, b.len) == 0;
+    gj_buf_free(&b);
+    return same;
 }
 
 GjStatus gj_cache_unpack(GjCtx *c, const GjCompileOptions *opt, const void *data, size_t n,
@@ -472,6 +498,11 @@ GjStatus gj_cache_unpack(GjCtx *c, const GjCompileOptions *opt, const void *data
         gj_result_free(&res);
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
                         "malformed kernel cache entry");
+    }
+    if (!same_libdevice(opt, &res, data, n)) {
+        gj_result_free(&res);
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
+                        "the kernel cache entry linked another libdevice");
     }
     if (cpu && gj_cpujit_load(c, opt, res.binary, res.binary_size, res.cpu_symbol,
                               &res.cpu_fn, &res.cpu_code) != GJ_OK) {

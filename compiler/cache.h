@@ -27,8 +27,7 @@ void gj_buf_free(GjBuf *b);
 /* Appends the key material of compiling `code` (argtypes set) with `opt`:
    the code view and the code views of the device functions it calls (every
    instruction, constant, name, position, default and frozen global), the
-   argument types, the options (GJ_CACHE_OPTIONS), the libdevice file's
-   identity, LLVM's version and, for the CPU target, the host CPU.  Returns
+   argument types, the options (GJ_CACHE_OPTIONS), LLVM's version and, for the CPU target, the host CPU.  Returns
    1, or 0 when the compile must not be cached (a global the compiler knows
    only by its type), or -1 with c->diag set (no memory, no JIT). */
 int gj_cache_key(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt, GjBuf *out);
@@ -38,8 +37,9 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out);
 
 /* Rebuilds a result from gj_cache_pack's bytes; for the CPU target loads
    its object file into the JIT (gj_cpujit_load).  GJ_ERR with c->diag set
-   when the bytes are malformed or are not for opt->target; *out is then
-   untouched. */
+   when the bytes are malformed or are not for opt->target, or name a
+   libdevice file (path, size, modification time) other than the one opt
+   names or opt->find_libdevice finds now; *out is then untouched. */
 GjStatus gj_cache_unpack(GjCtx *c, const GjCompileOptions *opt, const void *data, size_t n,
                          GjCompileResult *out);
 

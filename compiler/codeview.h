@@ -94,17 +94,17 @@ typedef struct GjGlobal {
     const GjConstArray *array;    /* ARRAY */
 } GjGlobal;
 
-/* Every field but the source lines is in the persistent cache's key
-   (grep tag GJ_CACHE_KEY, compiler/cache.c), as is every field of the
-   structs above: a new one must be keyed there. */
+/* Every field is in the persistent cache's key (grep tag GJ_CACHE_KEY,
+   compiler/cache.c), as is every field of the structs above: a new one
+   must be keyed there.  The source text is not in the view: only a
+   diagnostic shows it, and the caller that renders one reads the line
+   then (gj_diag_render_one). */
 typedef struct GjCodeView {
     int py_major, py_minor;   /* e.g. 3, 12 */
     const char *name;         /* co_name */
     const char *qualname;
     const char *filename;     /* co_filename */
     int32_t firstlineno;
-    const char **source_lines;   /* source_lines[i] is line firstlineno+i, or NULL */
-    int32_t nsource_lines;
 
     int32_t argcount;         /* positional parameters; no *args, **kwargs, kw-only */
     int32_t kwonlyargcount;   /* co_kwonlyargcount; bytecode.c rejects > 0 */

@@ -9,7 +9,7 @@
  * (c->dump) are printed to stderr by the pass that produces them: bytecode
  * and ir by build.c, types by typeinfer.c, llvm and ptx here.
  *
- * gj_diag_render() turns the recorded diagnostic into compiler-style text:
+ * gj_diag_render_one() turns a diagnostic into compiler-style text:
  *
  *     kernel.py:12:9: typing error: cannot assign float literal to 'v', ...
  *         v = 1.5
@@ -55,6 +55,7 @@ void gj_result_free(GjCompileResult *r) {
     free(r->return_type);
     free(r->cpu_symbol);
     free(r->binary);
+    free(r->libdevice);
     gj_cpujit_release(r->cpu_code);
     memset(r, 0, sizeof *r);
 }
@@ -178,7 +179,7 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
     if (st == GJ_OK && o.target == GJ_TARGET_CPU)
         st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
-        st = gj_nvptx_emit(c, mod, &o, &r->ptx, &r->llvm_ir);
+        st = gj_nvptx_emit(c, mod, &o, r);
     if (mod)
         LLVMDisposeModule(mod);
     LLVMContextDispose(llctx);
@@ -267,14 +268,6 @@ fail:
 
 /* ---- rendering diagnostics -------------------------------------------- */
 
-/* The source text of line, or NULL when the code view does not have it. */
-static const char *source_line(const GjCodeView *code, int32_t line) {
-    if (!code || !code->source_lines || line < code->firstlineno)
-        return NULL;
-    int32_t i = line - code->firstlineno;
-    return i < code->nsource_lines ? code->source_lines[i] : NULL;
-}
-
 /* Prints the source line and a caret under loc's columns (UTF-8 byte
    offsets; the caret counts characters, and keeps tabs so it lines up). */
 static void render_caret(FILE *out, const char *text, GjLoc loc) {
@@ -298,21 +291,20 @@ static void render_caret(FILE *out, const char *text, GjLoc loc) {
     fputc('\n', out);
 }
 
-char *gj_diag_render(const GjCtx *c, const GjCodeView *code) {
-    if (!c->diag)
-        return xstrdup("internal error: no diagnostic was recorded");
-    return gj_diag_render_one(c, c->diag, code);
+const char *gj_diag_file(const GjCtx *c, const GjDiag *d, const GjCodeView *code) {
+    if (d->code)   /* the error is in a device function the kernel calls */
+        code = d->code;
+    return code && code->filename ? code->filename : c->filename;
 }
 
-char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code) {
+char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code,
+                         const char *src) {
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     if (!out)
         return NULL;
-    if (d->code)   /* the error is in a device function the kernel calls */
-        code = d->code;
-    const char *file = code && code->filename ? code->filename : c->filename;
+    const char *file = gj_diag_file(c, d, code);
     if (file && d->loc.line > 0 && d->loc.col >= 0)
         fprintf(out, "%s:%d:%d: ", file, d->loc.line, d->loc.col + 1);
     else if (file && d->loc.line > 0)
@@ -320,8 +312,7 @@ char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code
     else if (file)
         fprintf(out, "%s: ", file);
     fprintf(out, "%s: %s\n", gj_diag_kind_text(d->kind), d->message);
-    const char *src = source_line(code, d->loc.line);
-    if (src)
+    if (src && d->loc.line > 0)
         render_caret(out, src, d->loc);
     for (int i = 0; i < d->nnotes; i++) {
         const char *note = d->notes[i];

@@ -189,6 +189,11 @@ typedef struct GjCompileResult {
        driver linked from ptx (set by pymodule when it loads the PTX). */
     void *binary;
     size_t binary_size;
+    /* GJ_TARGET_NVPTX: the libdevice file linked into ptx, or NULL when the
+       kernel calls no libdevice function.  The persistent cache keeps a
+       compile by everything but this, and a kept entry naming a libdevice
+       is used only while the search still finds that file. */
+    char *libdevice;
 } GjCompileResult;
 
 /* sm_90, O3, contraction.  Zeroes the whole struct first, padding
@@ -204,11 +209,15 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
                     GjCompileResult *out);
 void gj_result_free(GjCompileResult *r);
 
-/* Renders c->diag like a compiler ("file:line:col: kind: message", the source
-   line, a caret, "during:" notes) into a malloc'd string. */
-char *gj_diag_render(const GjCtx *c, const GjCodeView *code);
-/* The same for diagnostic d: a warning of c->warnings. */
-char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code);
+/* Renders diagnostic d (c->diag, or one of c->warnings) of compiling code
+   like a compiler ("file:line:col: kind: message", the source line src with
+   a caret under the columns, "during:" notes) into a malloc'd string; src
+   is the text of line d->loc.line of gj_diag_file's file (the caller reads
+   it: the code view has no source), or NULL for none. */
+char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code,
+                         const char *src);
+/* The file d is in: its device function's, code's or c's. */
+const char *gj_diag_file(const GjCtx *c, const GjDiag *d, const GjCodeView *code);
 
 /* LLVM's version string, and the newest sm_XY its NVPTX backend knows. */
 const char *gj_llvm_version(void);

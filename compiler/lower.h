@@ -20,11 +20,12 @@
 GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan);
 
-/* Links libdevice if needed, optimises (O3) and emits PTX (malloc'd) for opt's
-   compute capability; *llvm_ir (malloc'd) gets the optimised IR when
-   opt->want_llvm_ir, else NULL. */
-GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt, char **ptx,
-                       char **llvm_ir);
+/* Links libdevice if needed (r->libdevice: its path, malloc'd), optimises
+   (O3) and emits r->ptx (malloc'd) for opt's compute capability; r->llvm_ir
+   (malloc'd) gets the optimised IR when opt->want_llvm_ir.  On failure the
+   three are NULL. */
+GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
+                       GjCompileResult *r);
 
 /* CPU target: optimises (O3) for the host, emits an object file and loads
    it (gj_cpujit_load) under the name "<r->kernel_name>.<id>" (target_cpu.c's

@@ -20,13 +20,22 @@ regular file) is never read.  Writers write a temporary file in the same
 directory and rename it over the entry, so readers see a whole entry or
 none, and processes that compile the same kernel at once all succeed.
 """
-import hashlib
 import math
 import os
 import stat
 import struct
-import tempfile
 import time
+
+# SHA-256 from CPython's own module when it has one: hashlib loads OpenSSL,
+# which costs a new process's first cached launch more than all the rest
+# (a few ms); the two give the same digests.
+try:
+    from _sha2 import sha256 as _sha256            # CPython 3.12 and later
+except ImportError:
+    try:
+        from _sha256 import sha256 as _sha256      # CPython 3.11
+    except ImportError:
+        from hashlib import sha256 as _sha256      # builds without them (FIPS)
 
 MAGIC = b"GPUJITK\0"
 FORMAT = 1
@@ -118,7 +127,7 @@ def _read(path, digest):
     magic, fmt, key, length, checksum = _HEADER.unpack_from(data)
     payload = data[_HEADER.size:]
     if (magic, fmt, key, length) != (MAGIC, FORMAT, digest, len(payload)) or \
-            hashlib.sha256(payload).digest() != checksum:
+            _sha256(payload).digest() != checksum:
         return None
     try:
         os.utime(path)   # used now: evicted last
@@ -130,7 +139,7 @@ def _read(path, digest):
 def load(material):
     """load(material) -> (key, payload or None): the entry of the compile
     whose key material is ``material`` (bytes)."""
-    digest = hashlib.sha256(_build_identity() + material).digest()
+    digest = _sha256(_build_identity() + material).digest()
     key = digest.hex()
     payload = _read(_path(key), digest)
     _counts["hits" if payload is not None else "misses"] += 1
@@ -151,9 +160,10 @@ def store(key, payload):
     """Writes payload (bytes) as key's entry, then, when the entries may
     pass the cap, evicts down to it.  A cache that cannot be written
     (read-only, full) is left alone."""
+    import tempfile   # only a store needs it (its import costs a hit ~1 ms)
     d = directory()
     header = _HEADER.pack(MAGIC, FORMAT, bytes.fromhex(key), len(payload),
-                          hashlib.sha256(payload).digest())
+                          _sha256(payload).digest())
     try:
         os.makedirs(d, mode=0o700, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=d)   # mode 0600

@@ -135,6 +135,8 @@ static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
     gj_ctx_free(&uc);
     if (st == GJ_OK)
         return 1;
+    if (PyErr_Occurred())   /* the libdevice search's own exception */
+        return -1;
     PyObject *r = call_cache("discard", "(s)", key);
     Py_XDECREF(r);
     return r ? 0 : -1;
@@ -144,9 +146,8 @@ static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
    filled, its code loaded), 0 when not; -1 raised.  key gets the entry's
    key, or "" when this compile is not cached (caching off, GPUJIT_DUMP
    showing stages, no GPU to key a cubin by).  A hit is a line of
-   GPUJIT_DUMP=timing.  For the key it sets o->libdevice through
-   o->find_libdevice (the search a kernel without math functions otherwise
-   never makes). */
+   GPUJIT_DUMP=timing.  Only an entry that linked libdevice searches for it
+   (gj_cache_unpack), so a kernel without math functions never does. */
 static int fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv, GjCompileOptions *o,
                  int device, GjCompileResult *res, char key[GJ_CACHE_KEY_LEN + 1])
 {
@@ -158,19 +159,16 @@ static int fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv, GjCompileOpt
     Py_XDECREF(on);
     if (yes <= 0)
         return yes;
-    /* the key names the libdevice file the compile would link, so a cached
-       compile searches for it now, not when a kernel first needs it */
-    if (o->target == GJ_TARGET_NVPTX && !o->libdevice && o->find_libdevice) {
-        o->libdevice = o->find_libdevice(o->find_libdevice_arg);
-        if (PyErr_Occurred())
-            return -1;
-    }
+    ctx->funcname = cv->qualname ? cv->qualname : cv->name;   /* GPUJIT_DUMP=timing's lines */
+    gj_timing(ctx, "code view");
     PyObject *material;
     int rc = key_material(d, cv, o, device, &material);
     if (rc <= 0)
         return rc;
+    gj_timing(ctx, "cache key");
     PyObject *found = call_cache("load", "(O)", material);
     Py_DECREF(material);
+    gj_timing(ctx, "cache file");
     PyObject *k, *payload;
     if (!found || !PyArg_ParseTuple(found, "OO", &k, &payload) || copy_key(k, key) < 0) {
         Py_XDECREF(found);
@@ -179,10 +177,8 @@ static int fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv, GjCompileOpt
     }
     rc = payload == Py_None ? 0 : unpack(o, payload, key, res);
     Py_DECREF(found);
-    if (rc > 0) {   /* GPUJIT_DUMP=timing: a hit has no compile stages to time */
-        ctx->funcname = cv->qualname ? cv->qualname : cv->name;
-        gj_timing(ctx, "code view and persistent cache (loaded)");
-    }
+    if (rc > 0)   /* GPUJIT_DUMP=timing: a hit has no compile stages to time */
+        gj_timing(ctx, "cache entry unpacked");
     return rc;
 }
 

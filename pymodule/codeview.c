@@ -7,7 +7,6 @@
  *                   i.is_jump_target) for i in dis.get_instructions(func)]
  *     cv.globals = [(name, classify(lookup(name))) for each LOAD_GLOBAL and
  *                   LOAD_DEREF name]
- *     cv.source_lines = linecache.getlines(co_filename)[firstlineno-1 : last]
  *
  * Globals are frozen here, as numba does: the compiler sees what a name is
  * bound to now (a module, a builtin, a gpujit intrinsic, a number, a NumPy
@@ -702,38 +701,6 @@ done:
     return rc;
 }
 
-/* Source lines firstlineno..(last line of the code) for caret diagnostics;
-   none (not an error) when linecache has no source. */
-static int read_source(GjCtx *c, GjCodeView *cv) {
-    int32_t last = cv->firstlineno;
-    for (int32_t k = 0; k < cv->ninstrs; k++)
-        last = cv->instrs[k].loc.line > last ? cv->instrs[k].loc.line : last;
-    PyObject *linecache = PyImport_ImportModule("linecache");
-    PyObject *lines = linecache ? PyObject_CallMethod(linecache, "getlines", "s", cv->filename)
-                                : NULL;
-    Py_XDECREF(linecache);
-    if (!lines || !PyList_Check(lines) || PyList_Size(lines) < last || cv->firstlineno < 1) {
-        Py_XDECREF(lines);
-        PyErr_Clear();
-        return 0;
-    }
-    int32_t n = last - cv->firstlineno + 1;
-    cv->source_lines = GJ_NEW_N(&c->arena, const char *, n);
-    int rc = cv->source_lines ? 0 : no_memory();
-    for (int32_t i = 0; i < n && rc == 0; i++) {
-        char *s = copy_str(c, PyList_GetItem(lines, cv->firstlineno - 1 + i));
-        if (!s) {
-            rc = -1;
-            break;
-        }
-        s[strcspn(s, "\r\n")] = '\0';
-        cv->source_lines[i] = s;
-    }
-    cv->nsource_lines = rc == 0 ? n : 0;
-    Py_DECREF(lines);
-    return rc;
-}
-
 static int read_version(GjCodeView *cv) {
     PyObject *v = PySys_GetObject("version_info");   /* borrowed */
     PyObject *major = v ? PySequence_GetItem(v, 0) : NULL;
@@ -815,8 +782,8 @@ static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
     }
     int rc = read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
              read_defaults(func, c, cv) < 0 ||
-             read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv, seen) < 0 ||
-             read_source(c, cv) < 0 ? -1 : 0;
+             read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv, seen) < 0
+             ? -1 : 0;
     Py_DECREF(code);
     return rc;
 }

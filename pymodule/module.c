@@ -278,6 +278,27 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
     return NULL;
 }
 
+/* gj_diag_render_one with the source line read now, by linecache.getline
+   (which also knows the sources of notebooks' cells and of exec'd strings
+   that registered theirs); NULL when out of memory. */
+static char *render_diag(const GjCtx *ctx, const GjDiag *d, const GjCodeView *cv)
+{
+    const char *file = gj_diag_file(ctx, d, cv);
+    PyObject *line = NULL;
+    if (file && d->loc.line > 0) {
+        PyObject *linecache = PyImport_ImportModule("linecache");
+        line = linecache ? PyObject_CallMethod(linecache, "getline", "si", file,
+                                               (int)d->loc.line) : NULL;
+        Py_XDECREF(linecache);
+        PyErr_Clear();   /* no source is no error: the message goes without it */
+    }
+    const char *src = line && PyUnicode_Check(line) ? PyUnicode_AsUTF8AndSize(line, NULL) : NULL;
+    PyErr_Clear();
+    char *text = gj_diag_render_one(ctx, d, cv, src && src[0] ? src : NULL);
+    Py_XDECREF(line);
+    return text;
+}
+
 PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
 {
     if (!ctx->diag) {
@@ -293,9 +314,7 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
     case GJ_DIAG_INTERNAL: cls = st->InternalError; break;
     case GJ_DIAG_WARNING: case GJ_DIAG_NKINDS: break;   /* never the error */
     }
-    GjCodeView none;
-    memset(&none, 0, sizeof none);
-    char *text = gj_diag_render(ctx, cv ? cv : &none);
+    char *text = render_diag(ctx, ctx->diag, cv);
     if (text) {
         PyErr_SetString(cls, text);
         free(text);
@@ -307,10 +326,8 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
 
 int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
 {
-    GjCodeView none;
-    memset(&none, 0, sizeof none);
     for (const GjDiag *w = ctx->warnings; w; w = w->next) {
-        char *text = gj_diag_render_one(ctx, w, cv ? cv : &none);
+        char *text = render_diag(ctx, w, cv);
         const GjCodeView *in = w->code ? w->code : cv;
         /* attributed to the kernel's line, not to gpujit's caller */
         int rc = PyErr_WarnExplicit(st->GpujitWarning, text ? text : w->message,

@@ -4,6 +4,7 @@
 #
 #   gpubuild/gpujit/__init__.py ...       the package's Python files
 #   gpubuild/gpujit/_gpujit.abi3.so       LLVM linked in statically, stripped
+#   gpubuild/gpujit/__pycache__/          their bytecode for the Pythons found here
 #
 # `PYTHONPATH=$PWD/gpubuild python3 -P ...` then imports it there.  The
 # extension uses the limited API (abi3), so the one binary built here with
@@ -62,6 +63,18 @@ spec.loader.exec_module(module)
 if "numpy" in sys.modules:
     sys.exit("gpu-build: importing the extension imported numpy")
 PYEOF
+# The bytecode pip writes when it installs a package, for each Python 3.11+
+# found here (3.12 is the GPU machine's): a process there then reads .pyc
+# files instead of compiling gpujit's sources, as an installed gpujit does.
+# Unchecked hashes, since copying may change the sources' times.
+for v in 3.11 3.12 3.13 3.14; do
+    for cand in "python$v" "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v"; do
+        if "$cand" -c "" >/dev/null 2>&1; then
+            "$cand" -m compileall -q --invalidation-mode unchecked-hash gpubuild/gpujit
+            break
+        fi
+    done
+done
 size=$(du -sb gpubuild | cut -f1)
 if ((size > 64 * 1024 * 1024)); then
     echo "gpu-build: gpubuild/ is $size bytes, over the 64 MiB a device run carries" >&2

@@ -200,7 +200,8 @@ def test_gpujit_dump_timing_shows_a_hit(cache_dir, rng, monkeypatch, capfd):
     assert "timing: axpb: infer" in capfd.readouterr().err
     check_axpb(axpb(), rng)
     err = capfd.readouterr().err
-    assert "timing: axpb: code view and persistent cache (loaded)" in err
+    for stage in ("code view", "cache key", "cache file", "cache entry unpacked"):
+        assert f"timing: axpb: {stage} " in err
     assert "infer" not in err
 
 
@@ -520,8 +521,8 @@ def cross_process_targets():
     return ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
-def start(script, target, seed, cache_dir):
-    env = dict(os.environ, GPUJIT_CACHE_DIR=str(cache_dir), GPUJIT_TARGET=target)
+def start(script, target, seed, cache_dir, **environ):
+    env = dict(os.environ, GPUJIT_CACHE_DIR=str(cache_dir), GPUJIT_TARGET=target, **environ)
     for var in ("GPUJIT_CACHE", "GPUJIT_CACHE_SIZE", "GPUJIT_DUMP"):
         env.pop(var, None)
     return subprocess.Popen([sys.executable, "-P", str(script), target, str(seed)], env=env,
@@ -558,3 +559,67 @@ def test_eight_processes_racing_on_one_key_all_succeed(cache_dir, script, target
     assert not list(cache_dir.glob(".tmp-*"))
     last = finish(start(script, target_name, 9, cache_dir))
     assert (last["hits"], last["misses"]) == (1, 0)
+
+
+LIBDEVICE_SCRIPT = """
+import json
+import math
+import sys
+
+import numpy as np
+import gpujit
+
+@gpujit.jit(cache=True)
+def vadd(a, b, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = a[i] + b[i]
+
+@gpujit.jit(cache=True)
+def vexp(a, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = math.exp(a[i])
+
+rng = np.random.default_rng(int(sys.argv[2]))
+a = rng.random(10_000, dtype=np.float32)
+b = rng.random(10_000, dtype=np.float32)
+out = np.full_like(a, np.nan)
+vadd[(a.size + 255) // 256, 256](a, b, out)
+assert (out == a + b).all()
+searched = "gpujit._libdevice" in sys.modules
+out = np.full_like(a, np.nan)
+vexp[(a.size + 255) // 256, 256](a, out)
+np.testing.assert_allclose(out, np.exp(a.astype(np.float64)), rtol=1e-6)
+print(json.dumps(dict(gpujit.cache_info(), searched_before_exp=searched)))
+"""
+
+
+@pytest.mark.gpu
+def test_an_entry_that_linked_libdevice_is_used_only_with_that_file(cache_dir, tmp_path):
+    """The key leaves libdevice out (a kernel without math functions never
+    searches for it); an entry that linked it names the file (path, size,
+    modification time), and a process that finds another file compiles
+    again."""
+    source = gpujit.libdevice_path()
+    if source is None:
+        pytest.skip("no libdevice here")
+    one, two = tmp_path / "one", tmp_path / "two"
+    for d in (one, two):
+        d.mkdir()
+        (d / "libdevice.10.bc").write_bytes(open(source, "rb").read())
+    script = tmp_path / "libdevice_script.py"
+    script.write_text(LIBDEVICE_SCRIPT)
+
+    def run(libdevice, seed):
+        return finish(start(script, "cuda", seed, cache_dir, GPUJIT_LIBDEVICE=str(libdevice)))
+
+    first = run(one, 1)
+    assert (first["hits"], first["misses"], first["entries"]) == (0, 2, 2)
+    again = run(one, 2)
+    assert (again["hits"], again["misses"]) == (2, 0)
+    assert not again["searched_before_exp"]
+    other = run(two, 3)   # same bytes, another file: vexp is compiled again
+    assert (other["hits"], other["misses"], other["entries"]) == (1, 1, 2)
+    back = run(two, 4)
+    assert (back["hits"], back["misses"]) == (2, 0)
