@@ -123,9 +123,6 @@ GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuErr
    kernel's error record, compile.h) names and returns -1, or returns 0 when
    the record is clear. */
 int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *record);
-/* kernelerror.c, GPU: waits for `stream`, reads and clears e's error record;
-   -1 raised (the kernel's error, or the driver's). */
-int gj_py_kernel_error_check(GjPyState *st, GjDispatcher *d, const GjEntry *e, void *stream);
 
 /* argkey.c: argument types as key words.  The type of the argument whose
    words start at key[*pos] (key has n words), advancing *pos; NULL with a

@@ -3,14 +3,14 @@
  * reads the error record compile.h describes after a launch and raises the
  * Python exception of the site that failed first.
  *
- * The CPU target's record is the launch's own (on the launcher's stack).
- * On the GPU it is the module's global GJ_ERROR_RECORD_SYMBOL: read after
+ * The record is the launch's own (on the launcher's stack), which the
+ * runtime fills (runtime/exec.h): on the CPU target the grid writes it; on
+ * the GPU the runtime reads the module's global GJ_ERROR_RECORD_SYMBOL after
  * the kernel completes (the launch synchronises its stream, as numba's
- * debug launches do) and cleared for the next launch.
+ * debug launches do) and clears it for the next launch.
  */
 #include "dispatch.h"
 
-#include "driver.h"
 
 /* The Python exception of an error kind. */
 static PyObject *exception_of(GjErrorKind kind)
@@ -42,23 +42,4 @@ int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *r
                  (long long)record[6]);
     Py_DECREF(name);
     return -1;
-}
-
-int gj_py_kernel_error_check(GjPyState *st, GjDispatcher *d, const GjEntry *e, void *stream)
-{
-    int64_t record[GJ_ERROR_RECORD_WORDS];
-    GjCuError err;
-    GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_stream_synchronize(stream, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_dtoh(record, e->error_record, sizeof record, NULL, &err);
-    if (rc == GJ_CU_OK && record[0] != 0)
-        rc = gj_cu_memset8(e->error_record, 0, sizeof record, NULL, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK) {
-        gj_py_raise_cuda(st, &err);
-        return -1;
-    }
-    return gj_py_kernel_error_raise(d, e, record);
 }

@@ -11,18 +11,17 @@
  * through the buffer protocol, DeviceArrays by struct access;
  * __cuda_array_interface__ objects need an attribute lookup).
  * kernelParams are packed per compile.h's ABI into buffers on the C stack
- * (calls of more than STACK_ARGS arguments allocate).  Host arrays are
- * copied to temporaries before the launch and, if the launch plan says the
- * kernel writes them, back after it; then the call synchronizes and frees
- * the temporaries.  Device arguments pass zero-copy and the launch stays
- * asynchronous.  The configuration is checked against the device's limits
- * before anything is launched, shared memory (the kernel's static part from
- * its launch plan plus the launch's dynamic part) against the opt-in limit.
- *
- * On the CPU target (device GJ_MEM_HOST) the same parameters go to the grid
- * executor (runtime/cpuexec.h), which returns when the grid is done; host
- * arrays are passed in place (host memory is the "device" memory there), so
- * nothing is copied, and the limits checked are a CUDA device's, so a bad
+ * (calls of more than STACK_ARGS arguments allocate), and the launch goes to
+ * the runtime's executor (runtime/exec.h) with the host arrays to copy: it
+ * copies them to temporaries before the launch and, if the launch plan says
+ * the kernel writes them, back after it, synchronizes and frees the
+ * temporaries (on the CPU target host memory is the "device" memory and
+ * nothing is copied).  Device arguments pass zero-copy and a CUDA launch
+ * stays asynchronous.  This file does not ask which target runs the kernel
+ * beyond parsing its arguments.  The configuration is checked against the
+ * device's limits before anything is launched, shared memory (the kernel's
+ * static part from its launch plan plus the launch's dynamic part) against
+ * the opt-in limit; the CPU target checks a CUDA device's limits, so a bad
  * configuration fails the same way on both targets.
  */
 #include "dispatch.h"
@@ -33,11 +32,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpuexec.h"
+#include "exec.h"
 
 enum {
     STACK_ARGS = 16,
-    GIL_RELEASE_BYTES = 1 << 20,
 };
 
 typedef struct Launcher {
@@ -73,8 +71,6 @@ typedef struct Arg {
     PyObject *contig;                   /* ARG_HOST: contiguous copy of a strided obj */
     Py_buffer view;                     /* ARG_HOST: of obj, or of contig */
     int has_view;
-    int allocated;                      /* ARG_HOST: ptr is a temporary on `device` */
-    int device;
 } Arg;
 
 static int unsupported_arg(PyObject *func, int i, PyObject *obj)
@@ -317,11 +313,8 @@ static int parse_tree(GjPyState *st, GjDispatcher *d, int device, int i, PyObjec
 
 static void release_args(Arg *args, int n)
 {
-    GjCuError err;
     for (int i = 0; i < n; i++) {
         Arg *a = &args[i];
-        if (a->kind == ARG_HOST && a->allocated)
-            gj_mem_free(a->device, a->ptr, &err);   /* after a fault this fails; nothing to do */
         if (a->has_view)
             PyBuffer_Release(&a->view);
         Py_XDECREF(a->contig);
@@ -718,10 +711,14 @@ static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t 
     return best;
 }
 
-/* kernelParams per compile.h: scalar value; array data, shape[ndim], strides[ndim] */
-static void pack_params(const Arg *args, int n, void **params, uint64_t *slots)
+/* kernelParams per compile.h: scalar value; array data, shape[ndim],
+   strides[ndim].  A host array's data slot is left for the runtime, which
+   puts its temporary there: copies[] gets one entry per host array.
+   Returns their count. */
+static int pack_params(const GjEntry *e, const Arg *args, int n, void **params,
+                       uint64_t *slots, GjHostCopy *copies)
 {
-    int p = 0, s = 0;
+    int p = 0, s = 0, c = 0;
     for (int i = 0; i < n; i++) {
         const Arg *a = &args[i];
         if (a->kind == ARG_SCALAR) {
@@ -731,6 +728,9 @@ static void pack_params(const Arg *args, int n, void **params, uint64_t *slots)
             continue;
         }
         slots[s] = a->ptr;
+        if (a->kind == ARG_HOST)
+            copies[c++] = (GjHostCopy){.buf = a->view.buf, .nbytes = a->nbytes,
+                                       .written = e->res.params[i].written, .slot = &slots[s]};
         params[p++] = &slots[s++];
         for (int k = 0; k < a->ndim; k++) {
             memcpy(&slots[s], &a->shape[k], sizeof(int64_t));
@@ -741,6 +741,7 @@ static void pack_params(const Arg *args, int n, void **params, uint64_t *slots)
             params[p++] = &slots[s++];
         }
     }
+    return c;
 }
 
 /* Written strided host arguments go back from their contiguous copies. */
@@ -758,46 +759,6 @@ static int copy_back_strided(GjPyState *st, const GjEntry *e, const Arg *args, i
     return 0;
 }
 
-/* The CPU target: host arrays in place, the grid on the executor's workers. */
-static int launch_cpu(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
-                      uint64_t *slots)
-{
-    if (check_writable(e, args, n) < 0)
-        return -1;
-    for (int i = 0; i < n; i++)
-        if (args[i].kind == ARG_HOST)
-            args[i].ptr = (uint64_t)(uintptr_t)args[i].view.buf;
-    pack_params(args, n, params, slots);
-    GjCpuLaunch cl = {
-        .fn = (GjCpuKernelFn)e->func,
-        .params = params,
-        .grid = {l->grid[0], l->grid[1], l->grid[2]},
-        .block = {l->block[0], l->block[1], l->block[2]},
-        .shared_bytes = e->res.shared_static_bytes + l->shared,
-        .local_bytes = e->res.local_bytes,
-        .needs_fibers = e->res.needs_fibers,
-    };
-    int64_t record[GJ_ERROR_RECORD_WORDS] = {0};
-    if (e->res.nerror_sites > 0)
-        cl.error_record = record;
-    char msg[256] = "";
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cpu_launch(&cl, msg, sizeof msg);
-    Py_END_ALLOW_THREADS
-    if (rc != 0) {
-        PyObject *name = PyObject_GetAttrString(l->disp->func, "__qualname__");
-        if (name)
-            PyErr_Format(st->GpujitError, "the CPU target could not run kernel %U: %s", name,
-                         msg[0] ? msg : "unknown error");
-        Py_XDECREF(name);
-        return -1;
-    }
-    if (copy_back_strided(st, e, args, n) < 0)
-        return -1;
-    return gj_py_kernel_error_raise(l->disp, e, record);
-}
-
 /* A kernel that prints writes to fd 1 (the CPU target at once, CUDA's
    printf buffer at the next synchronisation): what Python's sys.stdout
    holds goes first. */
@@ -811,63 +772,58 @@ static int flush_stdout(void)
     return r ? 0 : -1;
 }
 
-/* Copies host arguments in, launches, copies written ones back; with host
-   arguments the call synchronizes before returning. */
+/* Hands the launch to the runtime (runtime/exec.h): host arguments are
+   copied in and, when written, back, and then the call has synchronized;
+   with device arguments only the launch stays asynchronous. */
 static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
-                  uint64_t *slots, int device)
+                  uint64_t *slots, GjHostCopy *copies, int device)
 {
     if (e->res.prints && flush_stdout() < 0)
         return -1;
-    if (device == GJ_MEM_HOST)
-        return launch_cpu(st, l, e, args, n, params, slots);
-    GjCuError err;
-    int has_host = 0;
     if (check_writable(e, args, n) < 0)
         return -1;
-    for (int i = 0; i < n; i++) {
-        Arg *a = &args[i];
-        if (a->kind != ARG_HOST)
-            continue;
-        has_host = 1;
-        if (gj_mem_alloc(device, a->nbytes, &a->ptr, &err) != GJ_CU_OK)
-            goto cuda_error;
-        a->allocated = 1;
-        a->device = device;
-        PyThreadState *ts = a->nbytes >= GIL_RELEASE_BYTES ? PyEval_SaveThread() : NULL;
-        GjCuStatus s = gj_mem_htod(device, a->ptr, a->view.buf, a->nbytes, l->stream, &err);
-        if (ts)
-            PyEval_RestoreThread(ts);
-        if (s != GJ_CU_OK)
-            goto cuda_error;
+    int64_t record[GJ_ERROR_RECORD_WORDS] = {0};
+    GjLaunch g = {
+        .device = device,
+        .func = e->func,
+        .grid = {l->grid[0], l->grid[1], l->grid[2]},
+        .block = {l->block[0], l->block[1], l->block[2]},
+        .shared = l->shared,
+        .shared_static = e->res.shared_static_bytes,
+        .local_bytes = e->res.local_bytes,
+        .needs_fibers = e->res.needs_fibers,
+        .stream = l->stream,
+        .params = params,
+        .copies = copies,
+        .ncopies = pack_params(e, args, n, params, slots, copies),
+        .error_record_dptr = e->error_record,
+        .error_record = e->res.nerror_sites > 0 ? record : NULL,
+        .error_record_words = GJ_ERROR_RECORD_WORDS,
+    };
+    GjCuError err;
+    GjCuStatus rc;
+    if (gj_exec_blocks(&g)) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = gj_exec_launch(&g, &err);
+        Py_END_ALLOW_THREADS
+    } else {
+        rc = gj_exec_launch(&g, &err);
     }
-    pack_params(args, n, params, slots);
-    if (gj_cu_launch(e->func, l->grid, l->block, l->shared, l->stream, params, &err)
-        != GJ_CU_OK)
-        goto cuda_error;
-    if (!has_host)
-        return e->res.nerror_sites > 0 ? gj_py_kernel_error_check(st, l->disp, e, l->stream) : 0;
-    for (int i = 0; i < n; i++) {
-        Arg *a = &args[i];
-        if (a->kind != ARG_HOST || !e->res.params[i].written)
-            continue;
-        void *dst = a->view.buf;
-        PyThreadState *ts = PyEval_SaveThread();
-        GjCuStatus cs = gj_mem_dtoh(device, dst, a->ptr, a->nbytes, l->stream, &err);
-        PyEval_RestoreThread(ts);
-        if (cs != GJ_CU_OK)
-            goto cuda_error;
+    if (rc != GJ_CU_OK && err.kind == GJ_ERR_CPU_TARGET) {
+        PyObject *name = PyObject_GetAttrString(l->disp->func, "__qualname__");
+        if (name)
+            PyErr_Format(st->GpujitError, "the CPU target could not run kernel %U: %s", name,
+                         err.message);
+        Py_XDECREF(name);
+        return -1;
     }
-    PyThreadState *ts = PyEval_SaveThread();
-    GjCuStatus ss = gj_cu_stream_synchronize(l->stream, &err);
-    PyEval_RestoreThread(ts);
-    if (ss != GJ_CU_OK)
-        goto cuda_error;
+    if (rc != GJ_CU_OK) {
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
     if (copy_back_strided(st, e, args, n) < 0)
         return -1;
-    return e->res.nerror_sites > 0 ? gj_py_kernel_error_check(st, l->disp, e, l->stream) : 0;
-cuda_error:
-    gj_py_raise_cuda(st, &err);
-    return -1;
+    return gj_py_kernel_error_raise(l->disp, e, record);
 }
 
 static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
@@ -892,10 +848,12 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         if (count_arg(PyTuple_GetItem(pyargs, i), &nleaves, &nwords, 0) < 0)
             return NULL;
     Arg stack_args[STACK_ARGS];
+    GjHostCopy stack_copies[STACK_ARGS];
     uint32_t stack_key[STACK_ARGS + 1];
     void *stack_params[STACK_ARGS * (2 + 2 * GJ_PY_MAX_NDIM)];
     uint64_t stack_slots[STACK_ARGS * (2 + 2 * GJ_PY_MAX_NDIM)];
     Arg *args = stack_args;
+    GjHostCopy *copies = stack_copies;
     uint32_t *key = stack_key;
     void **params = stack_params;
     uint64_t *slots = stack_slots;
@@ -904,10 +862,11 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     if (nleaves > STACK_ARGS || nwords > STACK_ARGS) {
         size_t nslots = (size_t)nleaves * (2 + 2 * GJ_PY_MAX_NDIM);
         args = PyMem_Calloc((size_t)nleaves + 1, sizeof *args);
+        copies = PyMem_Calloc((size_t)nleaves + 1, sizeof *copies);
         key = PyMem_Calloc((size_t)nwords + 1, sizeof *key);
         params = PyMem_Calloc(nslots, sizeof *params);
         slots = PyMem_Calloc(nslots, sizeof *slots);
-        if (!args || !key || !params || !slots) {
+        if (!args || !copies || !key || !params || !slots) {
             PyErr_NoMemory();
             goto done;
         }
@@ -963,13 +922,14 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         result = Py_NewRef(Py_None);   /* an empty grid launches nothing */
         goto done;
     }
-    if (launch(st, l, e, args, parsed, params, slots, device) == 0)
+    if (launch(st, l, e, args, parsed, params, slots, copies, device) == 0)
         result = Py_NewRef(Py_None);
 done:
     if (args)
         release_args(args, parsed);
     if (args != stack_args) {
         PyMem_Free(args);
+        PyMem_Free(copies);
         PyMem_Free(key);
         PyMem_Free(params);
         PyMem_Free(slots);

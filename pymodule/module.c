@@ -247,11 +247,13 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
     case GJ_CU_DRIVER_ERROR:
         break;
     }
-    if (err->code == 2 && err->host) {   /* the CPU target's memory */
-        snprintf(msg, sizeof msg, "out of host memory (CPU target): %s of %zu bytes failed",
-                 err->call, err->requested);
-        raise_with_attrs(st->CudaOutOfMemoryError, msg, err);
-    } else if (err->code == 2) {   /* CUDA_ERROR_OUT_OF_MEMORY */
+    switch (err->kind) {
+    case GJ_ERR_OUT_OF_MEMORY:
+        if (err->host) {   /* the CPU target's memory: not a CUDA error */
+            PyErr_Format(PyExc_MemoryError, "out of host memory: %s of %zu bytes failed",
+                         err->call, err->requested);
+            break;
+        }
         if (err->requested)
             snprintf(msg, sizeof msg,
                      "out of GPU memory: %s of %zu bytes failed with %zu bytes free (%s)",
@@ -260,20 +262,29 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
             snprintf(msg, sizeof msg, "out of GPU memory in %s (%zu bytes free; %s)",
                      err->call, err->free_bytes, err->name);
         raise_with_attrs(st->CudaOutOfMemoryError, msg, err);
-    } else if (strcmp(err->call, "cuModuleLoadDataEx") == 0 && !gj_cu_is_fault(err->code)) {
+        break;
+    case GJ_ERR_COMPILE:
         snprintf(msg, sizeof msg, "the CUDA driver rejected the kernel's PTX (%s: %s)%s%s",
                  err->name, err->message, err->log[0] ? ":\n" : "", err->log);
         raise_with_attrs(st->CudaCompileError, msg, err);
-    } else if (gj_cu_is_fault(err->code)) {   /* also reported by a later call, a load too */
+        break;
+    case GJ_ERR_KERNEL_FAULT:   /* also reported by a later call, a load too */
         snprintf(msg, sizeof msg,
                  "a kernel faulted: %s (%s, reported by %s). The CUDA context is lost: "
                  "every later CUDA call in this process fails; restart the process "
                  "(run with debug=True or compute-sanitizer to locate the fault)",
                  err->message, err->name, err->call);
         raise_with_attrs(st->CudaKernelFault, msg, err);
-    } else {
+        break;
+    case GJ_ERR_CPU_TARGET:
+        PyErr_Format(st->GpujitError, "the CPU target could not run the kernel: %s",
+                     err->message);
+        break;
+    case GJ_ERR_DRIVER: case GJ_ERR_NO_DRIVER: case GJ_ERR_LAUNCH_CONFIG:
+    case GJ_ERR_NOT_SUPPORTED:
         snprintf(msg, sizeof msg, "%s failed: %s: %s", err->call, err->name, err->message);
         raise_with_attrs(st->CudaError, msg, err);
+        break;
     }
     return NULL;
 }

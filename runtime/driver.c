@@ -44,10 +44,13 @@ typedef unsigned long long CUdeviceptr;
 
 enum {
     CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_STUB_LIBRARY = 34,
     CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
     CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 
 enum {                                      /* CUdevice_attribute */
@@ -171,6 +174,13 @@ static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
                       const char *fmt, ...)
 {
     err->status = st;
+    err->kind = st == GJ_CU_DRIVER_ERROR ? GJ_ERR_DRIVER : GJ_ERR_NO_DRIVER;
+    if (code == CUDA_ERROR_OUT_OF_MEMORY)
+        err->kind = GJ_ERR_OUT_OF_MEMORY;
+    else if (gj_cu_is_fault(code))
+        err->kind = GJ_ERR_KERNEL_FAULT;
+    else if (code == CUDA_ERROR_NOT_SUPPORTED)
+        err->kind = GJ_ERR_NOT_SUPPORTED;
     err->code = code;
     err->name[0] = '\0';
     err->log[0] = '\0';
@@ -600,6 +610,8 @@ GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjC
     st = CU(err, cuModuleLoadDataEx, (&m, image, nopts, opts, vals));
     if (st != GJ_CU_OK) {
         keep_log(err, log);
+        if (err->kind == GJ_ERR_DRIVER)   /* not a fault reported late: the PTX */
+            err->kind = GJ_ERR_COMPILE;
         return st;
     }
     *module = m;
@@ -690,9 +702,13 @@ GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
         return st;
-    return CU(err, cuLaunchKernel, ((CUfunction)func, grid[0], grid[1], grid[2],
-                                    block[0], block[1], block[2], shared_bytes,
-                                    (CUstream)stream, params, NULL));
+    st = CU(err, cuLaunchKernel, ((CUfunction)func, grid[0], grid[1], grid[2],
+                                  block[0], block[1], block[2], shared_bytes,
+                                  (CUstream)stream, params, NULL));
+    if (st != GJ_CU_OK && (err->code == CUDA_ERROR_INVALID_VALUE
+                           || err->code == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES))
+        err->kind = GJ_ERR_LAUNCH_CONFIG;
+    return st;
 }
 
 /* ---- synchronisation, streams, events ----------------------------------- */

@@ -23,8 +23,22 @@ typedef enum GjCuStatus {
     GJ_CU_DRIVER_ERROR,   /* a driver call failed: see code/name */
 } GjCuStatus;
 
+/* What went wrong, for the caller to choose its exception by (never by the
+   name of the call that failed). */
+typedef enum GjErrKind {
+    GJ_ERR_DRIVER = 0,     /* another driver error: see code and name */
+    GJ_ERR_NO_DRIVER,      /* no usable driver, no device, or CUDA after fork() */
+    GJ_ERR_OUT_OF_MEMORY,  /* GPU memory; host memory when `host` (the CPU target's) */
+    GJ_ERR_KERNEL_FAULT,   /* a kernel faulted: the context is lost */
+    GJ_ERR_LAUNCH_CONFIG,  /* the driver refused a launch configuration */
+    GJ_ERR_COMPILE,        /* the driver's JIT refused the PTX (see log) */
+    GJ_ERR_NOT_SUPPORTED,  /* the device or driver lacks what was asked */
+    GJ_ERR_CPU_TARGET,     /* the CPU target could not run a grid (see message) */
+} GjErrKind;
+
 typedef struct GjCuError {
     GjCuStatus status;
+    GjErrKind kind;
     int code;             /* CUresult */
     char name[64];        /* "CUDA_ERROR_INVALID_VALUE" */
     char call[64];        /* "cuMemAlloc" */

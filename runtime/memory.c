@@ -14,8 +14,7 @@ enum { HOST_ALIGN = 64 };
 static GjCuStatus host_oom(size_t bytes, GjCuError *err) {
     memset(err, 0, sizeof *err);
     err->status = GJ_CU_DRIVER_ERROR;
-    err->code = 2;   /* CUDA_ERROR_OUT_OF_MEMORY: the same exception as on a GPU */
-    snprintf(err->name, sizeof err->name, "CUDA_ERROR_OUT_OF_MEMORY");
+    err->kind = GJ_ERR_OUT_OF_MEMORY;   /* host memory: a MemoryError, not a CUDA error */
     snprintf(err->call, sizeof err->call, "aligned_alloc");
     snprintf(err->message, sizeof err->message, "out of host memory");
     err->requested = bytes;

@@ -1,0 +1,68 @@
+/*
+ * exec.h - running a launch plan on its target: a CUDA device (an ordinal)
+ * or the CPU target (GJ_MEM_HOST).  The extension parses Python arguments
+ * into a GjLaunch and hands it over; which target runs it is this file's
+ * business alone.  No Python here.
+ *
+ *     def gj_exec_launch(plan):                  # pseudo-Python
+ *         for c in plan.copies:                  # host arrays
+ *             c.temp = alloc(c.nbytes); copy c.buf -> c.temp; *c.slot = c.temp
+ *         launch(plan.func, grid, block, shared, stream, params)
+ *         if gj_exec_blocks(plan):               # copies, an error record, the CPU
+ *             synchronize(stream)
+ *             for c in plan.copies if c.written: copy c.temp -> c.buf
+ *             read the error record into plan.error_record, and clear it
+ *         free the temporaries                   # also when a step fails
+ *
+ * On the CPU target host memory is the device memory: a copy's slot gets
+ * its buffer and nothing is copied; the grid runs on runtime/cpuexec.h's
+ * workers and the launch returns when it is done.
+ */
+#ifndef GJ_EXEC_H
+#define GJ_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memory.h"
+
+/* A host array the kernel reads (and maybe writes) through a temporary in
+   device memory. */
+typedef struct GjHostCopy {
+    void *buf;            /* host memory, contiguous */
+    size_t nbytes;
+    int written;          /* the kernel may write it: copied back after the launch */
+    uint64_t *slot;       /* the kernelParams slot that gets its device address */
+    uint64_t temp;        /* gj_exec_launch's temporary while it runs (0: none) */
+} GjHostCopy;
+
+typedef struct GjLaunch {
+    int device;                  /* CUDA ordinal, or GJ_MEM_HOST */
+    void *func;                  /* CUfunction, or GjCpuKernelFn on the CPU target */
+    unsigned grid[3], block[3];
+    unsigned shared;             /* dynamic shared memory, bytes */
+    size_t shared_static;        /* the kernel's static shared memory (the CPU target's
+                                    block buffer holds both parts) */
+    size_t local_bytes;          /* local arrays per thread (the CPU target's fiber stacks) */
+    int needs_fibers;            /* the kernel has barriers or warp operations */
+    void *stream;                /* CUstream (NULL: the legacy default stream) */
+    void **params;               /* kernelParams (compile.h's ABI) */
+    GjHostCopy *copies;
+    int ncopies;
+    uint64_t error_record_dptr;  /* CUDA: the module's error record (0: none) */
+    int64_t *error_record;       /* compile.h's error record, filled after the launch
+                                    (zero: no error), or NULL when the kernel has none */
+    size_t error_record_words;   /* its length: GJ_ERROR_RECORD_WORDS */
+    /* GJ_EXEC_KERNEL_FAILED: why the CPU target could not run the grid */
+    char cpu_message[256];
+} GjLaunch;
+
+/* Whether gj_exec_launch returns only when the grid is done (host copies,
+   an error record to read, the CPU target): the caller releases the GIL. */
+int gj_exec_blocks(const GjLaunch *l);
+
+/* Runs the plan; GJ_CU_OK, or an error in err (err->kind says which) with
+   every temporary freed. */
+GjCuStatus gj_exec_launch(GjLaunch *l, GjCuError *err);
+
+#endif
