@@ -29,7 +29,9 @@ device are present and otherwise the CPU, with a one-time warning.
 """
 import functools as _functools
 import os as _os
+from collections import namedtuple as _namedtuple
 from collections.abc import Mapping as _Mapping
+from collections.abc import Sequence as _Sequence
 
 from . import _gpujit
 from ._gpujit import (
@@ -47,10 +49,13 @@ from ._gpujit import (
     TypingError,
     UnsupportedError,
     current_target,
+    default_stream,
     device_array,
     device_array_like,
     event,
     is_available,
+    legacy_default_stream,
+    per_thread_default_stream,
     set_target,
     stream,
     synchronize,
@@ -70,7 +75,9 @@ __all__ = [
     "to_device", "device_array", "device_array_like", "synchronize", "is_available",
     "compile_ptx", "compile", "compile_ptx_for_current_device",
     "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
-    "event_elapsed_time", "DeviceArray", "Device",
+    "default_stream", "legacy_default_stream", "per_thread_default_stream",
+    "event_elapsed_time", "DeviceArray", "Device", "gpus", "list_devices", "memory_info",
+    "MemoryInfo", "current_context",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
     "InternalError", "GpujitWarning",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
@@ -625,6 +632,12 @@ class Device:
         above ``MAX_SHARED_MEMORY_PER_BLOCK`` opts in for it (227 KiB on an H200).
     total_memory : int
         Bytes.
+    pci_bus_id : str
+        ``"domain:bus:device.0"`` in hex, as ``nvidia-smi`` shows it.
+
+    A Device is a context manager: ``with gpujit.gpus[1]:`` makes device 1
+    current on this thread for the block, and the device current before it
+    again after.
     """
 
     def __init__(self, info):
@@ -640,6 +653,23 @@ class Device:
         self.MULTIPROCESSOR_COUNT = info["multiprocessor_count"]
         self.total_memory = info["total_memory"]
         self.driver_version = info["driver_version"]
+        self.pci_bus_id = info["pci_bus_id"]
+        self._previous = []
+
+    def __enter__(self):
+        self._previous.append(_gpujit._device_info()["id"])
+        select_device(self.id)
+        return self
+
+    def __exit__(self, *exc):
+        select_device(self._previous.pop())
+        return False
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.id == self.id
+
+    def __hash__(self):
+        return hash(self.id)
 
     def __repr__(self):
         major, minor = self.compute_capability
@@ -673,6 +703,85 @@ def get_current_device():
         If there is no driver or device.
     """
     return Device(_gpujit._device_info())
+
+
+def list_devices():
+    """list_devices() -> list of Device
+
+    Every CUDA device the driver shows (``CUDA_VISIBLE_DEVICES`` applies),
+    by ordinal; an empty list without a driver or device.
+    """
+    return [Device(_gpujit._device_info(i)) for i in range(_gpujit._device_count())]
+
+
+class _Gpus(_Sequence):
+    """``gpujit.gpus``: the CUDA devices, as numba's ``cuda.gpus``.
+
+    ``len(gpus)``, ``gpus[i]`` (a :class:`Device`, also a context manager:
+    ``with gpus[1]: ...``), iteration, and ``gpus.current`` (the calling
+    thread's device).
+    """
+
+    def __len__(self):
+        return _gpujit._device_count()
+
+    def __getitem__(self, i):
+        n = len(self)
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(n))]
+        if not -n <= i < n:
+            raise IndexError(f"device {i} does not exist ({n} device{'s' * (n != 1)})")
+        return Device(_gpujit._device_info(i % n))
+
+    @property
+    def current(self):
+        return get_current_device()
+
+    def __repr__(self):
+        return f"<gpujit.gpus: {len(self)} device{'s' * (len(self) != 1)}>"
+
+
+gpus = _Gpus()
+
+MemoryInfo = _namedtuple("MemoryInfo", "free total")
+MemoryInfo.__doc__ = "Free and total bytes of a device's memory."
+
+
+def memory_info():
+    """memory_info() -> MemoryInfo(free, total)
+
+    Free and total bytes of the current device's memory (of the host's
+    memory on the CPU target), as numba's
+    ``cuda.current_context().get_memory_info()``.
+    """
+    return MemoryInfo(*_gpujit._memory_info())
+
+
+class _Context:
+    """The current device's context, as far as numba code asks for it:
+    ``get_memory_info()``, ``synchronize()`` and ``device``."""
+
+    def get_memory_info(self):
+        return memory_info()
+
+    def synchronize(self):
+        synchronize()
+
+    @property
+    def device(self):
+        return get_current_device()
+
+    def __repr__(self):
+        return f"<gpujit context of {current_target()}>"
+
+
+def current_context():
+    """current_context() -> context
+
+    numba's ``cuda.current_context()``: an object with ``get_memory_info()``
+    (``MemoryInfo(free, total)`` bytes), ``synchronize()`` and ``device``.
+    """
+    return _Context()
 
 
 def event_elapsed_time(start, end):

@@ -158,9 +158,12 @@ PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj);
 int gj_py_dtype_id_of(PyObject *dtype);
 /* The type's name ("str") as a new str, for messages. */
 PyObject *gj_py_type_name(PyObject *obj);
-/* Converts a stream argument (0, None, a Stream, or a raw CUstream int) to a
-   handle; -1 with TypeError. */
+/* stream.c: converts a stream argument (0, None, a Stream, or a raw CUstream
+   int) to a handle; -1 with TypeError. */
 int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);
+/* stream.c: adds Stream, Event and the stream, event and synchronize
+   functions to the module. */
+int gj_py_stream_register(PyObject *module, GjPyState *st);
 /* Makes the current device's context current on this thread (nothing to do
    on the CPU target); -1 raised. */
 int gj_py_ensure(GjPyState *st);

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "compile.h"
 
@@ -280,6 +279,9 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
         PyErr_Format(st->GpujitError, "the CPU target could not run the kernel: %s",
                      err->message);
         break;
+    case GJ_ERR_INVALID:
+        PyErr_SetString(PyExc_ValueError, err->message);
+        break;
     case GJ_ERR_DRIVER: case GJ_ERR_NO_DRIVER: case GJ_ERR_LAUNCH_CONFIG:
     case GJ_ERR_NOT_SUPPORTED:
         snprintf(msg, sizeof msg, "%s failed: %s: %s", err->call, err->name, err->message);
@@ -351,254 +353,6 @@ int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
     return 0;
 }
 
-/* ---- streams ---------------------------------------------------------------- */
-
-/*
- * class Stream:          # a CUDA stream of the device current when created
- *     handle: int        # the CUstream
- *     def synchronize(self) -> None
- */
-typedef struct GjStream {
-    PyObject_HEAD
-    void *handle;
-    int device;
-} GjStream;
-
-int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream)
-{
-    *stream = NULL;
-    if (obj == NULL || obj == Py_None)
-        return 0;
-    if (Py_IS_TYPE(obj, st->StreamType)) {
-        *stream = ((GjStream *)obj)->handle;
-        return 0;
-    }
-    if (PyLong_Check(obj) && !PyBool_Check(obj)) {
-        /* a raw CUstream, e.g. torch.cuda.current_stream().cuda_stream */
-        void *p = PyLong_AsVoidPtr(obj);
-        if (!p && PyErr_Occurred())
-            return -1;
-        *stream = p;
-        return 0;
-    }
-    PyObject *tname = gj_py_type_name(obj);
-    PyErr_Format(PyExc_TypeError,
-                 "stream must be 0, None, a gpujit stream or a CUstream handle (int), "
-                 "not %S", tname);
-    Py_XDECREF(tname);
-    return -1;
-}
-
-static void stream_dealloc(PyObject *self)
-{
-    GjStream *s = (GjStream *)self;
-    PyTypeObject *tp = Py_TYPE(self);
-    if (s->handle && s->device >= 0) {
-        GjCuError err;
-        int prev = gj_cu_current_device();
-        if (gj_cu_ensure(s->device, &err) == GJ_CU_OK)
-            gj_cu_stream_destroy(s->handle, &err);
-        gj_cu_ensure(prev, &err);
-    }
-    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-    tp_free(self);
-    Py_DECREF(tp);
-}
-
-static PyObject *stream_synchronize(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    GjStream *s = (GjStream *)self;
-    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    GjCuError err;
-    GjCuStatus rc;
-    if (s->device == GJ_MEM_HOST)
-        Py_RETURN_NONE;   /* CPU launches are synchronous */
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_ensure(s->device, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_stream_synchronize(s->handle, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    Py_RETURN_NONE;
-}
-
-static PyObject *stream_get_handle(PyObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromVoidPtr(((GjStream *)self)->handle);
-}
-
-static PyObject *stream_repr(PyObject *self)
-{
-    GjStream *s = (GjStream *)self;
-    return PyUnicode_FromFormat("<gpujit.Stream %p on device %d>", s->handle, s->device);
-}
-
-static PyMethodDef stream_methods[] = {
-    {"synchronize", stream_synchronize, METH_NOARGS,
-     "synchronize()\n--\n\nWaits until all work queued on the stream has finished.\n\n"
-     "Raises\n------\nCudaError\n    If queued work failed (a kernel fault: CudaKernelFault)."},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef stream_getset[] = {
-    {"handle", stream_get_handle, NULL, "The CUstream handle, as an int.", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyType_Slot stream_slots[] = {
-    {Py_tp_dealloc, (void *)stream_dealloc},
-    {Py_tp_repr, (void *)stream_repr},
-    {Py_tp_methods, stream_methods},
-    {Py_tp_getset, stream_getset},
-    {Py_tp_doc, "A CUDA stream; create with gpujit.stream()."},
-    {0, NULL},
-};
-
-static PyType_Spec stream_spec = {
-    .name = "gpujit.Stream",
-    .basicsize = sizeof(GjStream),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = stream_slots,
-};
-
-/* ---- events ----------------------------------------------------------------- */
-
-/*
- * class Event:
- *     def record(self, stream=0) -> None
- *     def synchronize(self) -> None
- *     def elapsed_time(self, end: Event) -> float      # ms from self to end
- */
-typedef struct GjEvent {
-    PyObject_HEAD
-    void *handle;
-    int device;           /* GJ_MEM_HOST: a CPU-target event */
-    double host_ms;       /* CPU target: CLOCK_MONOTONIC at record(), ms; < 0 unrecorded */
-} GjEvent;
-
-static double monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static void event_dealloc(PyObject *self)
-{
-    GjEvent *e = (GjEvent *)self;
-    PyTypeObject *tp = Py_TYPE(self);
-    if (e->handle && e->device >= 0) {
-        GjCuError err;
-        int prev = gj_cu_current_device();
-        if (gj_cu_ensure(e->device, &err) == GJ_CU_OK)
-            gj_cu_event_destroy(e->handle, &err);
-        gj_cu_ensure(prev, &err);
-    }
-    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-    tp_free(self);
-    Py_DECREF(tp);
-}
-
-static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"stream", NULL};
-    PyObject *stream_obj = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:record", kwlist, &stream_obj))
-        return NULL;
-    GjEvent *e = (GjEvent *)self;
-    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    void *stream;
-    if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
-        return NULL;
-    if (e->device == GJ_MEM_HOST) {
-        e->host_ms = monotonic_ms();   /* every earlier launch has finished */
-        Py_RETURN_NONE;
-    }
-    GjCuError err;
-    if (gj_cu_ensure(e->device, &err) != GJ_CU_OK
-        || gj_cu_event_record(e->handle, stream, &err) != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    Py_RETURN_NONE;
-}
-
-static PyObject *event_synchronize(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    GjEvent *e = (GjEvent *)self;
-    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    GjCuError err;
-    GjCuStatus rc;
-    if (e->device == GJ_MEM_HOST)
-        Py_RETURN_NONE;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_ensure(e->device, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_event_synchronize(e->handle, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    Py_RETURN_NONE;
-}
-
-static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
-{
-    GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    if (!Py_IS_TYPE(end, st->EventType)) {
-        PyErr_SetString(PyExc_TypeError, "elapsed_time() needs another gpujit event");
-        return NULL;
-    }
-    GjEvent *a = (GjEvent *)self, *b = (GjEvent *)end;
-    if (a->device == GJ_MEM_HOST || b->device == GJ_MEM_HOST) {
-        if (a->device != b->device) {
-            PyErr_SetString(PyExc_ValueError, "elapsed_time() between a CPU-target event "
-                            "and a CUDA event");
-            return NULL;
-        }
-        if (a->host_ms < 0 || b->host_ms < 0) {
-            PyErr_SetString(PyExc_ValueError, "elapsed_time() of an event that was never "
-                            "recorded");
-            return NULL;
-        }
-        return PyFloat_FromDouble(b->host_ms - a->host_ms);
-    }
-    GjCuError err;
-    float ms;
-    if (gj_cu_ensure(((GjEvent *)self)->device, &err) != GJ_CU_OK
-        || gj_cu_event_elapsed(&ms, ((GjEvent *)self)->handle, ((GjEvent *)end)->handle,
-                               &err) != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    return PyFloat_FromDouble((double)ms);
-}
-
-static PyMethodDef event_methods[] = {
-    {"record", (PyCFunction)(void (*)(void))event_record, METH_VARARGS | METH_KEYWORDS,
-     "record(stream=0)\n--\n\nQueues the event on `stream` (0: the default stream)."},
-    {"synchronize", event_synchronize, METH_NOARGS,
-     "synchronize()\n--\n\nWaits until the work before the recorded event has finished."},
-    {"elapsed_time", event_elapsed_time, METH_O,
-     "elapsed_time(end)\n--\n\nMilliseconds (float) between this event and `end`; both must "
-     "have been recorded and completed.\n\nRaises\n------\nCudaError\n"
-     "    CUDA_ERROR_NOT_READY if an event has not completed yet."},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyType_Slot event_slots[] = {
-    {Py_tp_dealloc, (void *)event_dealloc},
-    {Py_tp_methods, event_methods},
-    {Py_tp_doc, "A CUDA event for timing and ordering; create with gpujit.event()."},
-    {0, NULL},
-};
-
-static PyType_Spec event_spec = {
-    .name = "gpujit.Event",
-    .basicsize = sizeof(GjEvent),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = event_slots,
-};
-
 /* ---- module functions ------------------------------------------------------- */
 
 static PyObject *mod_is_available(PyObject *module, PyObject *unused)
@@ -612,94 +366,6 @@ static PyObject *mod_is_available(PyObject *module, PyObject *unused)
     return PyBool_FromLong(ok);
 }
 
-static PyObject *mod_synchronize(PyObject *module, PyObject *unused)
-{
-    (void)unused;
-    GjPyState *st = PyModule_GetState(module);
-    GjCuError err;
-    GjCuStatus rc;
-    int t = gj_py_target(st);
-    if (t < 0)
-        return NULL;
-    if (t == GJ_TARGET_CPU)
-        Py_RETURN_NONE;   /* CPU launches are synchronous */
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_ensure(gj_cu_current_device(), &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_synchronize(&err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    Py_RETURN_NONE;
-}
-
-static PyObject *mod_stream(PyObject *module, PyObject *unused)
-{
-    (void)unused;
-    GjPyState *st = PyModule_GetState(module);
-    int t = gj_py_target(st);
-    if (t < 0)
-        return NULL;
-    if (t == GJ_TARGET_CPU) {   /* accepted and ignored: CPU launches are synchronous */
-        GjStream *s = PyObject_New(GjStream, st->StreamType);
-        if (s) {
-            s->handle = NULL;
-            s->device = GJ_MEM_HOST;
-        }
-        return (PyObject *)s;
-    }
-    if (gj_py_ensure(st) < 0)
-        return NULL;
-    GjCuError err;
-    void *handle;
-    if (gj_cu_stream_create(&handle, &err) != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    GjStream *s = PyObject_New(GjStream, st->StreamType);
-    if (!s) {
-        gj_cu_stream_destroy(handle, &err);
-        return NULL;
-    }
-    s->handle = handle;
-    s->device = gj_cu_current_device();
-    return (PyObject *)s;
-}
-
-static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"timing", NULL};
-    int timing = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:event", kwlist, &timing))
-        return NULL;
-    GjPyState *st = PyModule_GetState(module);
-    int t = gj_py_target(st);
-    if (t < 0)
-        return NULL;
-    if (t == GJ_TARGET_CPU) {
-        GjEvent *e = PyObject_New(GjEvent, st->EventType);
-        if (e) {
-            e->handle = NULL;
-            e->device = GJ_MEM_HOST;
-            e->host_ms = -1;
-        }
-        return (PyObject *)e;
-    }
-    if (gj_py_ensure(st) < 0)
-        return NULL;
-    GjCuError err;
-    void *handle;
-    if (gj_cu_event_create(&handle, &err) != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
-    GjEvent *e = PyObject_New(GjEvent, st->EventType);
-    if (!e) {
-        gj_cu_event_destroy(handle, &err);
-        return NULL;
-    }
-    e->handle = handle;
-    e->device = gj_cu_current_device();
-    e->host_ms = -1;
-    return (PyObject *)e;
-}
-
 /* Device `ordinal`'s properties as a dict (the Python layer wraps it). */
 static PyObject *device_info_dict(GjPyState *st, int ordinal)
 {
@@ -710,7 +376,7 @@ static PyObject *device_info_dict(GjPyState *st, int ordinal)
     int driver = 0;
     gj_cu_driver_version(&driver, &err);
     return Py_BuildValue(
-        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:i,s:n,s:i}",
+        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:i,s:n,s:i,s:N}",
         "id", info.ordinal, "name", info.name,
         "compute_capability", info.cc_major, info.cc_minor,
         "max_threads_per_block", info.max_threads_per_block,
@@ -719,7 +385,9 @@ static PyObject *device_info_dict(GjPyState *st, int ordinal)
         "max_shared_memory_per_block", info.max_shared_per_block,
         "max_shared_memory_per_block_optin", info.max_shared_per_block_optin,
         "warp_size", info.warp_size, "multiprocessor_count", info.multiprocessors,
-        "total_memory", (Py_ssize_t)info.total_memory, "driver_version", driver);
+        "total_memory", (Py_ssize_t)info.total_memory, "driver_version", driver,
+        "pci_bus_id", PyUnicode_FromFormat("%04x:%02x:%02x.0", info.pci_domain, info.pci_bus,
+                                           info.pci_device));
 }
 
 static PyObject *mod_select_device(PyObject *module, PyObject *arg)
@@ -968,11 +636,6 @@ static PyMethodDef module_methods[] = {
     {"set_target", mod_set_target, METH_O,
      "set_target(name)\n--\n\nMakes 'cpu' or 'cuda' the execution target of later "
      "launches and allocations; returns the previous target's name."},
-    {"synchronize", mod_synchronize, METH_NOARGS,
-     "synchronize()\n--\n\nWaits for all work on the current device."},
-    {"stream", mod_stream, METH_NOARGS, "stream()\n--\n\nA new CUDA stream."},
-    {"event", (PyCFunction)(void (*)(void))mod_event, METH_VARARGS | METH_KEYWORDS,
-     "event(timing=True)\n--\n\nA new CUDA event."},
     {"select_device", mod_select_device, METH_O,
      "select_device(i)\n--\n\nMakes device i current on this thread; returns its info dict."},
     {"_device_info", mod_device_info, METH_VARARGS,
@@ -1062,14 +725,6 @@ static int add_exceptions(PyObject *m, GjPyState *st)
     return 0;
 }
 
-static int add_type(PyObject *m, PyTypeObject **slot, PyType_Spec *spec, const char *name)
-{
-    *slot = (PyTypeObject *)PyType_FromModuleAndSpec(m, spec, NULL);
-    if (!*slot)
-        return -1;
-    return PyModule_AddObjectRef(m, name, (PyObject *)*slot);
-}
-
 static int module_exec(PyObject *m)
 {
     GjPyState *st = PyModule_GetState(m);
@@ -1077,8 +732,7 @@ static int module_exec(PyObject *m)
     st->target = -1;
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0
-        || add_type(m, &st->StreamType, &stream_spec, "Stream") < 0
-        || add_type(m, &st->EventType, &event_spec, "Event") < 0
+        || gj_py_stream_register(m, st) < 0
         || gj_py_devicearray_register(m, st) < 0 || gj_py_dispatcher_register(m, st) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "llvm_version", gj_llvm_version()) < 0)

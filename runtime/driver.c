@@ -49,6 +49,7 @@ enum {
     CUDA_ERROR_STUB_LIBRARY = 34,
     CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
     CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     CUDA_ERROR_NOT_SUPPORTED = 801,
 };
@@ -60,6 +61,9 @@ enum {                                      /* CUdevice_attribute */
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
     CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+    CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
@@ -80,7 +84,7 @@ enum {                                      /* CUfunction_attribute */
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
-enum { CU_EVENT_DEFAULT = 0 };
+enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
 enum { CU_STREAM_NON_BLOCKING = 1 };
 enum { GJ_CUDA_API_VERSION = 12000 };       /* the ABI every entry point is taken at */
 
@@ -134,6 +138,8 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuEventDestroy, (CUevent))                                                       \
     X(cuEventRecord, (CUevent, CUstream))                                              \
     X(cuEventSynchronize, (CUevent))                                                   \
+    X(cuEventQuery, (CUevent))                                                         \
+    X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                                \
     X(cuEventElapsedTime, (float *, CUevent, CUevent))
 
 /* ---- process-wide state -------------------------------------------------- */
@@ -364,6 +370,8 @@ static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjC
         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+        CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
     };
     int *dst[] = {
         &info->cc_major, &info->cc_minor, &info->max_threads_per_block,
@@ -371,6 +379,7 @@ static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjC
         &info->max_grid_dim[0], &info->max_grid_dim[1], &info->max_grid_dim[2],
         &info->max_shared_per_block, &info->warp_size, &info->multiprocessors,
         &info->max_shared_per_block_optin,
+        &info->pci_domain, &info->pci_bus, &info->pci_device,
     };
     memset(info, 0, sizeof *info);
     info->ordinal = ordinal;
@@ -744,15 +753,42 @@ GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err)
     return st != GJ_CU_OK ? st : CU(err, cuStreamSynchronize, ((CUstream)stream));
 }
 
-GjCuStatus gj_cu_event_create(void **event, GjCuError *err)
+GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err)
 {
     *event = NULL;
     GjCuStatus st = ready(err);
     CUevent e = NULL;
     if (st == GJ_CU_OK)
-        st = CU(err, cuEventCreate, (&e, CU_EVENT_DEFAULT));
+        st = CU(err, cuEventCreate, (&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING));
     *event = e;
     return st;
+}
+
+GjCuStatus gj_cu_event_query(void *event, int *done, GjCuError *err)
+{
+    *done = 0;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    CUresult r = D.cuEventQuery((CUevent)event);
+    if (r == CUDA_ERROR_NOT_READY)
+        return GJ_CU_OK;
+    *done = r == CUDA_SUCCESS;
+    return check(err, "cuEventQuery", r);
+}
+
+GjCuStatus gj_cu_stream_wait_event(void *stream, void *event, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st
+                          : CU(err, cuStreamWaitEvent, ((CUstream)stream, (CUevent)event, 0));
+}
+
+GjCuStatus gj_cu_memory_info(size_t *free_bytes, size_t *total_bytes, GjCuError *err)
+{
+    *free_bytes = *total_bytes = 0;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuMemGetInfo, (free_bytes, total_bytes));
 }
 
 GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err)

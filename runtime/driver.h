@@ -34,6 +34,7 @@ typedef enum GjErrKind {
     GJ_ERR_COMPILE,        /* the driver's JIT refused the PTX (see log) */
     GJ_ERR_NOT_SUPPORTED,  /* the device or driver lacks what was asked */
     GJ_ERR_CPU_TARGET,     /* the CPU target could not run a grid (see message) */
+    GJ_ERR_INVALID,        /* a request that makes no sense here (see message) */
 } GjErrKind;
 
 typedef struct GjCuError {
@@ -61,6 +62,7 @@ typedef struct GjCuDeviceInfo {
     int warp_size;
     int multiprocessors;
     size_t total_memory;          /* bytes */
+    int pci_domain, pci_bus, pci_device;   /* where it sits on the PCI bus */
 } GjCuDeviceInfo;
 
 /* Kernel faults that leave the context unusable (700, 715, 716, 719, ...). */
@@ -112,7 +114,14 @@ GjCuStatus gj_cu_synchronize(GjCuError *err);                  /* context-wide *
 GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err);
 GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err);
 GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err);
-GjCuStatus gj_cu_event_create(void **event, GjCuError *err);
+/* An event; `timing` 0 makes a lighter one that elapsed times refuse. */
+GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err);
+/* *done: whether the work before the event's last record has finished. */
+GjCuStatus gj_cu_event_query(void *event, int *done, GjCuError *err);
+/* Work queued on `stream` later waits for the event's last record. */
+GjCuStatus gj_cu_stream_wait_event(void *stream, void *event, GjCuError *err);
+/* The current device's free and total memory, bytes. */
+GjCuStatus gj_cu_memory_info(size_t *free_bytes, size_t *total_bytes, GjCuError *err);
 GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err);
 GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err);
 GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err);

@@ -65,4 +65,41 @@ int gj_exec_blocks(const GjLaunch *l);
    every temporary freed. */
 GjCuStatus gj_exec_launch(GjLaunch *l, GjCuError *err);
 
+/* ---- streams, events, memory ------------------------------------------------
+ *
+ * Per device, a CUDA ordinal or GJ_MEM_HOST.  Each call makes the device's
+ * context current for itself and restores the thread's device after.  The
+ * CPU target's launches are synchronous: its streams have no handle and
+ * waiting on them is nothing, and its events are host timestamps taken when
+ * recorded (every earlier launch has finished by then).
+ */
+
+typedef struct GjExecEvent {
+    int device;
+    void *handle;        /* CUevent; NULL on the CPU target */
+    double host_ms;      /* CPU target: CLOCK_MONOTONIC when recorded, ms; < 0: never */
+} GjExecEvent;
+
+GjCuStatus gj_exec_stream_create(int device, void **stream, GjCuError *err);
+void gj_exec_stream_destroy(int device, void *stream);
+GjCuStatus gj_exec_stream_synchronize(int device, void *stream, GjCuError *err);
+GjCuStatus gj_exec_synchronize(int device, GjCuError *err);   /* all of the device's work */
+
+/* timing 0: an event that elapsed times refuse (lighter to record on a GPU) */
+GjCuStatus gj_exec_event_create(int device, int timing, GjExecEvent *ev, GjCuError *err);
+void gj_exec_event_destroy(GjExecEvent *ev);
+GjCuStatus gj_exec_event_record(GjExecEvent *ev, void *stream, GjCuError *err);
+GjCuStatus gj_exec_event_synchronize(GjExecEvent *ev, GjCuError *err);
+GjCuStatus gj_exec_event_query(GjExecEvent *ev, int *done, GjCuError *err);
+/* Work queued on `stream` later waits for the event's last record. */
+GjCuStatus gj_exec_event_wait(GjExecEvent *ev, void *stream, GjCuError *err);
+/* Milliseconds from a's record to b's (both on one device); GJ_ERR_INVALID
+   for a CPU-target event never recorded. */
+GjCuStatus gj_exec_event_elapsed(const GjExecEvent *a, const GjExecEvent *b, float *ms,
+                                 GjCuError *err);
+
+/* Free and total bytes of the device's memory (the host's on the CPU target). */
+GjCuStatus gj_exec_memory_info(int device, size_t *free_bytes, size_t *total_bytes,
+                               GjCuError *err);
+
 #endif
