@@ -98,6 +98,12 @@ GjCuStatus gj_cu_synchronize(GjCuError *err);                  /* context-wide *
 GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err);
 GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err);
 GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err);
+/* Makes `stream` (a CUstream, or 1 / 2 for the legacy / per-thread default
+   stream) wait, without blocking the host, for all work queued so far on
+   the legacy default stream, which orders after every blocking stream of
+   the context (gpujit's streams are blocking): an event recorded there,
+   waited on. */
+GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err);
 GjCuStatus gj_cu_event_create(void **event, GjCuError *err);
 GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err);
 GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err);
