@@ -18,6 +18,10 @@
  * which raises the library's own error where there is one.  Attribute
  * names are interned once (GjPyState.cai_names): building a str per read
  * cost as much as the reads.
+ *
+ * gpujit.as_cuda_array (numba's name) reads the interface dict into a
+ * DeviceArray view whose base is the exporter, waiting first for the
+ * interface's stream (version 3) when asked to, as numba does.
  */
 #include "gjpy.h"
 
@@ -232,4 +236,59 @@ int gj_py_cai_init(GjPyState *st)
         if (!(st->cai_names[k] = PyUnicode_InternFromString(names[k])))
             return -1;
     return 0;
+}
+
+/* ---- as_cuda_array ------------------------------------------------------------ */
+
+/* Waits for the interface's "stream" (v3), as numba's as_cuda_array(sync=True). */
+static int sync_stream(GjPyState *st, PyObject *cai)
+{
+    PyObject *stream = PyDict_GetItemString(cai, "stream");
+    if (!stream || stream == Py_None)
+        return 0;
+    long long handle = PyLong_AsLongLong(stream);
+    if (handle == -1 && PyErr_Occurred())
+        return -1;
+    if (handle == 0) {
+        PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ stream 0 is not allowed "
+                        "(version 3: 1 is the legacy default stream, 2 the per-thread one)");
+        return -1;
+    }
+    GjCuError err;
+    GjCuStatus rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_stream_synchronize((void *)(uintptr_t)handle, &err);
+    Py_END_ALLOW_THREADS
+    if (rc != GJ_CU_OK) {
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"obj", "sync", NULL};
+    PyObject *obj;
+    int sync = 1, device;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p:as_cuda_array", kwlist, &obj, &sync))
+        return NULL;
+    GjPyState *st = PyModule_GetState(module);
+    if (gj_py_ensure(st) < 0 || gj_py_device(st, &device) < 0)
+        return NULL;
+    if (device == GJ_MEM_HOST) {
+        PyErr_SetString(PyExc_TypeError, "as_cuda_array(): __cuda_array_interface__ describes "
+                        "GPU memory, which the CPU target cannot use");
+        return NULL;
+    }
+    PyObject *cai = gj_py_protocol_attr(obj, "__cuda_array_interface__",
+                                        "as_cuda_array(): '%S' has no __cuda_array_interface__");
+    if (!cai)
+        return NULL;
+    GjDevView v;
+    PyObject *r = NULL;
+    if (read_interface(cai, &v) == 0 && (!sync || sync_stream(st, cai) == 0))
+        r = (PyObject *)gj_py_devicearray_view(st, &v, device, obj);
+    Py_DECREF(cai);
+    return r;
 }

@@ -8,11 +8,19 @@
  *         def copy_to_host(self, ary=None, stream=0) -> numpy.ndarray
  *         def copy_to_device(self, ary, stream=0) -> None
  *         __cuda_array_interface__: dict    # version 3, zero-copy export
+ *         def __dlpack__(self, *, stream=None, max_version=None, dl_device=None,
+ *                        copy=None) -> PyCapsule     # zero-copy export (dlpack.c)
+ *         def __dlpack_device__(self) -> tuple[int, int]
+ *         base: object | None               # what keeps a view's memory alive
  *
  * A DeviceArray owns its allocation (freed in tp_dealloc, on its device) or
- * is a view kept alive by `base`.  On the CPU target its memory is host
- * memory (device GJ_MEM_HOST); runtime/memory.h hides the difference.  There is no __array__: moving data to the
- * host is always an explicit copy_to_host(), as in numba.
+ * is a view of another library's memory kept alive by `base`
+ * (gj_py_devicearray_view: as_cuda_array, from_dlpack), read-only when its
+ * exporter says so.  On the CPU target its memory is host memory (device
+ * GJ_MEM_HOST); runtime/memory.h hides the difference.  There is no
+ * __array__: moving data to the host is always an explicit copy_to_host(),
+ * as in numba (or a zero-copy NumPy view of CPU-target memory through
+ * numpy.from_dlpack).
  *
  * Host arrays are read through the buffer protocol (Py_buffer is in the
  * limited API since 3.11), so numpy's C API is never needed; numpy itself is
@@ -20,6 +28,7 @@
  * (ascontiguousarray, copyto).  Copies of 1 MiB or more release the GIL.
  */
 #include "gjpy.h"
+#include "dlpack.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -142,6 +151,56 @@ static GjDeviceArray *too_big(void)
     return NULL;
 }
 
+/* A DeviceArray of the given dims (strides in bytes) with no memory yet. */
+static GjDeviceArray *new_header(GjPyState *st, int device, int ndim, const Py_ssize_t *shape,
+                                 const Py_ssize_t *strides, int id, PyObject *dtype)
+{
+    GjDeviceArray *d = PyObject_New(GjDeviceArray, st->DeviceArrayType);
+    if (!d)
+        return NULL;
+    d->ptr = 0;
+    d->nbytes = 0;
+    d->device = device;
+    d->ndim = ndim;
+    d->dtype_id = id;
+    d->itemsize = gj_py_dtypes[id].itemsize;
+    d->size = 1;
+    for (int i = 0; i < ndim; i++) {
+        d->shape[i] = shape[i];
+        d->strides[i] = strides[i];
+        d->size *= shape[i];
+    }
+    d->layout = gj_py_layout(ndim, shape, strides, d->itemsize);
+    d->owns = 0;
+    d->readonly = 0;
+    d->dtype = Py_NewRef(dtype);
+    d->base = NULL;
+    d->weakreflist = NULL;
+    return d;
+}
+
+GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int device,
+                                      PyObject *base)
+{
+    Py_ssize_t strides[GJ_PY_MAX_NDIM], step = gj_py_dtypes[v->dtype].itemsize;
+    for (int i = v->ndim - 1; i >= 0; i--) {
+        strides[i] = v->has_strides ? v->strides[i] : step;
+        step *= v->shape[i];
+    }
+    PyObject *name = PyUnicode_FromString(gj_py_dtypes[v->dtype].name);
+    PyObject *dtype = name ? gj_py_as_dtype(st, name) : NULL;
+    Py_XDECREF(name);
+    GjDeviceArray *d = dtype ? new_header(st, device, v->ndim, v->shape, strides, v->dtype,
+                                          dtype) : NULL;
+    Py_XDECREF(dtype);
+    if (d) {
+        d->ptr = v->ptr;
+        d->readonly = v->readonly;
+        d->base = Py_NewRef(base);
+    }
+    return d;
+}
+
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
                                      const Py_ssize_t *strides, PyObject *dtype)
 {
@@ -186,26 +245,11 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
     int device;
     if (gj_py_ensure(st) < 0 || gj_py_device(st, &device) < 0)
         return NULL;
-    GjDeviceArray *d = PyObject_New(GjDeviceArray, st->DeviceArrayType);
+    GjDeviceArray *d = new_header(st, device, ndim, shape, strides, id, dtype);
     if (!d)
         return NULL;
-    d->ptr = 0;
     d->nbytes = (size_t)span;
-    d->device = device;
-    d->ndim = ndim;
-    d->dtype_id = id;
-    d->itemsize = itemsize;
-    d->size = size;
-    for (int i = 0; i < ndim; i++) {
-        d->shape[i] = shape[i];
-        d->strides[i] = strides[i];
-    }
-    d->layout = gj_py_layout(ndim, shape, strides, itemsize);
     d->owns = 1;
-    Py_INCREF(dtype);
-    d->dtype = dtype;
-    d->base = NULL;
-    d->weakreflist = NULL;
     GjCuError err;
     if (gj_mem_alloc(device, (size_t)span, &d->ptr, &err) != GJ_CU_OK) {
         Py_DECREF(d);
@@ -304,6 +348,13 @@ static PyObject *da_device_ptr(PyObject *self, void *c)
     return PyLong_FromUnsignedLongLong(((GjDeviceArray *)self)->ptr);
 }
 
+static PyObject *da_base(PyObject *self, void *c)
+{
+    (void)c;
+    PyObject *base = ((GjDeviceArray *)self)->base;
+    return Py_NewRef(base ? base : Py_None);
+}
+
 static PyObject *da_cai(PyObject *self, void *c)
 {
     (void)c;
@@ -320,7 +371,8 @@ static PyObject *da_cai(PyObject *self, void *c)
     if (shape && strides && typestr)
         /* stream 1: gpujit queues work on the legacy default stream */
         r = Py_BuildValue("{s:O,s:O,s:O,s:(KO),s:i,s:i}", "shape", shape, "strides", strides,
-                          "typestr", typestr, "data", (unsigned long long)d->ptr, Py_False,
+                          "typestr", typestr, "data", (unsigned long long)d->ptr,
+                          d->readonly ? Py_True : Py_False,
                           "version", 3, "stream", 1);
     Py_XDECREF(shape);
     Py_XDECREF(strides);
@@ -489,9 +541,13 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
     if (gj_py_stream_handle(st, stream_obj, &stream) < 0 || gj_py_numpy(st) < 0)
         return NULL;
     if (d->layout == 'A') {
-        /* Strided: copy the span raw, view it with the device strides, compact. */
-        PyObject *raw = PyObject_CallFunction(st->np_empty, "ns", (Py_ssize_t)d->nbytes,
-                                              "uint8");
+        /* Strided: copy the bytes spanned raw, view them with the device
+           strides, compact.  A view's strides may be negative: the span
+           starts `lo` bytes before ptr. */
+        Py_ssize_t lo = 0, hi = d->size ? d->itemsize : 0;
+        for (int i = 0; d->size && i < d->ndim; i++)
+            *(d->strides[i] < 0 ? &lo : &hi) += (d->shape[i] - 1) * d->strides[i];
+        PyObject *raw = PyObject_CallFunction(st->np_empty, "ns", hi - lo, "uint8");
         if (!raw)
             return NULL;
         Py_buffer v;
@@ -499,14 +555,15 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
             Py_DECREF(raw);
             return NULL;
         }
-        int rc = do_copy(st, d->device, COPY_DTOH, v.buf, 0, d->ptr, d->nbytes, stream);
+        int rc = do_copy(st, d->device, COPY_DTOH, v.buf, 0, d->ptr - (uint64_t)-lo,
+                         (size_t)(hi - lo), stream);
         PyBuffer_Release(&v);
         PyObject *shape = ssize_tuple(d->ndim, d->shape);
         PyObject *strides = ssize_tuple(d->ndim, d->strides);
         PyObject *strided = NULL, *compact = NULL;
         if (rc == 0 && shape && strides)
             strided = PyObject_CallMethod(st->np, "ndarray", "OOOnO", shape, d->dtype, raw,
-                                          (Py_ssize_t)0, strides);
+                                          -lo, strides);
         if (strided)
             compact = PyObject_CallMethod(strided, "copy", NULL);
         Py_XDECREF(shape);
@@ -580,6 +637,11 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
     if (d->layout == 'A') {
         PyErr_SetString(PyExc_NotImplementedError,
                         "copy_to_device() into a non-contiguous device array");
+        return NULL;
+    }
+    if (d->readonly) {
+        PyErr_SetString(PyExc_ValueError, "copy_to_device(): the device array is a read-only "
+                        "view");
         return NULL;
     }
     if (Py_IS_TYPE(ary, st->DeviceArrayType)) {
@@ -661,6 +723,31 @@ static PyMethodDef da_methods[] = {
      "Overwrites this array with `ary` (host array of the same shape, converted to this\n"
      "array's dtype, or a DeviceArray of the same dtype and size).\n\n"
      "Raises\n------\nValueError\n    If the shapes differ."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))gj_py_dlpack_export,
+     METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "Exports the array without copying, as a DLPack capsule (the Python array API).\n\n"
+     "Parameters\n----------\n"
+     "stream : int or None\n"
+     "    The consumer's CUDA stream (1: legacy default, 2: per-thread default, else a\n"
+     "    CUstream handle; None: the legacy default; -1: no ordering).  It is made to\n"
+     "    wait for the work gpujit has queued, without blocking the host.  None on the\n"
+     "    CPU target.\n"
+     "max_version : tuple of two ints, optional\n"
+     "    The newest DLPack version the consumer reads; (1, 0) or newer gets a\n"
+     "    \"dltensor_versioned\" capsule, else a \"dltensor\" one.\n"
+     "dl_device : tuple (device type, device id), optional\n"
+     "    Must be this array's device (__dlpack_device__()).\n"
+     "copy : bool or None\n"
+     "    True is refused: gpujit exports only without copying.\n\n"
+     "Returns\n-------\nPyCapsule\n    Keeps this array alive until the consumer calls the "
+     "tensor's deleter.\n\n"
+     "Raises\n------\nBufferError\n    For copy=True, another dl_device, or a read-only "
+     "array asked for\n    as a \"dltensor\" (which cannot say read-only).\n"
+     "ValueError\n    For stream 0, or a stream on the CPU target."},
+    {"__dlpack_device__", gj_py_dlpack_device, METH_NOARGS,
+     "__dlpack_device__()\n--\n\n(device type, device id): (2, ordinal) (kDLCUDA) for GPU "
+     "memory,\n(1, 0) (kDLCPU) on the CPU target."},
     {"is_c_contiguous", da_is_c_contiguous, METH_NOARGS,
      "is_c_contiguous()\n--\n\nTrue if the array is C-contiguous."},
     {"is_f_contiguous", da_is_f_contiguous, METH_NOARGS,
@@ -677,6 +764,10 @@ static PyGetSetDef da_getset[] = {
     {"nbytes", da_nbytes, NULL, "Bytes of the elements (size * itemsize).", NULL},
     {"itemsize", da_itemsize, NULL, "Bytes per element.", NULL},
     {"device_ctypes_pointer_value", da_device_ptr, NULL, "The device address, an int.", NULL},
+    {"base", da_base, NULL,
+     "What keeps a view's memory alive: the exporter given to as_cuda_array, a\n"
+     "capsule owning a from_dlpack tensor; None for an array that owns its memory.",
+     NULL},
     {"__cuda_array_interface__", da_cai, NULL,
      "The CUDA Array Interface (version 3): lets CuPy, PyTorch and numba use the\n"
      "memory without a copy.", NULL},

@@ -111,6 +111,9 @@ typedef struct GjDevView {
    the same read from their attributes) into v: 0; -1 raised; -2 when obj
    exports none (no exception). */
 int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v);
+/* gpujit.as_cuda_array(obj, sync=True): a DeviceArray viewing obj's memory
+   (obj is its base), after waiting for the interface's stream if sync. */
+PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw);
 /* Interns the attribute names cai.c reads; -1 raised (module exec). */
 int gj_py_cai_init(GjPyState *st);
 
@@ -125,6 +128,7 @@ typedef struct GjDeviceArray {
     int dtype_id;          /* GjDtypeId */
     char layout;           /* 'C', 'F' or 'A' (GjLayout) */
     int owns;              /* frees ptr in tp_dealloc */
+    int readonly;          /* a view of memory its owner exports read-only */
     Py_ssize_t itemsize;
     Py_ssize_t size;       /* elements */
     Py_ssize_t shape[GJ_PY_MAX_NDIM];
@@ -141,6 +145,11 @@ char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
 /* New uninitialised DeviceArray on the current device (strides NULL = C order). */
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
                                      const Py_ssize_t *strides, PyObject *dtype);
+/* A DeviceArray viewing v's memory on `device` (an ordinal, or GJ_MEM_HOST),
+   without copying; `base` (a new reference is taken) keeps the memory alive
+   until the array dies.  Used by as_cuda_array and from_dlpack. */
+GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int device,
+                                      PyObject *base);
 /* to_device(): copies a host array (anything with the buffer protocol). */
 PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream);
 
@@ -158,6 +167,9 @@ PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj);
 int gj_py_dtype_id_of(PyObject *dtype);
 /* The type's name ("str") as a new str, for messages. */
 PyObject *gj_py_type_name(PyObject *obj);
+/* obj.attr (a protocol: "__dlpack__"), or NULL raised: a TypeError built
+   from `message` (a format with one %S, the type's name) when obj has none. */
+PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message);
 /* stream.c: converts a stream argument (0, None, a Stream, or a raw CUstream
    int) to a handle; -1 with TypeError. */
 int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);

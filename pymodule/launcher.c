@@ -9,7 +9,9 @@
  * Hot path: each argument becomes an Arg and one key word without creating
  * Python objects (Python scalars by type check, NumPy arrays and scalars
  * through the buffer protocol, DeviceArrays by struct access;
- * __cuda_array_interface__ objects need an attribute lookup).
+ * __cuda_array_interface__ objects need an attribute lookup).  Last, an
+ * object with only __dlpack__ is seen through a from_dlpack view (dlpack.c)
+ * held until the launch returns.
  * kernelParams are packed per compile.h's ABI into buffers on the C stack
  * (calls of more than STACK_ARGS arguments allocate), and the launch goes to
  * the runtime's executor (runtime/exec.h) with the host arrays to copy: it
@@ -25,6 +27,7 @@
  * configuration fails the same way on both targets.
  */
 #include "dispatch.h"
+#include "dlpack.h"
 
 #include <float.h>
 #include <limits.h>
@@ -69,6 +72,8 @@ typedef struct Arg {
     uint64_t scalar[2];                 /* complex128 needs 16 bytes */
     PyObject *obj;                      /* borrowed: the argument */
     PyObject *contig;                   /* ARG_HOST: contiguous copy of a strided obj */
+    PyObject *dlview;                   /* ARG_DEVICE: the DeviceArray a __dlpack__ obj is
+                                           seen through, held until the launch returns */
     Py_buffer view;                     /* ARG_HOST: of obj, or of contig */
     int has_view;
 } Arg;
@@ -98,8 +103,9 @@ static int unsupported_arg(PyObject *func, int i, PyObject *obj)
     else
         PyErr_Format(PyExc_TypeError,
                      "kernel argument %d ('%S') has unsupported type '%S'; pass a NumPy array, "
-                     "a DeviceArray, an object with __cuda_array_interface__, or a bool, int, "
-                     "float, complex or NumPy scalar", i + 1, name ? name : Py_None, tname);
+                     "a DeviceArray, an object with __cuda_array_interface__ or __dlpack__, "
+                     "or a bool, int, float, complex or NumPy scalar", i + 1,
+                     name ? name : Py_None, tname);
     Py_XDECREF(dtype);
     Py_XDECREF(name);
     Py_XDECREF(tname);
@@ -188,6 +194,48 @@ static int parse_device_view(GjPyState *st, PyObject *obj, Arg *a)
                     gj_py_dtypes[v.dtype].itemsize);
 }
 
+/* A DeviceArray argument, which must live where the launch runs. */
+static int device_array_arg(int device, int i, const GjDeviceArray *da, Arg *a)
+{
+    if (da->device != device) {
+        if (da->device == GJ_MEM_HOST || device == GJ_MEM_HOST)
+            PyErr_Format(PyExc_ValueError, "kernel argument %d is a device array of the "
+                         "%s target but the current target is %s", i + 1,
+                         da->device == GJ_MEM_HOST ? "cpu" : "cuda",
+                         device == GJ_MEM_HOST ? "cpu" : "cuda");
+        else
+            PyErr_Format(PyExc_ValueError, "kernel argument %d lives on device %d but the "
+                         "current device is %d", i + 1, da->device, device);
+        return -1;
+    }
+    a->kind = ARG_DEVICE;
+    a->dtype = da->dtype_id;
+    a->ptr = da->ptr;
+    a->ndim = da->ndim;
+    a->layout = da->layout;
+    for (int k = 0; k < da->ndim; k++) {
+        a->shape[k] = da->shape[k];
+        a->strides[k] = da->strides[k];
+    }
+    a->readonly = da->readonly;
+    return 0;
+}
+
+/* An object with __dlpack__ that no cheaper path takes (a JAX array, a
+   PyTorch tensor in host memory on the CPU target), seen through
+   from_dlpack: 0, -1 raised, -2 when obj has no __dlpack__ (or is a NumPy
+   array, here only when its dtype has no buffer format and no gpujit type). */
+static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a)
+{
+    int has = !is_ndarray(st, obj) && PyObject_HasAttrString(obj, "__dlpack__");
+    PyErr_Clear();
+    if (!has)
+        return -2;
+    if (!(a->dlview = gj_py_from_dlpack(st, obj)))
+        return -1;
+    return device_array_arg(device, i, (const GjDeviceArray *)a->dlview, a);
+}
+
 /* Classifies argument i and computes its key word. */
 static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj, Arg *a,
                      uint32_t *word)
@@ -222,27 +270,8 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         a->dtype = GJ_DT_COMPLEX128;
         memcpy(a->scalar, v, sizeof v);
     } else if (Py_IS_TYPE(obj, st->DeviceArrayType)) {
-        GjDeviceArray *da = (GjDeviceArray *)obj;
-        if (da->device != device) {
-            if (da->device == GJ_MEM_HOST || device == GJ_MEM_HOST)
-                PyErr_Format(PyExc_ValueError, "kernel argument %d is a device array of the "
-                             "%s target but the current target is %s", i + 1,
-                             da->device == GJ_MEM_HOST ? "cpu" : "cuda",
-                             device == GJ_MEM_HOST ? "cpu" : "cuda");
-            else
-                PyErr_Format(PyExc_ValueError, "kernel argument %d lives on device %d but the "
-                             "current device is %d", i + 1, da->device, device);
+        if (device_array_arg(device, i, (GjDeviceArray *)obj, a) < 0)
             return -1;
-        }
-        a->kind = ARG_DEVICE;
-        a->dtype = da->dtype_id;
-        a->ptr = da->ptr;
-        a->ndim = da->ndim;
-        a->layout = da->layout;
-        for (int k = 0; k < da->ndim; k++) {
-            a->shape[k] = da->shape[k];
-            a->strides[k] = da->strides[k];
-        }
     } else if (PyObject_CheckBuffer(obj) && (rc = parse_buffer(st, obj, a)) != -2) {
         if (rc == -3)
             return unsupported_arg(d->func, i, obj);
@@ -252,15 +281,22 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         PyErr_Clear();
         int has = PyObject_HasAttr(obj, st->str_cai);
         PyErr_Clear();
-        if (!has)
+        if (has) {
+            PyErr_Format(PyExc_TypeError, "kernel argument %d is GPU memory "
+                         "(__cuda_array_interface__), which the CPU target cannot use; pass "
+                         "a NumPy array", i + 1);
+            return -1;
+        }
+        rc = parse_dlpack(st, device, i, obj, a);
+        if (rc == -2)
             return unsupported_arg(d->func, i, obj);
-        PyErr_Format(PyExc_TypeError, "kernel argument %d is GPU memory "
-                     "(__cuda_array_interface__), which the CPU target cannot use; pass "
-                     "a NumPy array", i + 1);
-        return -1;
+        if (rc < 0)
+            return -1;
     } else {
         PyErr_Clear();
         rc = parse_device_view(st, obj, a);
+        if (rc == -2)
+            rc = parse_dlpack(st, device, i, obj, a);
         if (rc == -2)
             return unsupported_arg(d->func, i, obj);
         if (rc < 0)
@@ -318,6 +354,7 @@ static void release_args(Arg *args, int n)
         if (a->has_view)
             PyBuffer_Release(&a->view);
         Py_XDECREF(a->contig);
+        Py_XDECREF(a->dlview);
     }
 }
 

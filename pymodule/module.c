@@ -23,6 +23,7 @@
  * once.
  */
 #include "gjpy.h"
+#include "dlpack.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,18 @@ PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj)
 PyObject *gj_py_type_name(PyObject *obj)
 {
     return PyType_GetName(Py_TYPE(obj));
+}
+
+PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message)
+{
+    PyObject *r = PyObject_GetAttrString(obj, attr);
+    if (!r && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyObject *tname = gj_py_type_name(obj);
+        if (tname)
+            PyErr_Format(PyExc_TypeError, message, tname);
+        Py_XDECREF(tname);
+    }
+    return r;
 }
 
 /* ---- execution target ------------------------------------------------------ */
@@ -652,6 +665,12 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "device_array_like(ary, stream=0)\n--\n\nA new uninitialised DeviceArray with ary's "
      "shape and dtype."},
+    {"from_dlpack", gj_py_from_dlpack_fn, METH_O,
+     "from_dlpack(obj)\n--\n\nA DeviceArray viewing obj's memory (DLPack), without copying."},
+    {"as_cuda_array", (PyCFunction)(void (*)(void))gj_py_as_cuda_array_fn,
+     METH_VARARGS | METH_KEYWORDS,
+     "as_cuda_array(obj, sync=True)\n--\n\nA DeviceArray viewing obj's memory "
+     "(__cuda_array_interface__), without copying."},
     {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
      METH_VARARGS | METH_KEYWORDS,
      "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=0, contract=True, lineinfo=False, "

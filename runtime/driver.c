@@ -85,6 +85,7 @@ enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
 enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
+#define CU_STREAM_LEGACY ((CUstream)0x1)    /* the legacy default stream, by name */
 enum { CU_STREAM_NON_BLOCKING = 1 };
 enum { GJ_CUDA_API_VERSION = 12000 };       /* the ABI every entry point is taken at */
 
@@ -134,12 +135,12 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuStreamCreate, (CUstream *, unsigned))                                          \
     X(cuStreamDestroy, (CUstream))                                                     \
     X(cuStreamSynchronize, (CUstream))                                                 \
+    X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                                \
     X(cuEventCreate, (CUevent *, unsigned))                                            \
     X(cuEventDestroy, (CUevent))                                                       \
     X(cuEventRecord, (CUevent, CUstream))                                              \
     X(cuEventSynchronize, (CUevent))                                                   \
     X(cuEventQuery, (CUevent))                                                         \
-    X(cuStreamWaitEvent, (CUstream, CUevent, unsigned))                                \
     X(cuEventElapsedTime, (float *, CUevent, CUevent))
 
 /* ---- process-wide state -------------------------------------------------- */
@@ -751,6 +752,25 @@ GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err)
 {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuStreamSynchronize, ((CUstream)stream));
+}
+
+GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    CUevent e = NULL;
+    if (st == GJ_CU_OK)
+        st = CU(err, cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
+    if (st == GJ_CU_OK)
+        st = CU(err, cuEventRecord, (e, CU_STREAM_LEGACY));
+    if (st == GJ_CU_OK)
+        st = CU(err, cuStreamWaitEvent, ((CUstream)stream, e, 0));
+    if (e) {
+        /* The wait, once queued, outlives the event: destroying it now is
+           allowed and frees it when it completes. */
+        GjCuError ignored;
+        CU(&ignored, cuEventDestroy, (e));
+    }
+    return st;
 }
 
 GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err)

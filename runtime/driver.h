@@ -114,6 +114,12 @@ GjCuStatus gj_cu_synchronize(GjCuError *err);                  /* context-wide *
 GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err);
 GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err);
 GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err);
+/* Makes `stream` (a CUstream, or 1 / 2 for the legacy / per-thread default
+   stream) wait, without blocking the host, for all work queued so far on
+   the legacy default stream, which orders after every blocking stream of
+   the context (gpujit's streams are blocking): an event recorded there,
+   waited on. */
+GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err);
 /* An event; `timing` 0 makes a lighter one that elapsed times refuse. */
 GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err);
 /* *done: whether the work before the event's last record has finished. */

@@ -1,5 +1,6 @@
 """Interoperability through __cuda_array_interface__: zero-copy arguments
-from CuPy, and gpujit's device arrays seen by others.
+from CuPy, gpujit's device arrays seen by others, and as_cuda_array /
+is_cuda_array (numba's functions).  DLPack has its own file, test_dlpack.py.
 
 GPU-only: the interface describes GPU memory, which only the CUDA target has
 (the CPU target's device arrays are host memory, and CuPy needs a GPU).
@@ -108,7 +109,9 @@ def test_torch_tensor_requiring_grad_or_on_the_host_is_refused():
     out = torch.zeros((4, 4), device="cuda")
     with pytest.raises(RuntimeError, match="grad"):
         launch_2d(torch.ones((4, 4), device="cuda", requires_grad=True), out, 1)
-    with pytest.raises(TypeError, match="unsupported type 'Tensor'"):
+    # A host tensor has no __cuda_array_interface__ but has __dlpack__,
+    # whose device (kDLCPU) the CUDA target refuses by name.
+    with pytest.raises(BufferError, match=r"kDLCPU \(host\) memory.*cuda"):
         launch_2d(torch.ones((4, 4)), out, 1)
 
 
@@ -148,3 +151,48 @@ def _reshaped(dev, shape, **fields):
         def __cuda_array_interface__(self):
             return dict(dev.__cuda_array_interface__, shape=shape, **fields)
     return View()
+
+
+def test_as_cuda_array_views_without_copying(rng):
+    cupy = pytest.importorskip("cupy")
+    a = random_grid(rng, (40, 60), "float32")
+    c = cupy.asarray(a)
+    assert gpujit.is_cuda_array(c) and not gpujit.is_cuda_array(a)
+    for view, host in [(c, a), (c[::2, 1::3], a[::2, 1::3]), (c.T, a.T)]:
+        d = gpujit.as_cuda_array(view)
+        assert d.base is view and d.device_ctypes_pointer_value == view.data.ptr
+        assert d.shape == host.shape and d.strides == view.strides
+        np.testing.assert_array_equal(d.copy_to_host(), host)
+    out = cupy.full((40, 60), np.nan, dtype=cupy.float32)
+    launch_2d(gpujit.as_cuda_array(c), gpujit.as_cuda_array(out), 2)
+    np.testing.assert_array_equal(cupy.asnumpy(out), a * 2)   # written in place
+
+
+def test_as_cuda_array_keeps_the_exporter_alive(rng):
+    cupy = pytest.importorskip("cupy")
+    a = random_array(rng, 1000, "int32")
+    d = gpujit.as_cuda_array(cupy.asarray(a))   # the only reference to the CuPy array
+    import gc
+    gc.collect()
+    np.testing.assert_array_equal(d.copy_to_host(), a)
+
+
+def test_as_cuda_array_waits_for_the_interface_stream(rng):
+    a = random_array(rng, 256, "float64")
+    d = gpujit.to_device(a)
+    s = gpujit.stream()
+    synced = gpujit.as_cuda_array(_reshaped(d, (256,), stream=s.handle))
+    np.testing.assert_array_equal(synced.copy_to_host(), a)
+    gpujit.as_cuda_array(_reshaped(d, (256,), stream=0), sync=False)   # not read unless sync
+    with pytest.raises(ValueError, match="stream 0"):
+        gpujit.as_cuda_array(_reshaped(d, (256,), stream=0))
+    with pytest.raises(TypeError, match="has no __cuda_array_interface__"):
+        gpujit.as_cuda_array(a)
+
+
+def test_read_only_interface_is_kept(rng):
+    d = gpujit.to_device(random_array(rng, 64, "float32"))
+    ro = gpujit.as_cuda_array(_reshaped(d, (64,), data=(d.device_ctypes_pointer_value, True)))
+    assert ro.__cuda_array_interface__["data"][1] is True
+    with pytest.raises(ValueError, match="read-only"):
+        vector_add[1, 64](d, d, ro)
