@@ -411,8 +411,9 @@ def to_device(obj, stream=0, copy=True, to=None):
     stream : Stream or 0
         The stream of the copy (0: the default stream, synchronous).
     copy : bool
-        False: allocate the device array (``obj``'s shape and dtype, C order)
-        without copying, its contents undefined.
+        False: allocate the device array (``obj``'s shape and dtype; F order
+        when ``obj`` is F-contiguous, else C) without copying, its contents
+        undefined.  An F-contiguous ``obj`` stays F-ordered when copied too.
     to : DeviceArray, optional
         Copy into this device array (of ``obj``'s shape and dtype) and
         return it, instead of allocating one.
@@ -425,7 +426,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     Raises
     ------
     ValueError
-        If ``to``'s shape, dtype or layout does not fit ``obj``.
+        If ``to``'s shape does not fit ``obj``'s (``to`` may have any layout).
     """
     if to is not None:
         if copy:
@@ -434,8 +435,7 @@ def to_device(obj, stream=0, copy=True, to=None):
     if not copy:
         import numpy
 
-        obj = numpy.asarray(obj)
-        return device_array(obj.shape, obj.dtype, stream=stream)
+        return device_array_like(numpy.asarray(obj), stream=stream)
     return _gpujit.to_device(obj, stream)
 
 

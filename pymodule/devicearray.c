@@ -5,8 +5,11 @@
  *     class DeviceArray:
  *         shape: tuple[int, ...]; strides: tuple[int, ...]  # bytes
  *         dtype: numpy.dtype; size, ndim, nbytes, itemsize: int
+ *         flags: dict; base: DeviceArray | None; T: DeviceArray
  *         def copy_to_host(self, ary=None, stream=0) -> numpy.ndarray
  *         def copy_to_device(self, ary, stream=0) -> None
+ *         def __array__(self, dtype=None, copy=None) -> numpy.ndarray   # a copy
+ *         __getitem__, __setitem__, reshape, ravel, view, transpose  # daview.c
  *         __cuda_array_interface__: dict    # version 3, zero-copy export
  *         def __dlpack__(self, *, stream=None, max_version=None, dl_device=None,
  *                        copy=None) -> PyCapsule     # zero-copy export (dlpack.c)
@@ -14,13 +17,12 @@
  *         base: object | None               # what keeps a view's memory alive
  *
  * A DeviceArray owns its allocation (freed in tp_dealloc, on its device) or
- * is a view of another library's memory kept alive by `base`
+ * is a view kept alive by `base`: of another DeviceArray (daview.c makes
+ * views; base is the owner, as NumPy's) or of another library's memory
  * (gj_py_devicearray_view: as_cuda_array, from_dlpack), read-only when its
  * exporter says so.  On the CPU target its memory is host memory (device
- * GJ_MEM_HOST); runtime/memory.h hides the difference.  There is no
- * __array__: moving data to the host is always an explicit copy_to_host(),
- * as in numba (or a zero-copy NumPy view of CPU-target memory through
- * numpy.from_dlpack).
+ * GJ_MEM_HOST); runtime/memory.h hides the difference.  np.asarray(d)
+ * copies to the host, as numba's __array__ does.
  *
  * Host arrays are read through the buffer protocol (Py_buffer is in the
  * limited API since 3.11), so numpy's C API is never needed; numpy itself is
@@ -29,6 +31,7 @@
  */
 #include "gjpy.h"
 #include "dlpack.h"
+#include "daview.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -113,27 +116,39 @@ int gj_py_dtype_id_of(PyObject *dtype)
 
 /* ---- layout ------------------------------------------------------------- */
 
+int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                     Py_ssize_t itemsize, char order)
+{
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0)
+            return 1;
+    Py_ssize_t step = itemsize;
+    for (int k = 0; k < ndim; k++) {
+        int i = order == 'F' ? k : ndim - 1 - k;
+        if (shape[i] != 1 && strides[i] != step)
+            return 0;
+        step *= shape[i];
+    }
+    return 1;
+}
+
+void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize,
+                              char order, Py_ssize_t *strides)
+{
+    Py_ssize_t step = itemsize;
+    for (int k = 0; k < ndim; k++) {
+        int i = order == 'F' ? k : ndim - 1 - k;
+        strides[i] = step;
+        step *= shape[i] ? shape[i] : 1;
+    }
+}
+
 char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
                   Py_ssize_t itemsize)
 {
-    /* As numpy's flags: extents of 1 do not constrain their stride, and an
-       empty array is contiguous both ways.  C wins a tie (1-d arrays). */
-    int c = 1, f = 1;
-    Py_ssize_t step = itemsize;
-    for (int i = ndim - 1; i >= 0; i--) {
-        if (shape[i] == 0)
-            return 'C';
-        if (shape[i] != 1 && strides[i] != step)
-            c = 0;
-        step *= shape[i];
-    }
-    step = itemsize;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] != 1 && strides[i] != step)
-            f = 0;
-        step *= shape[i];
-    }
-    return c ? 'C' : f ? 'F' : 'A';
+    if (gj_py_contiguous(ndim, shape, strides, itemsize, 'C'))
+        return 'C';
+    return gj_py_contiguous(ndim, shape, strides, itemsize, 'F') ? 'F' : 'A';
 }
 
 /* ---- the type -------------------------------------------------------------- */
@@ -282,7 +297,7 @@ static void devicearray_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-static PyObject *ssize_tuple(int n, const Py_ssize_t *v)
+PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v)
 {
     PyObject *t = PyTuple_New(n);
     if (!t)
@@ -301,14 +316,14 @@ static PyObject *da_shape(PyObject *self, void *c)
 {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
-    return ssize_tuple(d->ndim, d->shape);
+    return gj_py_ssize_tuple(d->ndim, d->shape);
 }
 
 static PyObject *da_strides(PyObject *self, void *c)
 {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
-    return ssize_tuple(d->ndim, d->strides);
+    return gj_py_ssize_tuple(d->ndim, d->strides);
 }
 
 static PyObject *da_dtype(PyObject *self, void *c)
@@ -364,8 +379,9 @@ static PyObject *da_cai(PyObject *self, void *c)
                         "memory and has no __cuda_array_interface__");
         return NULL;
     }
-    PyObject *shape = ssize_tuple(d->ndim, d->shape);
-    PyObject *strides = d->layout == 'C' ? Py_NewRef(Py_None) : ssize_tuple(d->ndim, d->strides);
+    PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape);
+    PyObject *strides = d->layout == 'C' ? Py_NewRef(Py_None)
+                                         : gj_py_ssize_tuple(d->ndim, d->strides);
     PyObject *typestr = PyObject_GetAttrString(d->dtype, "str");
     PyObject *r = NULL;
     if (shape && strides && typestr)
@@ -393,7 +409,7 @@ static Py_ssize_t da_len(PyObject *self)
 static PyObject *da_repr(PyObject *self)
 {
     GjDeviceArray *d = (GjDeviceArray *)self;
-    PyObject *shape = ssize_tuple(d->ndim, d->shape);
+    PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape);
     if (!shape)
         return NULL;
     PyObject *r = PyUnicode_FromFormat("<gpujit.DeviceArray shape=%R dtype=%s device=%d>",
@@ -404,11 +420,8 @@ static PyObject *da_repr(PyObject *self)
 
 /* ---- copies ---------------------------------------------------------------- */
 
-/* Runs a copy on the array's device, without the GIL when it is large. */
-typedef enum { COPY_HTOD, COPY_DTOH, COPY_DTOD } CopyDir;
-
-static int do_copy(GjPyState *st, int device, CopyDir dir, void *host, uint64_t dst,
-                   uint64_t src, size_t bytes, void *stream)
+int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64_t dst,
+                  uint64_t src, size_t bytes, void *stream)
 {
     GjCuError err;
     GjCuStatus rc;
@@ -417,9 +430,9 @@ static int do_copy(GjPyState *st, int device, CopyDir dir, void *host, uint64_t 
     rc = device == GJ_MEM_HOST ? GJ_CU_OK : gj_cu_ensure(device, &err);
     if (rc == GJ_CU_OK) {
         switch (dir) {
-        case COPY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
-        case COPY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
-        case COPY_DTOD: rc = gj_mem_dtod(device, dst, src, bytes, stream, &err); break;
+        case GJ_PY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
+        case GJ_PY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
+        case GJ_PY_DTOD: rc = gj_mem_dtod(device, dst, src, bytes, stream, &err); break;
         }
     }
     if (release)
@@ -507,8 +520,8 @@ PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream)
             step *= view.shape[i];
         }
     d = gj_py_devicearray_new(st, view.ndim, shape, strides, dtype);
-    if (d && do_copy(st, d->device, COPY_HTOD, view.buf, d->ptr, 0, (size_t)view.len,
-                     stream) < 0)
+    if (d && gj_py_da_copy(st, d->device, GJ_PY_HTOD, view.buf, d->ptr, 0, (size_t)view.len,
+                           stream) < 0)
         Py_CLEAR(d);
 done:
     Py_XDECREF(dtype);
@@ -517,16 +530,67 @@ done:
     return (PyObject *)d;
 }
 
-/* A new host numpy array shaped like d, with d's layout when contiguous. */
-static PyObject *host_like(GjPyState *st, GjDeviceArray *d)
+/* arr (a host numpy array) with d's shape: arr itself, or a view of arr
+   reshaped when the shapes differ only by extents of 1 (numba's rule for
+   copies); ValueError naming both shapes otherwise. */
+static PyObject *fit_shape(GjDeviceArray *d, PyObject *arr, const char *what)
 {
-    PyObject *shape = ssize_tuple(d->ndim, d->shape);
-    if (!shape)
+    Py_buffer v;
+    if (PyObject_GetBuffer(arr, &v, PyBUF_RECORDS_RO) < 0)
         return NULL;
-    PyObject *r = PyObject_CallFunction(st->np_empty, "OOs", shape, d->dtype,
-                                        d->layout == 'F' ? "F" : "C");
-    Py_DECREF(shape);
+    int same = v.ndim == d->ndim, i = 0, j = 0;
+    for (int k = 0; same && k < d->ndim; k++)
+        same = v.shape[k] == d->shape[k];
+    int squeezed = 1;   /* the extents other than 1, pairwise equal */
+    while (squeezed) {
+        while (i < d->ndim && d->shape[i] == 1)
+            i++;
+        while (j < v.ndim && v.shape[j] == 1)
+            j++;
+        if (i == d->ndim || j == v.ndim) {
+            squeezed = i == d->ndim && j == v.ndim;
+            break;
+        }
+        squeezed = d->shape[i++] == v.shape[j++];
+    }
+    PyBuffer_Release(&v);
+    if (same)
+        return Py_NewRef(arr);
+    PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape), *r = NULL;
+    if (shape && squeezed) {
+        r = PyObject_CallMethod(arr, "reshape", "O", shape);
+    } else if (shape) {
+        PyObject *other = PyObject_GetAttrString(arr, "shape");
+        if (other)
+            PyErr_Format(PyExc_ValueError, "%s: incompatible shape: %R (device) vs. %R (host)",
+                         what, shape, other);
+        Py_XDECREF(other);
+    }
+    Py_XDECREF(shape);
     return r;
+}
+
+/* Copies d into `out`, a host array of d's shape: in one copy when both are
+   contiguous in d's order with d's dtype, else through a new host array and
+   numpy.copyto (any layout of out; dtype converted as copyto does). */
+static int read_into(GjPyState *st, GjDeviceArray *d, PyObject *out, void *stream)
+{
+    Py_buffer v;
+    if (d->layout != 'A' && PyObject_GetBuffer(out, &v, PyBUF_RECORDS) == 0) {
+        int direct = gj_py_dtype_from_format(v.format, v.itemsize) == d->dtype_id
+                     && gj_py_contiguous(v.ndim, v.shape, v.strides, v.itemsize, d->layout);
+        int rc = direct ? gj_py_da_copy(st, d->device, GJ_PY_DTOH, v.buf, 0, d->ptr,
+                                        (size_t)(d->size * d->itemsize), stream) : 0;
+        PyBuffer_Release(&v);
+        if (direct)
+            return rc;
+    }
+    PyErr_Clear();   /* no writable buffer: copyto says why */
+    PyObject *host = gj_py_da_to_host(st, d, stream);
+    PyObject *r = host ? PyObject_CallFunctionObjArgs(st->np_copyto, out, host, NULL) : NULL;
+    Py_XDECREF(host);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
 }
 
 static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
@@ -540,86 +604,12 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
     void *stream;
     if (gj_py_stream_handle(st, stream_obj, &stream) < 0 || gj_py_numpy(st) < 0)
         return NULL;
-    if (d->layout == 'A') {
-        /* Strided: copy the bytes spanned raw, view them with the device
-           strides, compact.  A view's strides may be negative: the span
-           starts `lo` bytes before ptr. */
-        Py_ssize_t lo = 0, hi = d->size ? d->itemsize : 0;
-        for (int i = 0; d->size && i < d->ndim; i++)
-            *(d->strides[i] < 0 ? &lo : &hi) += (d->shape[i] - 1) * d->strides[i];
-        PyObject *raw = PyObject_CallFunction(st->np_empty, "ns", hi - lo, "uint8");
-        if (!raw)
-            return NULL;
-        Py_buffer v;
-        if (PyObject_GetBuffer(raw, &v, PyBUF_WRITABLE) < 0) {
-            Py_DECREF(raw);
-            return NULL;
-        }
-        int rc = do_copy(st, d->device, COPY_DTOH, v.buf, 0, d->ptr - (uint64_t)-lo,
-                         (size_t)(hi - lo), stream);
-        PyBuffer_Release(&v);
-        PyObject *shape = ssize_tuple(d->ndim, d->shape);
-        PyObject *strides = ssize_tuple(d->ndim, d->strides);
-        PyObject *strided = NULL, *compact = NULL;
-        if (rc == 0 && shape && strides)
-            strided = PyObject_CallMethod(st->np, "ndarray", "OOOnO", shape, d->dtype, raw,
-                                          -lo, strides);
-        if (strided)
-            compact = PyObject_CallMethod(strided, "copy", NULL);
-        Py_XDECREF(shape);
-        Py_XDECREF(strides);
-        Py_XDECREF(strided);
-        Py_DECREF(raw);
-        if (!compact || ary == Py_None)
-            return compact;
-        PyObject *r = PyObject_CallFunction(st->np_copyto, "OO", ary, compact);
-        Py_DECREF(compact);
-        if (!r)
-            return NULL;
-        Py_DECREF(r);
-        return Py_NewRef(ary);
-    }
-    PyObject *out = ary == Py_None ? host_like(st, d) : Py_NewRef(ary);
-    if (!out)
-        return NULL;
-    Py_buffer v;
-    int direct = 0;
-    if (PyObject_GetBuffer(out, &v, PyBUF_RECORDS) == 0) {
-        char lay = gj_py_layout(v.ndim, v.shape, v.strides, v.itemsize);
-        direct = v.len == d->size * d->itemsize && v.ndim == d->ndim
-                 && gj_py_dtype_from_format(v.format, v.itemsize) == d->dtype_id
-                 && (lay == d->layout || d->ndim <= 1)
-                 && PyBuffer_IsContiguous(&v, 'A');
-        for (int i = 0; direct && i < d->ndim; i++)
-            direct = v.shape[i] == d->shape[i];
-        if (direct) {
-            int rc = do_copy(st, d->device, COPY_DTOH, v.buf, 0, d->ptr, (size_t)v.len,
-                             stream);
-            PyBuffer_Release(&v);
-            if (rc < 0)
-                Py_CLEAR(out);
-            return out;
-        }
-        PyBuffer_Release(&v);
-    } else if (ary == Py_None) {
-        Py_DECREF(out);
-        return NULL;
-    } else {
-        PyErr_Clear();
-    }
-    /* `ary` is not a writable contiguous match: copy into a fresh host array
-       (synchronously), then let numpy check shapes and convert (copyto). */
-    PyObject *no_args = PyTuple_New(0);
-    PyObject *filled = no_args ? da_copy_to_host(self, no_args, NULL) : NULL;
-    PyObject *r = filled ? PyObject_CallFunction(st->np_copyto, "OO", out, filled) : NULL;
-    Py_XDECREF(no_args);
-    Py_XDECREF(filled);
-    if (!r) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    Py_DECREF(r);
-    return out;
+    if (ary == Py_None)
+        return gj_py_da_to_host(st, d, stream);
+    PyObject *fitted = fit_shape(d, ary, "copy_to_host()");
+    int rc = fitted ? read_into(st, d, fitted, stream) : -1;
+    Py_XDECREF(fitted);
+    return rc < 0 ? NULL : Py_NewRef(ary);
 }
 
 static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
@@ -632,75 +622,85 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
     GjDeviceArray *d = (GjDeviceArray *)self;
     GjPyState *st = state_of(self);
     void *stream;
-    if (gj_py_stream_handle(st, stream_obj, &stream) < 0)
+    if (gj_py_stream_handle(st, stream_obj, &stream) < 0 || gj_py_numpy(st) < 0)
         return NULL;
-    if (d->layout == 'A') {
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "copy_to_device() into a non-contiguous device array");
-        return NULL;
-    }
     if (d->readonly) {
         PyErr_SetString(PyExc_ValueError, "copy_to_device(): the device array is a read-only "
                         "view");
         return NULL;
     }
+    PyObject *staged = NULL;
     if (Py_IS_TYPE(ary, st->DeviceArrayType)) {
         GjDeviceArray *s = (GjDeviceArray *)ary;
-        if (s->dtype_id != d->dtype_id || s->size != d->size || s->layout != d->layout) {
-            PyErr_SetString(PyExc_ValueError,
-                            "copy_to_device(): source device array differs in dtype, size "
-                            "or layout");
-            return NULL;
+        int same = s->dtype_id == d->dtype_id && s->ndim == d->ndim && s->layout == d->layout
+                   && d->layout != 'A'
+                   && (s->device == GJ_MEM_HOST) == (d->device == GJ_MEM_HOST);
+        for (int i = 0; same && i < d->ndim; i++)
+            same = s->shape[i] == d->shape[i];
+        if (same) {
+            if (gj_py_da_copy(st, d->device, GJ_PY_DTOD, NULL, d->ptr, s->ptr,
+                              (size_t)(d->size * d->itemsize), stream) < 0)
+                return NULL;
+            Py_RETURN_NONE;
         }
-        if ((s->device == GJ_MEM_HOST) != (d->device == GJ_MEM_HOST)) {
-            PyErr_SetString(PyExc_ValueError, "copy_to_device(): one device array belongs to "
-                            "the CPU target and the other to a GPU; copy through the host");
+        /* Another layout, dtype or target: through the host. */
+        if (!(staged = gj_py_da_to_host(st, s, stream)))
             return NULL;
-        }
-        if (do_copy(st, d->device, COPY_DTOD, NULL, d->ptr, s->ptr,
-                    (size_t)(d->size * d->itemsize), stream) < 0)
-            return NULL;
-        Py_RETURN_NONE;
+        ary = staged;
     }
-    if (gj_py_numpy(st) < 0)
-        return NULL;
-    /* Convert to this array's dtype and memory order (no copy when it already is). */
-    PyObject *conv = PyObject_CallMethod(st->np, "asarray", "OOs", ary, d->dtype,
-                                         d->layout == 'F' && d->ndim > 1 ? "F" : "C");
-    if (!conv)
-        return NULL;
-    Py_buffer v;
-    if (PyObject_GetBuffer(conv, &v, PyBUF_RECORDS_RO) < 0) {
-        Py_DECREF(conv);
-        return NULL;
-    }
-    int ok = v.len == d->size * d->itemsize && v.ndim == d->ndim;
-    for (int i = 0; ok && i < d->ndim; i++)
-        ok = v.shape[i] == d->shape[i];
-    int rc = -1;
-    if (!ok)
-        PyErr_SetString(PyExc_ValueError,
-                        "copy_to_device(): host array's shape differs from the device array's");
-    else
-        rc = do_copy(st, d->device, COPY_HTOD, v.buf, d->ptr, 0, (size_t)v.len, stream);
-    PyBuffer_Release(&v);
-    Py_DECREF(conv);
+    PyObject *conv = PyObject_CallMethod(st->np, "asarray", "OO", ary, d->dtype);
+    PyObject *fitted = conv ? fit_shape(d, conv, "copy_to_device()") : NULL;
+    int rc = fitted ? gj_py_da_write(st, d, fitted, stream) : -1;
+    Py_XDECREF(fitted);
+    Py_XDECREF(conv);
+    Py_XDECREF(staged);
     if (rc < 0)
         return NULL;
     Py_RETURN_NONE;
 }
 
+static PyObject *da_array(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"dtype", "copy", NULL};
+    PyObject *dtype = Py_None, *copy = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:__array__", kwlist, &dtype, &copy))
+        return NULL;
+    if (copy == Py_False) {
+        PyErr_SetString(PyExc_ValueError, "Unable to avoid copy while creating an array as "
+                        "requested: a DeviceArray is always copied to the host");
+        return NULL;
+    }
+    PyObject *host = gj_py_da_to_host(state_of(self), (GjDeviceArray *)self, NULL);
+    if (!host || dtype == Py_None)
+        return host;
+    PyObject *r = PyObject_CallMethod(host, "astype", "O", dtype);
+    Py_DECREF(host);
+    return r;
+}
+
+static int contiguous(PyObject *self, char order)
+{
+    GjDeviceArray *d = (GjDeviceArray *)self;
+    return gj_py_contiguous(d->ndim, d->shape, d->strides, d->itemsize, order);
+}
+
 static PyObject *da_is_c_contiguous(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyBool_FromLong(((GjDeviceArray *)self)->layout == 'C');
+    return PyBool_FromLong(contiguous(self, 'C'));
 }
 
 static PyObject *da_is_f_contiguous(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    GjDeviceArray *d = (GjDeviceArray *)self;
-    return PyBool_FromLong(d->layout == 'F' || (d->layout == 'C' && d->ndim <= 1));
+    return PyBool_FromLong(contiguous(self, 'F'));
+}
+
+static PyObject *da_flags(PyObject *self, void *c)
+{
+    (void)c;
+    return Py_BuildValue("{s:O,s:O}", "C_CONTIGUOUS", contiguous(self, 'C') ? Py_True : Py_False,
+                         "F_CONTIGUOUS", contiguous(self, 'F') ? Py_True : Py_False);
 }
 
 static PyMethodDef da_methods[] = {
@@ -710,19 +710,24 @@ static PyMethodDef da_methods[] = {
      "Copies the array to host memory.\n\n"
      "Parameters\n----------\n"
      "ary : numpy.ndarray, optional\n"
-     "    Host array of the same shape to write into (written); a new one is made if None.\n"
+     "    Host array of the same shape (extents of 1 aside) to write into (written), of\n"
+     "    any layout (a non-contiguous one is filled through a contiguous copy); a new\n"
+     "    one, in this array's order (C when not contiguous), is made if None.\n"
      "stream : Stream or 0\n"
      "    Stream to queue the copy on; with a stream the copy may still be running on\n"
      "    return (synchronize the stream before reading).\n\n"
      "Returns\n-------\nnumpy.ndarray\n    The host array (shape and dtype of this array).\n\n"
-     "Raises\n------\nValueError\n    If `ary`'s shape differs.\nCudaError\n"
+     "Raises\n------\nValueError\n    If `ary`'s shape differs (\"incompatible shape\").\n"
+     "CudaError\n"
      "    If the copy fails (a kernel fault surfaces here as CudaKernelFault)."},
     {"copy_to_device", (PyCFunction)(void (*)(void))da_copy_to_device,
      METH_VARARGS | METH_KEYWORDS,
      "copy_to_device(ary, stream=0)\n--\n\n"
-     "Overwrites this array with `ary` (host array of the same shape, converted to this\n"
-     "array's dtype, or a DeviceArray of the same dtype and size).\n\n"
-     "Raises\n------\nValueError\n    If the shapes differ."},
+     "Overwrites this array (any layout, a view included) with `ary`: a host array or a\n"
+     "DeviceArray of the same shape (extents of 1 aside) and any layout, converted to\n"
+     "this array's dtype. A DeviceArray of the same dtype, shape and contiguous layout\n"
+     "is copied on the device; any other goes through the host.\n\n"
+     "Raises\n------\nValueError\n    If the shapes differ (\"incompatible shape\")."},
     {"__dlpack__", (PyCFunction)(void (*)(void))gj_py_dlpack_export,
      METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
@@ -748,6 +753,35 @@ static PyMethodDef da_methods[] = {
     {"__dlpack_device__", gj_py_dlpack_device, METH_NOARGS,
      "__dlpack_device__()\n--\n\n(device type, device id): (2, ordinal) (kDLCUDA) for GPU "
      "memory,\n(1, 0) (kDLCPU) on the CPU target."},
+    {"__array__", (PyCFunction)(void (*)(void))da_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None)\n--\n\n"
+     "A host copy (numpy.asarray(d)), as copy_to_host(); copy=False is a ValueError."},
+    {"getitem", (PyCFunction)(void (*)(void))gj_py_da_getitem, METH_VARARGS | METH_KEYWORDS,
+     "getitem(key, stream=0)\n--\n\nd[key], reading an element on `stream`."},
+    {"setitem", (PyCFunction)(void (*)(void))gj_py_da_setitem, METH_VARARGS | METH_KEYWORDS,
+     "setitem(key, value, stream=0)\n--\n\nd[key] = value, written on `stream`."},
+    {"reshape", (PyCFunction)(void (*)(void))gj_py_da_reshape, METH_VARARGS | METH_KEYWORDS,
+     "reshape(*newshape, order='C')\n--\n\n"
+     "A view with shape `newshape` (ints or one tuple; one extent may be -1).\n\n"
+     "Parameters\n----------\norder : {'C', 'F', 'A'}\n"
+     "    The order the elements are read in ('A': F if the array is F-contiguous).\n\n"
+     "Raises\n------\nValueError\n    If the sizes differ.\nNotImplementedError\n"
+     "    If the array is not contiguous in `order` (\"operation requires copying\"),\n"
+     "    unless the shape is unchanged."},
+    {"ravel", (PyCFunction)(void (*)(void))gj_py_da_ravel, METH_VARARGS | METH_KEYWORDS,
+     "ravel(order='C', stream=0)\n--\n\n"
+     "A 1-d view of a contiguous array.\n\n"
+     "Raises\n------\nNotImplementedError\n"
+     "    If the array is not contiguous in `order` (\"operation requires copying\")."},
+    {"view", gj_py_da_view, METH_O,
+     "view(dtype)\n--\n\n"
+     "A view of the same memory as another dtype; a different itemsize rescales the\n"
+     "last axis, which must be contiguous (NumPy's rules).\n\n"
+     "Raises\n------\nValueError\n    As numpy.ndarray.view."},
+    {"transpose", gj_py_da_transpose, METH_VARARGS,
+     "transpose(*axes)\n--\n\n"
+     "A view with the axes permuted (reversed without `axes`), as NumPy's.\n\n"
+     "Raises\n------\nValueError\n    If `axes` is not a permutation of the axes."},
     {"is_c_contiguous", da_is_c_contiguous, METH_NOARGS,
      "is_c_contiguous()\n--\n\nTrue if the array is C-contiguous."},
     {"is_f_contiguous", da_is_f_contiguous, METH_NOARGS,
@@ -764,10 +798,13 @@ static PyGetSetDef da_getset[] = {
     {"nbytes", da_nbytes, NULL, "Bytes of the elements (size * itemsize).", NULL},
     {"itemsize", da_itemsize, NULL, "Bytes per element.", NULL},
     {"device_ctypes_pointer_value", da_device_ptr, NULL, "The device address, an int.", NULL},
+    {"T", gj_py_da_T, NULL, "The transpose, a view (axes reversed).", NULL},
+    {"flags", da_flags, NULL,
+     "A new dict: 'C_CONTIGUOUS' and 'F_CONTIGUOUS' (bools), as numba's flags.", NULL},
     {"base", da_base, NULL,
-     "What keeps a view's memory alive: the exporter given to as_cuda_array, a\n"
-     "capsule owning a from_dlpack tensor; None for an array that owns its memory.",
-     NULL},
+     "What keeps a view's memory alive: the DeviceArray that owns it, the exporter\n"
+     "given to as_cuda_array, or a capsule owning a from_dlpack tensor; None for an\n"
+     "array that owns its memory.", NULL},
     {"__cuda_array_interface__", da_cai, NULL,
      "The CUDA Array Interface (version 3): lets CuPy, PyTorch and numba use the\n"
      "memory without a copy.", NULL},
@@ -787,11 +824,15 @@ static PyType_Slot da_slots[] = {
     {Py_tp_members, da_members},
     {Py_sq_length, (void *)da_len},
     {Py_mp_length, (void *)da_len},
+    {Py_mp_subscript, (void *)gj_py_da_subscript},
+    {Py_mp_ass_subscript, (void *)gj_py_da_ass_subscript},
     {Py_tp_doc,
      "An array in GPU memory.\n\n"
      "Create with gpujit.to_device(), device_array() or device_array_like(). Kernel\n"
      "arguments that are DeviceArrays pass without a copy and the launch stays\n"
-     "asynchronous; read results back with copy_to_host()."},
+     "asynchronous; read results back with copy_to_host(). Indexing and slicing\n"
+     "(d[2:10], d[:, 0], d[::-1]), reshape, ravel, T and view give views sharing\n"
+     "the memory; d[i, j] reads one element; d[a:b] = x writes through."},
     {0, NULL},
 };
 

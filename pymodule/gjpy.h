@@ -122,7 +122,7 @@ int gj_py_cai_init(GjPyState *st);
 typedef struct GjDeviceArray {
     PyObject_HEAD
     uint64_t ptr;          /* device address of element [0, 0, ...] */
-    size_t nbytes;         /* of the allocation it owns (0 for a view) */
+    size_t nbytes;         /* of the allocation it owns (0 for a view, daview.h) */
     int device;            /* ordinal whose context owns ptr */
     int ndim;
     int dtype_id;          /* GjDtypeId */
@@ -138,9 +138,26 @@ typedef struct GjDeviceArray {
     PyObject *weakreflist;
 } GjDeviceArray;
 
-/* Layout ('C', 'F', 'A') of ndim extents/strides (bytes) of itemsize elements. */
+/* Whether ndim extents/strides (bytes) of itemsize elements are contiguous
+   in `order` ('C' or 'F'), as numpy's flags say it: extents of 1 do not
+   constrain their stride, and an empty array is contiguous both ways. */
+int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                     Py_ssize_t itemsize, char order);
+/* The strides (bytes) of a contiguous array in order 'C' or 'F' (the caller
+   has checked that the extents' product fits). */
+void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize,
+                              char order, Py_ssize_t *strides);
+/* Layout ('C', 'F', 'A') of the same; C wins a tie (1-d arrays). */
 char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
                   Py_ssize_t itemsize);
+/* A tuple of n ints. */
+PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v);
+
+/* One copy between host memory and a device's memory (or within it), on
+   that device, without the GIL when it is large; -1 raised. */
+typedef enum { GJ_PY_HTOD, GJ_PY_DTOH, GJ_PY_DTOD } GjPyCopyDir;
+int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64_t dst,
+                  uint64_t src, size_t bytes, void *stream);
 
 /* New uninitialised DeviceArray on the current device (strides NULL = C order). */
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,

@@ -534,16 +534,13 @@ static PyObject *mod_device_array(PyObject *module, PyObject *args, PyObject *kw
         strides_arg = strides;
     } else if (order[0] == 'F') {
         PyObject *isz = PyObject_GetAttrString(dtype, "itemsize");
-        Py_ssize_t step = isz ? PyLong_AsSsize_t(isz) : -1;
+        Py_ssize_t itemsize = isz ? PyLong_AsSsize_t(isz) : -1;
         Py_XDECREF(isz);
-        if (step < 0) {
+        if (itemsize < 0) {
             Py_DECREF(dtype);
             return NULL;
         }
-        for (int i = 0; i < ndim; i++) {
-            strides[i] = step;
-            step *= shape[i] ? shape[i] : 1;
-        }
+        gj_py_contiguous_strides(ndim, shape, itemsize, 'F', strides);
         strides_arg = strides;
     }
     GjDeviceArray *d = gj_py_devicearray_new(st, ndim, shape, strides_arg, dtype);

@@ -249,6 +249,51 @@ def test_cache_true_keeps_kernels_in_the_user_cache_keyed_by_globals(target, tmp
     assert not (tmp_path / "__pycache__").exists()
 
 
+# ---- device arrays ---------------------------------------------------------------------
+
+
+def test_transpose_is_a_view(target, rng):
+    a = rng.random((3, 4))
+    d = cuda.to_device(a)
+    t = d.T
+    t[0, 1] = 5
+    assert t.base is d and d[1, 0] == 5
+    assert cuda.to_device(rng.random((2, 3, 4))).T.shape == (4, 3, 2)
+
+
+def test_copies_take_host_arrays_of_any_layout(target, rng):
+    a = rng.random(6)
+    out = poison((6, 3), np.float64)
+    cuda.to_device(a)[::-1].copy_to_host(out[:, 0])
+    np.testing.assert_array_equal(out[:, 0], a[::-1])
+    assert np.isnan(out[:, 1:]).all()
+    host = cuda.to_device(np.tile(a, (2, 1)))[:, ::2].copy_to_host()
+    assert host.flags.c_contiguous and host.shape == (2, 3)
+
+
+def test_copy_to_device_converts_and_writes_into_views(target):
+    d = cuda.to_device(np.zeros((5, 3), np.float32))
+    d[:, 0].copy_to_device(np.arange(5))
+    want = np.zeros((5, 3), np.float32)
+    want[:, 0] = np.arange(5)
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+
+
+def test_writing_a_strided_view_rewrites_its_extent(target, rng):
+    a = rng.random((4, 3))
+    d = cuda.to_device(a)
+    d[:, 0] = 1.0
+    a[:, 0] = 1.0
+    np.testing.assert_array_equal(d.copy_to_host(), a)   # the rest as it was read
+
+
+def test_view_follows_numpy(target, rng):
+    a = rng.random((5, 8)).astype(np.float32)
+    got = cuda.to_device(a)[:, :4].view(np.int64)
+    assert got.shape == (5, 2)
+    np.testing.assert_array_equal(got.copy_to_host(), a[:, :4].view(np.int64))
+
+
 # ---- not supported yet (the page's last table) ------------------------------------------
 
 def assert_in_kernel(a, out):
