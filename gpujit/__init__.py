@@ -27,7 +27,9 @@ chooses it; without the variable gpujit uses the GPU when a driver and a
 device are present and otherwise the CPU, with a one-time warning.
 ``set_target()`` and ``current_target()`` change and report it.
 """
+import contextlib as _contextlib
 import functools as _functools
+import math as _math
 import os as _os
 from collections import namedtuple as _namedtuple
 from collections.abc import Mapping as _Mapping
@@ -77,7 +79,8 @@ __all__ = [
     "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "default_stream", "legacy_default_stream", "per_thread_default_stream",
     "event_elapsed_time", "DeviceArray", "Device", "gpus", "list_devices", "memory_info",
-    "MemoryInfo", "current_context", "from_dlpack", "as_cuda_array", "is_cuda_array",
+    "MemoryInfo", "current_context", "pinned_array", "mapped_array", "managed_array",
+    "pinned", "from_dlpack", "as_cuda_array", "is_cuda_array",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
     "InternalError", "GpujitWarning",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
@@ -398,6 +401,107 @@ def _signature_list(signature):
 
 
 # ---- host functions with numba's parameters -----------------------------------
+
+# ---- host memory the GPU reaches ----------------------------------------------------
+
+def _host_array(kind, shape, dtype, strides, order, **flags):
+    import numpy as np
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    if strides is None:
+        nbytes = _math.prod(shape) * dtype.itemsize
+    else:
+        strides = tuple(int(s) for s in strides)
+        if len(strides) != len(shape) or any(s < 0 for s in strides):
+            raise ValueError(f"strides {strides} must be {len(shape)} byte counts >= 0")
+        nbytes = 0 if 0 in shape else \
+            sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
+    memory = _gpujit._host_alloc(kind, nbytes, **flags)
+    return np.ndarray(shape, dtype, buffer=memory, strides=strides, order=order)
+
+
+def pinned_array(shape, dtype=float, strides=None, order="C"):
+    """pinned_array(shape, dtype=np.float64, strides=None, order='C') -> numpy.ndarray
+
+    An uninitialised NumPy array in page-locked host memory (numba's name):
+    copies between it and the GPU run at full bus speed and, given a stream,
+    asynchronously (``d.copy_to_host(a, stream=s)`` returns before the copy
+    ends; synchronize the stream before reading ``a``).  A kernel given it
+    still copies it in and out, as any host array.  On the CPU target it is
+    ordinary host memory.
+
+    Raises
+    ------
+    CudaOutOfMemoryError
+        If the driver cannot page-lock that much memory.
+    """
+    return _host_array("pinned", shape, dtype, strides, order)
+
+
+def mapped_array(shape, dtype=float, strides=None, order="C", stream=0, portable=False,
+                 wc=False):
+    """mapped_array(shape, dtype=np.float64, strides=None, order='C', stream=0, portable=False, wc=False) -> numpy.ndarray
+
+    An uninitialised NumPy array in page-locked host memory mapped into the
+    GPU's address space (numba's name): a kernel given it reads and writes it
+    in place, over the bus, with no copy, and the launch stays asynchronous,
+    so synchronize before the host reads what a kernel wrote.  ``wc=True``
+    makes the memory write-combined (fast for the host to write and the GPU
+    to read, slow for the host to read).  Mapped memory is portable to every
+    context (``portable`` is accepted for numba's sake); ``stream`` is
+    unused, as in numba.
+
+    Raises
+    ------
+    CudaOutOfMemoryError
+        If the driver cannot page-lock that much memory.
+    """
+    return _host_array("mapped", shape, dtype, strides, order, wc=wc)
+
+
+def managed_array(shape, dtype=float, strides=None, order="C", stream=0, attach_global=True):
+    """managed_array(shape, dtype=np.float64, strides=None, order='C', stream=0, attach_global=True) -> numpy.ndarray
+
+    An uninitialised NumPy array in unified (managed) memory (numba's name):
+    the host and every GPU use the same address, the driver migrating pages
+    on use, so a kernel given it works in place with no explicit copy; the
+    launch stays asynchronous (synchronize before the host reads).  The
+    array to prefer when data moves back and forth often.  ``attach_global``
+    False attaches the memory to the host until a stream uses it.
+
+    Raises
+    ------
+    CudaOutOfMemoryError
+        If there is not that much memory to manage.
+    """
+    return _host_array("managed", shape, dtype, strides, order, attach_global=attach_global)
+
+
+@_contextlib.contextmanager
+def pinned(*arylist):
+    """pinned(*arylist): a context manager that page-locks the memory of
+    existing contiguous host arrays for the ``with`` block (numba's name),
+    so their copies to and from the GPU are faster and, on a stream,
+    asynchronous.  Nothing on the CPU target.
+
+    Raises
+    ------
+    TypeError
+        If an array is not contiguous.
+    CudaError
+        If the driver cannot page-lock the memory.
+    """
+    held = []
+    try:
+        for ary in arylist:
+            held.append(_gpujit._host_register(ary))
+        yield
+    finally:
+        for registration in reversed(held):
+            registration.close()
+
 
 def to_device(obj, stream=0, copy=True, to=None):
     """to_device(obj, stream=0, copy=True, to=None) -> DeviceArray

@@ -48,6 +48,10 @@ typedef struct GjPyState {
         *CudaSupportError;
     /* heap types */
     PyTypeObject *DeviceArrayType, *DispatcherType, *LauncherType, *StreamType, *EventType;
+    PyTypeObject *HostAllocType, *HostRegType;
+    /* hostmem.c: the live mapped and managed allocations (borrowed: each
+       unlinks itself when freed), which kernels take in place */
+    struct GjHostAlloc *zero_copy;
     /* numpy, imported on first need (import gpujit must not import it eagerly
        in C; the Python layer may) */
     PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;
@@ -190,6 +194,14 @@ PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *messa
 /* stream.c: converts a stream argument (0, None, a Stream, or a raw CUstream
    int) to a handle; -1 with TypeError. */
 int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);
+/* hostmem.c: 1 and *dptr (the device address of buf) when [buf, buf+len)
+   lies in a live mapped or managed allocation, which a kernel then takes
+   in place; else 0. */
+int gj_py_hostmem_device_ptr(GjPyState *st, const void *buf, size_t len, uint64_t *dptr);
+/* hostmem.c: adds the host-memory types and functions to the module; and
+   forgets the allocations still alive when the module's state goes. */
+int gj_py_hostmem_register(PyObject *module, GjPyState *st);
+void gj_py_hostmem_forget(GjPyState *st);
 /* stream.c: adds Stream, Event and the stream, event and synchronize
    functions to the module. */
 int gj_py_stream_register(PyObject *module, GjPyState *st);

@@ -146,6 +146,26 @@ static int is_ndarray(GjPyState *st, PyObject *obj)
 /* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
    exception, -2 if obj has no buffer after all, -3 if its element type has
    no gpujit type (no exception set). */
+/* Whether a's buffer lies in mapped or managed memory (hostmem.c); if so
+   it becomes a device argument at its device address. */
+static int in_zero_copy_memory(GjPyState *st, Arg *a)
+{
+    const Py_buffer *v = &a->view;
+    Py_ssize_t lo = 0, hi = v->itemsize;   /* the bytes spanned, from buf */
+    for (int i = 0; i < v->ndim; i++) {
+        if (v->shape[i] == 0)
+            return 0;   /* nothing to reach */
+        Py_ssize_t step = v->strides ? v->strides[i] : 0;
+        *(step < 0 ? &lo : &hi) += (v->shape[i] - 1) * step;
+    }
+    uint64_t dptr;
+    if (!gj_py_hostmem_device_ptr(st, (const char *)v->buf + lo, (size_t)(hi - lo), &dptr))
+        return 0;
+    a->kind = ARG_DEVICE;
+    a->ptr = dptr - (uint64_t)lo;   /* element 0, as buf is */
+    return 1;
+}
+
 static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
 {
     if (PyObject_GetBuffer(obj, &a->view, PyBUF_RECORDS_RO) < 0)
@@ -164,6 +184,8 @@ static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
     }
     a->kind = ARG_HOST;
     a->readonly = a->view.readonly;
+    if (st->zero_copy && in_zero_copy_memory(st, a))   /* mapped or managed: in place */
+        return set_dims(a, a->view.ndim, a->view.shape, a->view.strides, a->view.itemsize);
     if (!PyBuffer_IsContiguous(&a->view, 'A')) {
         /* Copy a strided host array to a contiguous one; written results
            go back through numpy.copyto after the launch. */

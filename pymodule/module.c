@@ -6,7 +6,7 @@
  *     class GpujitError(Exception)
  *         TypingError, UnsupportedError, LoweringError, InternalError
  *         CudaError                       .name .code .call
- *             CudaOutOfMemoryError(CudaError, MemoryError)  .requested .free
+ *             CudaOutOfMemoryError(CudaError, MemoryError)  .requested .free .total
  *             CudaCompileError, CudaKernelFault, CudaSupportError
  *     class GpujitWarning(UserWarning)    the compiler's warnings
  *
@@ -218,12 +218,15 @@ static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError
         if (err->requested || err->free_bytes) {
             PyObject *req = PyLong_FromSize_t(err->requested);
             PyObject *fre = PyLong_FromSize_t(err->free_bytes);
-            if (req && fre) {
+            PyObject *tot = PyLong_FromSize_t(err->total_bytes);
+            if (req && fre && tot) {
                 PyObject_SetAttrString(exc, "requested", req);
                 PyObject_SetAttrString(exc, "free", fre);
+                PyObject_SetAttrString(exc, "total", tot);
             }
             Py_XDECREF(req);
             Py_XDECREF(fre);
+            Py_XDECREF(tot);
         }
         if (!PyErr_Occurred())
             PyErr_SetObject(cls, exc);
@@ -268,11 +271,12 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
         }
         if (err->requested)
             snprintf(msg, sizeof msg,
-                     "out of GPU memory: %s of %zu bytes failed with %zu bytes free (%s)",
-                     err->call, err->requested, err->free_bytes, err->name);
+                     "out of GPU memory: %s of %zu bytes failed with %zu of %zu bytes free "
+                     "(%s)", err->call, err->requested, err->free_bytes, err->total_bytes,
+                     err->name);
         else
-            snprintf(msg, sizeof msg, "out of GPU memory in %s (%zu bytes free; %s)",
-                     err->call, err->free_bytes, err->name);
+            snprintf(msg, sizeof msg, "out of GPU memory in %s (%zu of %zu bytes free; %s)",
+                     err->call, err->free_bytes, err->total_bytes, err->name);
         raise_with_attrs(st->CudaOutOfMemoryError, msg, err);
         break;
     case GJ_ERR_COMPILE:
@@ -748,7 +752,7 @@ static int module_exec(PyObject *m)
     st->target = -1;
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0
-        || gj_py_stream_register(m, st) < 0
+        || gj_py_stream_register(m, st) < 0 || gj_py_hostmem_register(m, st) < 0
         || gj_py_devicearray_register(m, st) < 0 || gj_py_dispatcher_register(m, st) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "llvm_version", gj_llvm_version()) < 0)
@@ -758,7 +762,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 25 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
+enum { STATE_OBJECTS = 27 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -769,6 +773,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
         &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
+        (PyObject **)&st->HostAllocType, (PyObject **)&st->HostRegType,
     };
     size_t n = sizeof all / sizeof all[0];
     _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES ==
@@ -804,6 +809,7 @@ static int module_clear(PyObject *m)
     for (size_t i = 0, n = state_objects(st, objs); i < n; i++)
         Py_CLEAR(*objs[i]);
     st->ncai_dtypes = 0;
+    gj_py_hostmem_forget(st);
     return 0;
 }
 

@@ -83,7 +83,10 @@ enum {                                      /* CUfunction_attribute */
 };
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
-enum { CU_MEMHOSTALLOC_PORTABLE = 1 };
+enum { CU_MEMHOSTALLOC_PORTABLE = 1, CU_MEMHOSTALLOC_DEVICEMAP = 2,
+       CU_MEMHOSTALLOC_WRITECOMBINED = 4 };
+enum { CU_MEM_ATTACH_GLOBAL = 1, CU_MEM_ATTACH_HOST = 2 };
+enum { CU_MEMHOSTREGISTER_PORTABLE = 1 };
 enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
 #define CU_STREAM_LEGACY ((CUstream)0x1)    /* the legacy default stream, by name */
 enum { CU_STREAM_NON_BLOCKING = 1 };
@@ -111,6 +114,10 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuMemFree, (CUdeviceptr))                                                        \
     X(cuMemHostAlloc, (void **, size_t, unsigned))                                     \
     X(cuMemFreeHost, (void *))                                                         \
+    X(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned))                            \
+    X(cuMemHostRegister, (void *, size_t, unsigned))                                   \
+    X(cuMemHostUnregister, (void *))                                                   \
+    X(cuMemHostGetDevicePointer, (CUdeviceptr *, void *, unsigned))                    \
     X(cuMemcpyHtoD, (CUdeviceptr, const void *, size_t))                               \
     X(cuMemcpyDtoH, (void *, CUdeviceptr, size_t))                                     \
     X(cuMemcpyDtoD, (CUdeviceptr, CUdeviceptr, size_t))                                \
@@ -191,7 +198,7 @@ static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
     err->code = code;
     err->name[0] = '\0';
     err->log[0] = '\0';
-    err->requested = err->free_bytes = 0;
+    err->requested = err->free_bytes = err->total_bytes = 0;
     err->host = 0;
     snprintf(err->call, sizeof err->call, "%s", call);
     va_list ap;
@@ -214,8 +221,10 @@ static GjCuStatus check(GjCuError *err, const char *call, CUresult res)
     snprintf(err->name, sizeof err->name, "%s", name);
     if (res == CUDA_ERROR_OUT_OF_MEMORY) {
         size_t free_b = 0, total = 0;
-        if (D.cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS)
+        if (D.cuMemGetInfo(&free_b, &total) == CUDA_SUCCESS) {
             err->free_bytes = free_b;
+            err->total_bytes = total;
+        }
     }
     return GJ_CU_DRIVER_ERROR;
 }
@@ -566,14 +575,64 @@ GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream
 
 GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err)
 {
+    return gj_cu_host_alloc_flags(bytes, 0, ptr, err);
+}
+
+GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err)
+{
     *ptr = NULL;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
         return st;
-    st = CU(err, cuMemHostAlloc, (ptr, bytes ? bytes : 1, CU_MEMHOSTALLOC_PORTABLE));
+    unsigned f = CU_MEMHOSTALLOC_PORTABLE;
+    if (flags & GJ_HOST_MAPPED_FLAG)
+        f |= CU_MEMHOSTALLOC_DEVICEMAP;
+    if (flags & GJ_HOST_WRITE_COMBINED)
+        f |= CU_MEMHOSTALLOC_WRITECOMBINED;
+    st = CU(err, cuMemHostAlloc, (ptr, bytes ? bytes : 1, f));
     if (st != GJ_CU_OK)
         err->requested = bytes;
     return st;
+}
+
+GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err)
+{
+    *dptr = 0;
+    GjCuStatus st = ready(err);
+    CUdeviceptr p = 0;
+    if (st == GJ_CU_OK)
+        st = CU(err, cuMemHostGetDevicePointer, (&p, ptr, 0));
+    *dptr = (uint64_t)p;
+    return st;
+}
+
+GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr,
+                               GjCuError *err)
+{
+    *dptr = 0;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    CUdeviceptr p = 0;
+    st = CU(err, cuMemAllocManaged, (&p, bytes ? bytes : 1,
+                                     attach_global ? CU_MEM_ATTACH_GLOBAL : CU_MEM_ATTACH_HOST));
+    if (st != GJ_CU_OK)
+        err->requested = bytes;
+    *dptr = (uint64_t)p;
+    return st;
+}
+
+GjCuStatus gj_cu_host_register(void *ptr, size_t bytes, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK || bytes == 0
+               ? st : CU(err, cuMemHostRegister, (ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE));
+}
+
+GjCuStatus gj_cu_host_unregister(void *ptr, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuMemHostUnregister, (ptr));
 }
 
 GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err)

@@ -47,6 +47,7 @@ typedef struct GjCuError {
     char log[4096];       /* JIT error log of a failed module load */
     size_t requested;     /* OUT_OF_MEMORY: bytes asked for */
     size_t free_bytes;    /* OUT_OF_MEMORY: bytes free then */
+    size_t total_bytes;   /* OUT_OF_MEMORY: the device's memory */
     int host;             /* OUT_OF_MEMORY: host memory of the CPU target, not the GPU's */
 } GjCuError;
 
@@ -134,7 +135,19 @@ GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err);
 GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err);
 
 /* Pinned host memory (cuMemHostAlloc); managed memory comes later. */
-GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err);
+GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err);   /* pinned */
+/* Page-locked host memory (portable to every context); flags: GJ_HOST_*. */
+enum { GJ_HOST_MAPPED_FLAG = 1, GJ_HOST_WRITE_COMBINED = 2 };
+GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err);
+/* The device address of mapped host memory (the same address under UVA). */
+GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err);
+/* Unified memory, reachable from the host and every device; freed with
+   gj_cu_free.  attach_global 0: attached to the host until a stream takes it. */
+GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr,
+                               GjCuError *err);
+/* Page-locks (and unlocks) existing host memory. */
+GjCuStatus gj_cu_host_register(void *ptr, size_t bytes, GjCuError *err);
+GjCuStatus gj_cu_host_unregister(void *ptr, GjCuError *err);
 GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err);
 
 #endif

@@ -68,3 +68,68 @@ GjCuStatus gj_mem_dtod(int device, uint64_t dst, uint64_t src, size_t bytes, voi
         memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
     return GJ_CU_OK;
 }
+
+/* ---- host memory kinds ------------------------------------------------------------ */
+
+GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags,
+                             void **host, uint64_t *dptr, GjCuError *err) {
+    *host = NULL;
+    *dptr = 0;
+    GjCuStatus st;
+    if (device == GJ_MEM_HOST) {
+        st = gj_mem_alloc(device, bytes, dptr, err);
+        *host = (void *)(uintptr_t)*dptr;
+        if (kind == GJ_HOST_PINNED)
+            *dptr = 0;
+        return st;
+    }
+    if ((st = gj_cu_ensure(device, err)) != GJ_CU_OK)
+        return st;
+    if (kind == GJ_HOST_MANAGED) {
+        st = gj_cu_managed_alloc(bytes, !(flags & GJ_HOST_ATTACH_HOST), dptr, err);
+        *host = (void *)(uintptr_t)*dptr;
+        return st;
+    }
+    unsigned f = (kind == GJ_HOST_MAPPED ? GJ_HOST_MAPPED_FLAG : 0)
+                 | (flags & GJ_HOST_WC ? GJ_HOST_WRITE_COMBINED : 0);
+    st = gj_cu_host_alloc_flags(bytes, f, host, err);
+    if (st == GJ_CU_OK && kind == GJ_HOST_MAPPED
+        && (st = gj_cu_host_device_ptr(*host, dptr, err)) != GJ_CU_OK) {
+        GjCuError ignored;
+        gj_cu_host_free(*host, &ignored);
+        *host = NULL;
+    }
+    return st;
+}
+
+void gj_mem_host_free(int device, GjHostKind kind, void *host) {
+    GjCuError ignored;   /* a lost context took its memory already */
+    if (!host)
+        return;
+    if (device == GJ_MEM_HOST) {
+        free(host);
+        return;
+    }
+    int prev = gj_cu_current_device();
+    if (gj_cu_ensure(device, &ignored) != GJ_CU_OK)
+        return;
+    if (kind == GJ_HOST_MANAGED)
+        gj_cu_free((uint64_t)(uintptr_t)host, &ignored);
+    else
+        gj_cu_host_free(host, &ignored);
+    if (prev != device)
+        gj_cu_ensure(prev, &ignored);
+}
+
+GjCuStatus gj_mem_host_register(int device, void *host, size_t bytes, GjCuError *err) {
+    if (device == GJ_MEM_HOST)
+        return GJ_CU_OK;
+    GjCuStatus st = gj_cu_ensure(device, err);
+    return st != GJ_CU_OK ? st : gj_cu_host_register(host, bytes, err);
+}
+
+void gj_mem_host_unregister(int device, void *host) {
+    GjCuError ignored;
+    if (device != GJ_MEM_HOST && gj_cu_ensure(device, &ignored) == GJ_CU_OK)
+        gj_cu_host_unregister(host, &ignored);
+}

@@ -29,4 +29,26 @@ GjCuStatus gj_mem_dtoh(int device, void *dst, uint64_t src, size_t bytes, void *
 GjCuStatus gj_mem_dtod(int device, uint64_t dst, uint64_t src, size_t bytes, void *stream,
                        GjCuError *err);
 
+/* Host memory that the GPU reaches (CUDA's memory kinds), for `device`:
+ *   PINNED   page-locked: copies from and to it are DMA, asynchronous on a
+ *            stream; kernels reach it only through copies (*dptr 0);
+ *   MAPPED   page-locked and mapped into the device's address space:
+ *            kernels read and write it in place at *dptr;
+ *   MANAGED  unified memory, migrating between host and device on use:
+ *            kernels use it in place at *dptr (= *host).
+ * On the CPU target every kind is aligned host memory, in place. */
+typedef enum GjHostKind { GJ_HOST_PINNED, GJ_HOST_MAPPED, GJ_HOST_MANAGED } GjHostKind;
+enum {
+    GJ_HOST_PORTABLE_ALL = 0,     /* (pinned and mapped memory is portable to every context) */
+    GJ_HOST_WC = 1,               /* write-combined: fast to write from the host, slow to read */
+    GJ_HOST_ATTACH_HOST = 2,      /* managed: attached to the host until a stream takes it */
+};
+GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags,
+                             void **host, uint64_t *dptr, GjCuError *err);
+void gj_mem_host_free(int device, GjHostKind kind, void *host);
+/* Page-locks existing host memory for faster, asynchronous copies (nothing
+   on the CPU target), and unlocks it. */
+GjCuStatus gj_mem_host_register(int device, void *host, size_t bytes, GjCuError *err);
+void gj_mem_host_unregister(int device, void *host);
+
 #endif

@@ -158,3 +158,16 @@ def random_array(rng, n, dtype, low=-1000, high=1000):
         low = max(low, 0)
     info = np.iinfo(dtype)
     return rng.integers(max(low, info.min), min(high, info.max), size=n, dtype=dtype)
+
+
+@gpujit.jit
+def slow_store(out, value, rounds):
+    """out[i] = value after `rounds` of dependent float32 arithmetic per
+    thread: a kernel that runs a while (one block of 2,000,000 rounds takes
+    some milliseconds on an H200), for tests of asynchrony and overlap."""
+    i = gpujit.grid(1)
+    acc = np.float32(value)
+    for _ in range(rounds):
+        acc = acc * np.float32(1.0000001) + np.float32(1e-7)
+    if i < out.size:
+        out[i] = value + (acc - acc)

@@ -466,15 +466,29 @@ def test_view_exports_its_own_address(target, rng):
     assert cai["shape"] == (6, 7) and cai["strides"] == (40, 4)
 
 
-@pytest.mark.usefixtures("cpu")
-def test_views_of_a_read_only_export_stay_read_only(rng):
-    """A read-only NumPy array imported with from_dlpack (DLPack's READ_ONLY
-    flag) gives a read-only DeviceArray; its views are read-only too, and no
-    write path (setitem, copy_to_device) changes the memory."""
-    a = rng.standard_normal(10)
-    a.flags.writeable = False
-    before = a.copy()
-    d = gpujit.from_dlpack(a)
+def read_only_export(target, host):
+    """(a read-only DeviceArray over host's values, the array it views):
+    on the CPU target a read-only NumPy array through from_dlpack (DLPack's
+    READ_ONLY flag); on a GPU a device array's memory exported read-only
+    through the CUDA Array Interface (data=(ptr, True)), as_cuda_array."""
+    if target == "cpu":
+        a = host.copy()
+        a.flags.writeable = False
+        return gpujit.from_dlpack(a), a
+    d = gpujit.to_device(host)
+
+    class ReadOnly:
+        __cuda_array_interface__ = dict(d.__cuda_array_interface__,
+                                        data=(d.device_ctypes_pointer_value, True))
+    return gpujit.as_cuda_array(ReadOnly()), d
+
+
+def test_views_of_a_read_only_export_stay_read_only(target, rng):
+    """A read-only export gives a read-only DeviceArray; its views are
+    read-only too, and no write path (setitem, copy_to_device) changes the
+    memory."""
+    before = rng.standard_normal(10)
+    d, under = read_only_export(target, before)
     v = d[2:5]
     np.testing.assert_array_equal(v.copy_to_host(), before[2:5])
     with pytest.raises(ValueError, match="read-only"):
@@ -483,4 +497,4 @@ def test_views_of_a_read_only_export_stay_read_only(rng):
         d[:] = 0.0
     with pytest.raises(ValueError, match="read-only"):
         v.copy_to_device(np.zeros(3))
-    np.testing.assert_array_equal(a, before)
+    np.testing.assert_array_equal(np.asarray(under), before)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import poison
+from conftest import poison, slow_store
 
 
 @gpujit.jit
@@ -18,17 +18,6 @@ def axpy(a, x, y, out):
     i = gpujit.grid(1)
     if i < out.size:
         out[i] = a * x[i] + y[i]
-
-
-@gpujit.jit
-def spin_then_store(out, value, rounds):
-    # rounds of dependent arithmetic: a kernel that takes a while on one block
-    i = gpujit.grid(1)
-    acc = np.float32(value)
-    for _ in range(rounds):
-        acc = acc * np.float32(1.0000001) + np.float32(1e-7)
-    if i < out.size:
-        out[i] = value + (acc - acc)
 
 
 def run_axpy(rng, stream):
@@ -76,7 +65,7 @@ def test_event_query_wait_and_elapsed_time(rng):
     d = gpujit.to_device(poison(n, np.float32))
     start, written = gpujit.event(), gpujit.event()
     start.record(s1)
-    spin_then_store[1, n, s1](d, np.float32(7), 20000)
+    slow_store[1, n, s1](d, np.float32(7), 20000)
     written.record(s1)
     written.wait(s2)   # s2's copy waits for the kernel on s1
     out = poison(n, np.float32)
@@ -172,7 +161,7 @@ def test_two_threads_on_two_streams_overlap():
     try:
         rounds = 2_000_000
         outs = [gpujit.device_array(32, np.float32) for _ in range(2)]
-        spin_then_store[1, 32](outs[0], np.float32(0), 10)   # compiled before timing
+        slow_store[1, 32](outs[0], np.float32(0), 10)   # compiled before timing
         gpujit.synchronize()
         origin = gpujit.event()
         origin.record()
@@ -186,7 +175,7 @@ def test_two_threads_on_two_streams_overlap():
                 begin, end = gpujit.event(), gpujit.event()
                 barrier.wait()
                 begin.record(s)
-                spin_then_store[1, 32, s](outs[k], np.float32(k + 1), rounds)
+                slow_store[1, 32, s](outs[k], np.float32(k + 1), rounds)
                 end.record(s)
                 s.synchronize()
                 spans[k] = (origin.elapsed_time(begin), origin.elapsed_time(end))
@@ -206,5 +195,23 @@ def test_two_threads_on_two_streams_overlap():
         overlap = min(e0, e1) - max(b0, b1)
         assert shorter > 1.0, spans   # ms: long enough to see an overlap
         assert overlap > 0.5 * shorter, f"kernel intervals (ms) {spans} barely overlap"
+    finally:
+        gpujit.set_target(previous)
+
+
+@pytest.mark.gpu
+def test_out_of_gpu_memory_says_how_much_and_the_next_allocation_works():
+    if not gpujit.is_available():
+        pytest.skip("no CUDA device available")
+    previous = gpujit.set_target("cuda")
+    try:
+        total = gpujit.memory_info().total
+        with pytest.raises(gpujit.CudaOutOfMemoryError, match="bytes free") as caught:
+            gpujit.device_array(1 << 50, np.uint8)
+        e = caught.value
+        assert isinstance(e, MemoryError)
+        assert e.requested == 1 << 50 and e.total == total and 0 < e.free <= total
+        d = gpujit.to_device(np.arange(1000, dtype=np.int32))
+        assert (d.copy_to_host() == np.arange(1000)).all()
     finally:
         gpujit.set_target(previous)
