@@ -282,13 +282,7 @@ static void devicearray_dealloc(PyObject *self)
     if (d->owns && d->ptr) {
         /* Free on the owning device; errors (a lost context) are moot here. */
         GjCuError err;
-        int prev = gj_cu_current_device();
-        if (d->device == GJ_MEM_HOST)
-            gj_mem_free(d->device, d->ptr, &err);
-        else if (gj_cu_ensure(d->device, &err) == GJ_CU_OK)
-            gj_mem_free(d->device, d->ptr, &err);
-        if (d->device != GJ_MEM_HOST && prev != d->device)
-            gj_cu_ensure(prev, &err);
+        gj_mem_free(d->device, d->ptr, &err);
     }
     Py_XDECREF(d->dtype);
     Py_XDECREF(d->base);
@@ -427,13 +421,11 @@ int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64
     GjCuStatus rc;
     int release = bytes >= GIL_RELEASE_BYTES;
     PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
-    rc = device == GJ_MEM_HOST ? GJ_CU_OK : gj_cu_ensure(device, &err);
-    if (rc == GJ_CU_OK) {
-        switch (dir) {
-        case GJ_PY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
-        case GJ_PY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
-        case GJ_PY_DTOD: rc = gj_mem_dtod(device, dst, src, bytes, stream, &err); break;
-        }
+    switch (dir) {
+    case GJ_PY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
+    case GJ_PY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
+    case GJ_PY_DTOD: rc = gj_mem_dtod(device, dst, src, bytes, stream, &err); break;
+    default: rc = GJ_CU_OK; break;
     }
     if (release)
         PyEval_RestoreThread(ts);

@@ -504,6 +504,11 @@ int gj_cu_current_device(void)
     return tl_device >= 0 ? tl_device : 0;
 }
 
+int gj_cu_thread_device(void)
+{
+    return tl_device;
+}
+
 /* ---- memory ------------------------------------------------------------- */
 
 GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err)

@@ -78,6 +78,7 @@ GjCuStatus gj_cu_device_count(int *n, GjCuError *err);
 GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err);
 GjCuStatus gj_cu_driver_version(int *version, GjCuError *err);   /* e.g. 13000 */
 int gj_cu_current_device(void);   /* this thread's device; 0 before any */
+int gj_cu_thread_device(void);    /* this thread's device; -1 before any */
 
 GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err);
 GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err);

@@ -96,29 +96,6 @@ GjCuStatus gj_exec_launch(GjLaunch *l, GjCuError *err) {
 
 /* ---- streams, events, memory ------------------------------------------------ */
 
-/* Makes `device`'s context current (*prev: the thread's device before). */
-static GjCuStatus enter(int device, int *prev, GjCuError *err) {
-    *prev = gj_cu_current_device();
-    return gj_cu_ensure(device, err);   /* at once when it is current already */
-}
-
-static void leave(int device, int prev) {
-    GjCuError ignored;
-    if (device != prev)
-        gj_cu_ensure(prev, &ignored);
-}
-
-/* Returns call's status, made with device's context current. */
-#define ON_DEVICE(device, err, call)                                             \
-    do {                                                                         \
-        int prev_;                                                               \
-        GjCuStatus st_ = enter((device), &prev_, (err));                         \
-        if (st_ == GJ_CU_OK)                                                     \
-            st_ = (call);                                                        \
-        leave((device), prev_);                                                  \
-        return st_;                                                              \
-    } while (0)
-
 static GjCuStatus invalid(GjCuError *err, const char *message) {
     memset(err, 0, sizeof *err);
     err->status = GJ_CU_DRIVER_ERROR;
@@ -137,46 +114,46 @@ GjCuStatus gj_exec_stream_create(int device, void **stream, GjCuError *err) {
     *stream = NULL;
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    ON_DEVICE(device, err, gj_cu_stream_create(stream, err));
+    GJ_MEM_ON_DEVICE(device, err, gj_cu_stream_create(stream, err));
 }
 
 void gj_exec_stream_destroy(int device, void *stream) {
     GjCuError ignored;   /* a destroyed context took its streams already */
     int prev;
-    if (device == GJ_MEM_HOST || !stream || enter(device, &prev, &ignored) != GJ_CU_OK)
+    if (device == GJ_MEM_HOST || !stream || (prev = gj_mem_enter(device, &ignored)) == GJ_MEM_NO_ENTRY)
         return;
     gj_cu_stream_destroy(stream, &ignored);
-    leave(device, prev);
+    gj_mem_leave(device, prev);
 }
 
 GjCuStatus gj_exec_stream_synchronize(int device, void *stream, GjCuError *err) {
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    ON_DEVICE(device, err, gj_cu_stream_synchronize(stream, err));
+    GJ_MEM_ON_DEVICE(device, err, gj_cu_stream_synchronize(stream, err));
 }
 
 GjCuStatus gj_exec_synchronize(int device, GjCuError *err) {
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    ON_DEVICE(device, err, gj_cu_synchronize(err));
+    GJ_MEM_ON_DEVICE(device, err, gj_cu_synchronize(err));
 }
 
 GjCuStatus gj_exec_event_create(int device, int timing, GjExecEvent *ev, GjCuError *err) {
     *ev = (GjExecEvent){.device = device, .host_ms = -1.0};
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    ON_DEVICE(device, err, gj_cu_event_create(&ev->handle, timing, err));
+    GJ_MEM_ON_DEVICE(device, err, gj_cu_event_create(&ev->handle, timing, err));
 }
 
 void gj_exec_event_destroy(GjExecEvent *ev) {
     GjCuError ignored;
     int prev;
     if (ev->device == GJ_MEM_HOST || !ev->handle
-        || enter(ev->device, &prev, &ignored) != GJ_CU_OK)
+        || (prev = gj_mem_enter(ev->device, &ignored)) == GJ_MEM_NO_ENTRY)
         return;
     gj_cu_event_destroy(ev->handle, &ignored);
     ev->handle = NULL;
-    leave(ev->device, prev);
+    gj_mem_leave(ev->device, prev);
 }
 
 GjCuStatus gj_exec_event_record(GjExecEvent *ev, void *stream, GjCuError *err) {
@@ -184,26 +161,26 @@ GjCuStatus gj_exec_event_record(GjExecEvent *ev, void *stream, GjCuError *err) {
         ev->host_ms = monotonic_ms();
         return GJ_CU_OK;
     }
-    ON_DEVICE(ev->device, err, gj_cu_event_record(ev->handle, stream, err));
+    GJ_MEM_ON_DEVICE(ev->device, err, gj_cu_event_record(ev->handle, stream, err));
 }
 
 GjCuStatus gj_exec_event_synchronize(GjExecEvent *ev, GjCuError *err) {
     if (ev->device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    ON_DEVICE(ev->device, err, gj_cu_event_synchronize(ev->handle, err));
+    GJ_MEM_ON_DEVICE(ev->device, err, gj_cu_event_synchronize(ev->handle, err));
 }
 
 GjCuStatus gj_exec_event_query(GjExecEvent *ev, int *done, GjCuError *err) {
     *done = 1;
     if (ev->device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    ON_DEVICE(ev->device, err, gj_cu_event_query(ev->handle, done, err));
+    GJ_MEM_ON_DEVICE(ev->device, err, gj_cu_event_query(ev->handle, done, err));
 }
 
 GjCuStatus gj_exec_event_wait(GjExecEvent *ev, void *stream, GjCuError *err) {
     if (ev->device == GJ_MEM_HOST)
         return GJ_CU_OK;   /* what was recorded has finished */
-    ON_DEVICE(ev->device, err, gj_cu_stream_wait_event(stream, ev->handle, err));
+    GJ_MEM_ON_DEVICE(ev->device, err, gj_cu_stream_wait_event(stream, ev->handle, err));
 }
 
 GjCuStatus gj_exec_event_elapsed(const GjExecEvent *a, const GjExecEvent *b, float *ms,
@@ -218,7 +195,7 @@ GjCuStatus gj_exec_event_elapsed(const GjExecEvent *a, const GjExecEvent *b, flo
         *ms = (float)(b->host_ms - a->host_ms);
         return GJ_CU_OK;
     }
-    ON_DEVICE(a->device, err, gj_cu_event_elapsed(ms, a->handle, b->handle, err));
+    GJ_MEM_ON_DEVICE(a->device, err, gj_cu_event_elapsed(ms, a->handle, b->handle, err));
 }
 
 GjCuStatus gj_exec_memory_info(int device, size_t *free_bytes, size_t *total_bytes,
@@ -232,5 +209,5 @@ GjCuStatus gj_exec_memory_info(int device, size_t *free_bytes, size_t *total_byt
         *total_bytes = (size_t)total * (size_t)page;
         return GJ_CU_OK;
     }
-    ON_DEVICE(device, err, gj_cu_memory_info(free_bytes, total_bytes, err));
+    GJ_MEM_ON_DEVICE(device, err, gj_cu_memory_info(free_bytes, total_bytes, err));
 }

@@ -22,9 +22,20 @@ static GjCuStatus host_oom(size_t bytes, GjCuError *err) {
     return GJ_CU_DRIVER_ERROR;
 }
 
+int gj_mem_enter(int device, GjCuError *err) {
+    int prev = gj_cu_thread_device();
+    return gj_cu_ensure(device, err) == GJ_CU_OK ? prev : GJ_MEM_NO_ENTRY;
+}
+
+void gj_mem_leave(int device, int prev) {
+    GjCuError ignored;   /* a thread that had no device keeps the one entered */
+    if (prev >= 0 && prev != device)
+        gj_cu_ensure(prev, &ignored);
+}
+
 GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err) {
     if (device >= 0)
-        return gj_cu_alloc(bytes, ptr, err);
+        GJ_MEM_ON_DEVICE(device, err, gj_cu_alloc(bytes, ptr, err));
     size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
     if (rounded < bytes)
         return host_oom(bytes, err);
@@ -37,7 +48,7 @@ GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err)
 
 GjCuStatus gj_mem_free(int device, uint64_t ptr, GjCuError *err) {
     if (device >= 0)
-        return gj_cu_free(ptr, err);
+        GJ_MEM_ON_DEVICE(device, err, gj_cu_free(ptr, err));
     free((void *)(uintptr_t)ptr);
     return GJ_CU_OK;
 }
@@ -45,7 +56,7 @@ GjCuStatus gj_mem_free(int device, uint64_t ptr, GjCuError *err) {
 GjCuStatus gj_mem_htod(int device, uint64_t dst, const void *src, size_t bytes, void *stream,
                        GjCuError *err) {
     if (device >= 0)
-        return gj_cu_htod(dst, src, bytes, stream, err);
+        GJ_MEM_ON_DEVICE(device, err, gj_cu_htod(dst, src, bytes, stream, err));
     if (bytes)
         memcpy((void *)(uintptr_t)dst, src, bytes);
     return GJ_CU_OK;
@@ -54,7 +65,7 @@ GjCuStatus gj_mem_htod(int device, uint64_t dst, const void *src, size_t bytes, 
 GjCuStatus gj_mem_dtoh(int device, void *dst, uint64_t src, size_t bytes, void *stream,
                        GjCuError *err) {
     if (device >= 0)
-        return gj_cu_dtoh(dst, src, bytes, stream, err);
+        GJ_MEM_ON_DEVICE(device, err, gj_cu_dtoh(dst, src, bytes, stream, err));
     if (bytes)
         memcpy(dst, (const void *)(uintptr_t)src, bytes);
     return GJ_CU_OK;
@@ -63,7 +74,7 @@ GjCuStatus gj_mem_dtoh(int device, void *dst, uint64_t src, size_t bytes, void *
 GjCuStatus gj_mem_dtod(int device, uint64_t dst, uint64_t src, size_t bytes, void *stream,
                        GjCuError *err) {
     if (device >= 0)
-        return gj_cu_dtod(dst, src, bytes, stream, err);
+        GJ_MEM_ON_DEVICE(device, err, gj_cu_dtod(dst, src, bytes, stream, err));
     if (bytes)
         memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
     return GJ_CU_OK;
@@ -83,22 +94,24 @@ GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned
             *dptr = 0;
         return st;
     }
-    if ((st = gj_cu_ensure(device, err)) != GJ_CU_OK)
-        return st;
+    int prev = gj_mem_enter(device, err);
+    if (prev == GJ_MEM_NO_ENTRY)
+        return err->status;
     if (kind == GJ_HOST_MANAGED) {
         st = gj_cu_managed_alloc(bytes, !(flags & GJ_HOST_ATTACH_HOST), dptr, err);
         *host = (void *)(uintptr_t)*dptr;
-        return st;
+    } else {
+        unsigned f = (kind == GJ_HOST_MAPPED ? GJ_HOST_MAPPED_FLAG : 0)
+                     | (flags & GJ_HOST_WC ? GJ_HOST_WRITE_COMBINED : 0);
+        st = gj_cu_host_alloc_flags(bytes, f, host, err);
+        if (st == GJ_CU_OK && kind == GJ_HOST_MAPPED
+            && (st = gj_cu_host_device_ptr(*host, dptr, err)) != GJ_CU_OK) {
+            GjCuError ignored;
+            gj_cu_host_free(*host, &ignored);
+            *host = NULL;
+        }
     }
-    unsigned f = (kind == GJ_HOST_MAPPED ? GJ_HOST_MAPPED_FLAG : 0)
-                 | (flags & GJ_HOST_WC ? GJ_HOST_WRITE_COMBINED : 0);
-    st = gj_cu_host_alloc_flags(bytes, f, host, err);
-    if (st == GJ_CU_OK && kind == GJ_HOST_MAPPED
-        && (st = gj_cu_host_device_ptr(*host, dptr, err)) != GJ_CU_OK) {
-        GjCuError ignored;
-        gj_cu_host_free(*host, &ignored);
-        *host = NULL;
-    }
+    gj_mem_leave(device, prev);
     return st;
 }
 
@@ -110,26 +123,29 @@ void gj_mem_host_free(int device, GjHostKind kind, void *host) {
         free(host);
         return;
     }
-    int prev = gj_cu_current_device();
-    if (gj_cu_ensure(device, &ignored) != GJ_CU_OK)
+    int prev = gj_mem_enter(device, &ignored);
+    if (prev == GJ_MEM_NO_ENTRY)
         return;
     if (kind == GJ_HOST_MANAGED)
         gj_cu_free((uint64_t)(uintptr_t)host, &ignored);
     else
         gj_cu_host_free(host, &ignored);
-    if (prev != device)
-        gj_cu_ensure(prev, &ignored);
+    gj_mem_leave(device, prev);
 }
 
 GjCuStatus gj_mem_host_register(int device, void *host, size_t bytes, GjCuError *err) {
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
-    GjCuStatus st = gj_cu_ensure(device, err);
-    return st != GJ_CU_OK ? st : gj_cu_host_register(host, bytes, err);
+    GJ_MEM_ON_DEVICE(device, err, gj_cu_host_register(host, bytes, err));
 }
 
 void gj_mem_host_unregister(int device, void *host) {
     GjCuError ignored;
-    if (device != GJ_MEM_HOST && gj_cu_ensure(device, &ignored) == GJ_CU_OK)
-        gj_cu_host_unregister(host, &ignored);
+    if (device == GJ_MEM_HOST)
+        return;
+    int prev = gj_mem_enter(device, &ignored);
+    if (prev == GJ_MEM_NO_ENTRY)
+        return;
+    gj_cu_host_unregister(host, &ignored);
+    gj_mem_leave(device, prev);
 }

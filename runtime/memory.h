@@ -3,12 +3,13 @@
  * uses: CUDA device memory through driver.c for a device ordinal >= 0, or
  * host memory standing in for it on the CPU target (GJ_MEM_HOST).
  *
- * Callers (pymodule/devicearray.c, launcher.c) pass the memory's owner, the
- * "device" recorded in the DeviceArray, and never test the target
- * themselves.  For a CUDA device the caller makes its context current first
- * (gj_cu_ensure), as before; host memory needs nothing.  Host copies are
- * synchronous memcpy, whatever stream is passed.  Errors are GjCuError, as
- * the driver's: OUT_OF_MEMORY is code 2 with requested bytes.
+ * Callers (pymodule/devicearray.c, runtime/exec.c) pass the memory's owner,
+ * the "device" recorded in the DeviceArray, and never test the target
+ * themselves.  Each call makes a CUDA device's context current for itself
+ * and the calling thread's device current again after; host memory needs
+ * nothing.  Host copies are synchronous memcpy, whatever stream is passed.
+ * Errors are GjCuError, as the driver's, with a kind: out of memory (host
+ * memory: `host` set) with the bytes requested.
  */
 #ifndef GJ_MEMORY_H
 #define GJ_MEMORY_H
@@ -19,6 +20,21 @@
 #include "driver.h"
 
 enum { GJ_MEM_HOST = -1 };   /* the "device" of CPU-target memory */
+
+/* Makes CUDA device `device`'s context current; returns the thread's device
+   before (-1: none yet), for gj_mem_leave, or GJ_MEM_NO_ENTRY with err set. */
+enum { GJ_MEM_NO_ENTRY = -1000 };
+int gj_mem_enter(int device, GjCuError *err);
+void gj_mem_leave(int device, int prev);
+/* In a function returning GjCuStatus: returns call's status, made with CUDA
+   device `device`'s context current (err's when it cannot be made so). */
+#define GJ_MEM_ON_DEVICE(device, err, call)                                      \
+    do {                                                                         \
+        int prev_ = gj_mem_enter((device), (err));                               \
+        GjCuStatus st_ = prev_ == GJ_MEM_NO_ENTRY ? (err)->status : (call);      \
+        gj_mem_leave((device), prev_);                                           \
+        return st_;                                                              \
+    } while (0)
 
 GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err);
 GjCuStatus gj_mem_free(int device, uint64_t ptr, GjCuError *err);
