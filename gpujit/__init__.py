@@ -44,6 +44,7 @@ from ._gpujit import (
     CudaSupportError,
     DeviceArray,
     GpujitError,
+    GpujitPerformanceWarning,
     GpujitWarning,
     InternalError,
     KernelReturnError,
@@ -82,7 +83,7 @@ __all__ = [
     "MemoryInfo", "current_context", "pinned_array", "mapped_array", "managed_array",
     "pinned", "from_dlpack", "as_cuda_array", "is_cuda_array",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
-    "InternalError", "GpujitWarning",
+    "InternalError", "GpujitWarning", "GpujitPerformanceWarning",
     "CudaError", "CudaOutOfMemoryError", "CudaCompileError", "CudaKernelFault",
     "CudaSupportError", "libdevice_path", "info", "types", "cache_info", "cache_clear",
     # numba's type objects (gpujit.types), for signatures and casts

@@ -68,6 +68,7 @@ typedef struct GjDispatcher {
     GjEntry *last;               /* the last entry used: checked before hashing */
     PyObject *explicit_sigs;   /* signature strings given to jit(), or NULL: launches
                                   must then match one of them, as in numba */
+    int warned_implicit_copy;  /* GpujitPerformanceWarning given once (launcher.c) */
     PyObject *last_config;     /* kernel[...] key of last_launcher */
     PyObject *last_launcher;
 } GjDispatcher;

@@ -44,6 +44,7 @@ typedef struct GjPyState {
     PyObject *GpujitError, *TypingError, *UnsupportedError, *LoweringError, *InternalError;
     PyObject *KernelReturnError;   /* UnsupportedError and TypeError */
     PyObject *GpujitWarning;       /* a UserWarning: the compiler's WARNING diagnostics */
+    PyObject *GpujitPerformanceWarning;   /* a GpujitWarning: implicit copies */
     PyObject *CudaError, *CudaOutOfMemoryError, *CudaCompileError, *CudaKernelFault,
         *CudaSupportError;
     /* heap types */

@@ -831,6 +831,35 @@ static int flush_stdout(void)
     return r ? 0 : -1;
 }
 
+enum { IMPLICIT_COPY_WARN_BYTES = 1 << 20 };
+
+/* numba's NumbaPerformanceWarning, once per kernel: host arrays of 1 MiB or
+   more in all that the runtime copies to the GPU and back at this launch
+   (GPUJIT_WARN_ON_IMPLICIT_COPY=0 silences it).  -1 when a filter made it
+   an error. */
+static int warn_implicit_copies(GjPyState *st, GjDispatcher *d, const GjHostCopy *copies,
+                                int n, int device)
+{
+    if (d->warned_implicit_copy || n == 0 || !gj_exec_copies_host_arrays(device))
+        return 0;
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += copies[i].nbytes;
+    const char *env = getenv("GPUJIT_WARN_ON_IMPLICIT_COPY");
+    if (bytes < IMPLICIT_COPY_WARN_BYTES || (env && strcmp(env, "0") == 0))
+        return 0;
+    d->warned_implicit_copy = 1;
+    PyObject *name = PyObject_GetAttrString(d->func, "__qualname__");
+    int rc = name ? PyErr_WarnFormat(st->GpujitPerformanceWarning, 1,
+                                     "kernel %U was given host arrays (%zu bytes), which are "
+                                     "copied to the GPU and back, with a synchronize, at each "
+                                     "launch; pass device arrays (gpujit.to_device) to keep "
+                                     "the data on the GPU (GPUJIT_WARN_ON_IMPLICIT_COPY=0 "
+                                     "silences this)", name, bytes) : -1;
+    Py_XDECREF(name);
+    return rc;
+}
+
 /* Hands the launch to the runtime (runtime/exec.h): host arguments are
    copied in and, when written, back, and then the call has synchronized;
    with device arguments only the launch stays asynchronous. */
@@ -859,6 +888,8 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
         .error_record = e->res.nerror_sites > 0 ? record : NULL,
         .error_record_words = GJ_ERROR_RECORD_WORDS,
     };
+    if (warn_implicit_copies(st, l->disp, copies, g.ncopies, device) < 0)
+        return -1;
     GjCuError err;
     GjCuStatus rc;
     if (gj_exec_blocks(&g)) {

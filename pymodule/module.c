@@ -9,6 +9,9 @@
  *             CudaOutOfMemoryError(CudaError, MemoryError)  .requested .free .total
  *             CudaCompileError, CudaKernelFault, CudaSupportError
  *     class GpujitWarning(UserWarning)    the compiler's warnings
+ *         GpujitPerformanceWarning        host arrays copied at every launch
+ *
+ * Streams and events are stream.c's, host memory kinds hostmem.c's.
  *
  * Multi-phase init (PEP 489): the exec slot fills a GjPyState; heap types
  * come from PyType_FromModuleAndSpec, so every method finds the state
@@ -17,10 +20,7 @@
  *
  * The execution target ("cuda" or "cpu", module state) is chosen on first
  * need: GPUJIT_TARGET, else the GPU when a driver and a device are usable,
- * else the CPU with a one-time RuntimeWarning; set_target() changes it.  On
- * the CPU target streams are accepted and ignored (launches are
- * synchronous), events record a host timestamp, synchronize() returns at
- * once.
+ * else the CPU with a one-time RuntimeWarning; set_target() changes it.
  */
 #include "gjpy.h"
 #include "dlpack.h"
@@ -725,7 +725,11 @@ static int add_exceptions(PyObject *m, GjPyState *st)
                          "A CUDA driver call failed; .name, .code and .call say which.") < 0
         || add_exception(m, &st->GpujitWarning, "GpujitWarning", PyExc_UserWarning,
                          "A kernel compiles, but differs from what Python would do (a "
-                         "variable read before it may be assigned reads as zero).") < 0)
+                         "variable read before it may be assigned reads as zero).") < 0
+        || add_exception(m, &st->GpujitPerformanceWarning, "GpujitPerformanceWarning",
+                         st->GpujitWarning, "A launch is slower than it needs to be: host "
+                         "arrays copied to the GPU and back at every launch (numba's "
+                         "NumbaPerformanceWarning).") < 0)
         return -1;
     if (add_exception2(m, &st->KernelReturnError, "KernelReturnError", st->UnsupportedError,
                        PyExc_TypeError, "A kernel returns a value (a kernel returns nothing); "
@@ -762,7 +766,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 27 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
+enum { STATE_OBJECTS = 28 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -773,6 +777,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
         &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
+        &st->GpujitPerformanceWarning,
         (PyObject **)&st->HostAllocType, (PyObject **)&st->HostRegType,
     };
     size_t n = sizeof all / sizeof all[0];

@@ -13,6 +13,10 @@
 
 #include "cpuexec.h"
 
+int gj_exec_copies_host_arrays(int device) {
+    return device != GJ_MEM_HOST;
+}
+
 int gj_exec_blocks(const GjLaunch *l) {
     return l->device == GJ_MEM_HOST || l->ncopies > 0 || l->error_record;
 }

@@ -57,6 +57,10 @@ typedef struct GjLaunch {
     char cpu_message[256];
 } GjLaunch;
 
+/* Whether host arrays given to a launch on `device` are copied (to a GPU
+   and back), rather than used in place (the CPU target). */
+int gj_exec_copies_host_arrays(int device);
+
 /* Whether gj_exec_launch returns only when the grid is done (host copies,
    an error record to read, the CPU target): the caller releases the GIL. */
 int gj_exec_blocks(const GjLaunch *l);

@@ -273,3 +273,60 @@ def test_numpy_integers_in_launch_configuration(rng):
 def test_out_of_range_launch_dimensions(config):
     with pytest.raises((ValueError, TypeError), match="griddim|blockdim"):
         vector_add[config](np.ones(4, np.float32), np.ones(4, np.float32), np.ones(4, np.float32))
+
+
+# ---- the implicit-copy warning -------------------------------------------------------------
+
+def copy_through(src, dst):
+    i = gpujit.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+
+def launch_fresh(src, dst):
+    """A new dispatcher of copy_through (so its once-per-kernel warning is
+    fresh), launched over dst."""
+    gpujit.jit(copy_through)[(dst.size + 255) // 256, 256](src, dst)
+
+
+@pytest.mark.usefixtures("target")
+def test_large_host_arrays_warn_once_per_kernel_where_they_are_copied(target, rng,
+                                                                      monkeypatch):
+    """numba's NumbaPerformanceWarning: on a GPU, a kernel given host arrays
+    of 1 MiB or more warns once (they are copied in and out at every
+    launch); on the CPU target host arrays are used in place and nothing
+    warns.  GPUJIT_WARN_ON_IMPLICIT_COPY=0 silences it; device arrays and
+    small host arrays never warn; a filter that makes it an error stops the
+    launch before anything is copied."""
+    import warnings
+    monkeypatch.delenv("GPUJIT_WARN_ON_IMPLICIT_COPY", raising=False)
+    src = rng.standard_normal(1 << 18)   # 2 MiB of float64
+    kernel = gpujit.jit(copy_through)
+    dst = np.full_like(src, np.nan)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            kernel[(src.size + 255) // 256, 256](src, dst)
+    assert (dst == src).all()
+    perf = [w for w in caught if issubclass(w.category, gpujit.GpujitPerformanceWarning)]
+    if target == "cpu":
+        assert perf == []
+        return
+    assert len(perf) == 1
+    assert "copy_through" in str(perf[0].message)
+    assert "copied to the GPU and back" in str(perf[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gpujit.GpujitPerformanceWarning)
+        monkeypatch.setenv("GPUJIT_WARN_ON_IMPLICIT_COPY", "0")
+        launch_fresh(src, np.full_like(src, np.nan))
+        monkeypatch.delenv("GPUJIT_WARN_ON_IMPLICIT_COPY")
+        small, out = src[:1000].copy(), np.zeros(1000)
+        launch_fresh(small, out)
+        assert (out == small).all()
+        d_dst = gpujit.device_array_like(src)
+        launch_fresh(gpujit.to_device(src), d_dst)
+        assert (d_dst.copy_to_host() == src).all()
+        poisoned = np.full_like(src, np.nan)
+        with pytest.raises(gpujit.GpujitPerformanceWarning):
+            launch_fresh(src, poisoned)
+        assert np.isnan(poisoned).all()

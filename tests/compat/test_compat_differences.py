@@ -294,6 +294,28 @@ def test_view_follows_numpy(target, rng):
     np.testing.assert_array_equal(got.copy_to_host(), a[:, :4].view(np.int64))
 
 
+def test_the_implicit_copy_warning_comes_once_per_kernel(target, rng, monkeypatch):
+    import warnings
+    import gpujit
+    monkeypatch.delenv("GPUJIT_WARN_ON_IMPLICIT_COPY", raising=False)
+
+    @cuda.jit
+    def double(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] *= 2
+
+    a = rng.random(1 << 18)   # 2 MiB
+    want = a * 4
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        double[1024, 256](a)
+        double[1024, 256](a)   # numba warns again
+    np.testing.assert_array_equal(a, want)
+    perf = [w for w in caught if issubclass(w.category, gpujit.GpujitPerformanceWarning)]
+    assert len(perf) == (1 if target == "cuda" else 0)
+
+
 # ---- not supported yet (the page's last table) ------------------------------------------
 
 def assert_in_kernel(a, out):
