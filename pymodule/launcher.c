@@ -424,26 +424,12 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
     return 0;
 }
 
-/* The CPU target's limits: a CUDA device's, so errors mean the same. */
-static const GjCuDeviceInfo cpu_limits = {
-    .ordinal = GJ_MEM_HOST,
-    .name = "CPU",
-    .max_threads_per_block = 1024,
-    .max_block_dim = {1024, 1024, 64},
-    .max_grid_dim = {2147483647, 65535, 65535},
-    .max_shared_per_block = 48 * 1024,
-    .max_shared_per_block_optin = 227 * 1024,   /* an H100/H200's */
-    .warp_size = 32,
-};
-
 /* ValueError unless the configuration fits device `ordinal`'s limits. */
 static int check_config(GjPyState *st, const Launcher *l, int ordinal)
 {
     GjCuDeviceInfo info;
     GjCuError err;
-    if (ordinal == GJ_MEM_HOST)
-        info = cpu_limits;
-    else if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK) {
+    if (gj_exec_device_info(ordinal, &info, &err) != GJ_CU_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -473,7 +459,7 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
    the 48 KiB every device gives a block, CUDA launches only kernels that
    opted in to that much dynamic shared memory, so the attribute is set
    first (each such launch: it is one cheap driver call).  The CPU target
-   applies the same limits (cpu_limits). */
+   applies the same limits (gj_exec_device_info). */
 static int prepare_shared(GjPyState *st, const Launcher *l, const GjEntry *e, int ordinal)
 {
     enum { PORTABLE_SHARED = 48 * 1024 };
@@ -493,9 +479,7 @@ static int prepare_shared(GjPyState *st, const Launcher *l, const GjEntry *e, in
         return 0;
     GjCuDeviceInfo info;
     GjCuError err;
-    if (ordinal == GJ_MEM_HOST)
-        info = cpu_limits;
-    else if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
+    if (gj_exec_device_info(ordinal, &info, &err) != GJ_CU_OK)
         goto cuda_error;
     if (total > (size_t)info.max_shared_per_block_optin) {
         PyErr_Format(PyExc_ValueError, "shared memory of %zu bytes per block (%zu static, %u "
@@ -504,8 +488,7 @@ static int prepare_shared(GjPyState *st, const Launcher *l, const GjEntry *e, in
                      info.max_shared_per_block_optin, info.max_shared_per_block_optin / 1024);
         return -1;
     }
-    if (ordinal == GJ_MEM_HOST ||
-        gj_cu_func_set_max_dynamic_shared(e->func, (int)l->shared, &err) == GJ_CU_OK)
+    if (gj_exec_allow_dynamic_shared(ordinal, e->func, l->shared, &err) == GJ_CU_OK)
         return 0;
 cuda_error:
     gj_py_raise_cuda(st, &err);

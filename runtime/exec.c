@@ -13,6 +13,33 @@
 
 #include "cpuexec.h"
 
+/* The CPU target's limits: a CUDA device's, so errors mean the same. */
+static const GjCuDeviceInfo cpu_limits = {
+    .ordinal = GJ_MEM_HOST,
+    .name = "CPU",
+    .max_threads_per_block = 1024,
+    .max_block_dim = {1024, 1024, 64},
+    .max_grid_dim = {2147483647, 65535, 65535},
+    .max_shared_per_block = 48 * 1024,
+    .max_shared_per_block_optin = 227 * 1024,   /* an H100/H200's */
+    .warp_size = 32,
+};
+
+GjCuStatus gj_exec_device_info(int device, GjCuDeviceInfo *info, GjCuError *err) {
+    if (device == GJ_MEM_HOST) {
+        *info = cpu_limits;
+        return GJ_CU_OK;
+    }
+    return gj_cu_device_info(device, info, err);
+}
+
+GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes,
+                                        GjCuError *err) {
+    if (device == GJ_MEM_HOST)
+        return GJ_CU_OK;
+    return gj_cu_func_set_max_dynamic_shared(func, (int)bytes, err);
+}
+
 int gj_exec_copies_host_arrays(int device) {
     return device != GJ_MEM_HOST;
 }

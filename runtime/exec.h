@@ -57,6 +57,15 @@ typedef struct GjLaunch {
     char cpu_message[256];
 } GjLaunch;
 
+/* The launch limits of `device`; the CPU target's are a CUDA device's (an
+   H200's), so a bad configuration fails the same way on both targets. */
+GjCuStatus gj_exec_device_info(int device, GjCuDeviceInfo *info, GjCuError *err);
+
+/* Lets `func` be launched on `device` with `bytes` of dynamic shared memory
+   past the 48 KiB every kernel may have (nothing to do on the CPU target). */
+GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes,
+                                        GjCuError *err);
+
 /* Whether host arrays given to a launch on `device` are copied (to a GPU
    and back), rather than used in place (the CPU target). */
 int gj_exec_copies_host_arrays(int device);
