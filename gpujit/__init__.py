@@ -30,7 +30,9 @@ device are present and otherwise the CPU, with a one-time warning.
 import contextlib as _contextlib
 import functools as _functools
 import math as _math
+import operator as _operator
 import os as _os
+import sys as _sys
 from collections import namedtuple as _namedtuple
 from collections.abc import Mapping as _Mapping
 from collections.abc import Sequence as _Sequence
@@ -405,9 +407,16 @@ def _signature_list(signature):
 
 # ---- host memory the GPU reaches ----------------------------------------------------
 
+# The element types gpujit has (kind: item sizes), in native byte order.
+_DTYPES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
+
+
 def _host_array(kind, shape, dtype, strides, order, **flags):
     import numpy as np
     dtype = np.dtype(dtype)
+    if dtype.itemsize not in _DTYPES.get(dtype.kind, ()) or not dtype.isnative:
+        raise TypeError(f"gpujit has no type for dtype {dtype!r} (supported: bool, int8-64, "
+                        f"uint8-64, float16-64, complex64/128, native byte order)")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
     if any(n < 0 for n in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
@@ -419,6 +428,8 @@ def _host_array(kind, shape, dtype, strides, order, **flags):
             raise ValueError(f"strides {strides} must be {len(shape)} byte counts >= 0")
         nbytes = 0 if 0 in shape else \
             sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
+    if nbytes > _sys.maxsize:
+        raise ValueError(f"array is too big: {nbytes} bytes")
     memory = _gpujit._host_alloc(kind, nbytes, **flags)
     return np.ndarray(shape, dtype, buffer=memory, strides=strides, order=order)
 
@@ -834,6 +845,7 @@ class _Gpus(_Sequence):
         n = len(self)
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(n))]
+        i = _operator.index(i)   # TypeError for what is not an integer
         if not -n <= i < n:
             raise IndexError(f"device {i} does not exist ({n} device{'s' * (n != 1)})")
         return Device(_gpujit._device_info(i % n))

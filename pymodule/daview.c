@@ -170,7 +170,27 @@ PyObject *gj_py_da_to_host(GjPyState *st, GjDeviceArray *d, void *stream)
     return compact;
 }
 
+/* Takes st->write_lock, waiting for it without the GIL. */
+static void lock_writes(GjPyState *st)
+{
+    if (pthread_mutex_trylock(&st->write_lock) == 0)
+        return;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&st->write_lock);
+    Py_END_ALLOW_THREADS
+}
+
+static int write_locked(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream);
+
 int gj_py_da_write(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream)
+{
+    lock_writes(st);
+    int rc = write_locked(st, d, src, stream);
+    pthread_mutex_unlock(&st->write_lock);
+    return rc;
+}
+
+static int write_locked(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream)
 {
     Py_ssize_t lo, len;
     gj_py_da_extent(d, &lo, &len);

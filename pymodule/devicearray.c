@@ -550,7 +550,7 @@ static PyObject *fit_shape(GjDeviceArray *d, PyObject *arr, const char *what)
         return Py_NewRef(arr);
     PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape), *r = NULL;
     if (shape && squeezed) {
-        r = PyObject_CallMethod(arr, "reshape", "O", shape);
+        r = PyObject_CallMethod(arr, "reshape", "(O)", shape);   /* () too */
     } else if (shape) {
         PyObject *other = PyObject_GetAttrString(arr, "shape");
         if (other)

@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "compile.h"
@@ -53,6 +54,10 @@ typedef struct GjPyState {
     /* hostmem.c: the live mapped and managed allocations (borrowed: each
        unlinks itself when freed), which kernels take in place */
     struct GjHostAlloc *zero_copy;
+    /* daview.c: held across a write into device memory from the host, so
+       that one thread's read-merge-write of a strided view's extent cannot
+       undo another thread's write (taken without the GIL) */
+    pthread_mutex_t write_lock;
     /* numpy, imported on first need (import gpujit must not import it eagerly
        in C; the Python layer may) */
     PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;

@@ -615,6 +615,10 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
     int t = target_from_name(name, "target");
     if (t < 0)
         return NULL;
+    GjCuError err;
+    if (t == GJ_TARGET_NVPTX && !gj_cu_available()
+        && gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK)
+        return gj_py_raise_cuda(st, &err);   /* no driver or no device: says which */
     /* The previous target, resolved (without the fallback warning: the
        caller chooses explicitly), so that restoring it is exact. */
     int prev = choose_target(st, 0);
@@ -649,7 +653,9 @@ static PyMethodDef module_methods[] = {
      "GPUJIT_TARGET, else the GPU if one is usable, else the CPU with a warning)."},
     {"set_target", mod_set_target, METH_O,
      "set_target(name)\n--\n\nMakes 'cpu' or 'cuda' the execution target of later "
-     "launches and allocations; returns the previous target's name."},
+     "launches and allocations; returns the previous target's name.\n\n"
+     "Raises\n------\nValueError\n    For another name.\nCudaSupportError\n"
+     "    For 'cuda' without a usable driver and device (the target stays as it was)."},
     {"select_device", mod_select_device, METH_O,
      "select_device(i)\n--\n\nMakes device i current on this thread; returns its info dict."},
     {"_device_info", mod_device_info, METH_VARARGS,
@@ -754,6 +760,7 @@ static int module_exec(PyObject *m)
     GjPyState *st = PyModule_GetState(m);
     memset(st, 0, sizeof *st);
     st->target = -1;
+    pthread_mutex_init(&st->write_lock, NULL);
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0
         || gj_py_stream_register(m, st) < 0 || gj_py_hostmem_register(m, st) < 0

@@ -170,7 +170,7 @@ GjCuStatus gj_exec_synchronize(int device, GjCuError *err) {
 }
 
 GjCuStatus gj_exec_event_create(int device, int timing, GjExecEvent *ev, GjCuError *err) {
-    *ev = (GjExecEvent){.device = device, .host_ms = -1.0};
+    *ev = (GjExecEvent){.device = device, .timing = timing, .host_ms = -1.0};
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
     GJ_MEM_ON_DEVICE(device, err, gj_cu_event_create(&ev->handle, timing, err));
@@ -220,7 +220,9 @@ GjCuStatus gj_exec_event_elapsed(const GjExecEvent *a, const GjExecEvent *b, flo
     if (a->device != b->device)
         return invalid(err, "elapsed_time() between events of different devices "
                             "(or targets)");
-    if (a->device == GJ_MEM_HOST) {
+    if (a->device == GJ_MEM_HOST) {   /* as the driver refuses (INVALID_HANDLE) */
+        if (!a->timing || !b->timing)
+            return invalid(err, "elapsed_time() of an event made with timing=False");
         if (a->host_ms < 0 || b->host_ms < 0)
             return invalid(err, "elapsed_time() of an event that was never recorded");
         *ms = (float)(b->host_ms - a->host_ms);

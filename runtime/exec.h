@@ -89,6 +89,7 @@ GjCuStatus gj_exec_launch(GjLaunch *l, GjCuError *err);
 
 typedef struct GjExecEvent {
     int device;
+    int timing;          /* made to time (elapsed times refuse one that is not) */
     void *handle;        /* CUevent; NULL on the CPU target */
     double host_ms;      /* CPU target: CLOCK_MONOTONIC when recorded, ms; < 0: never */
 } GjExecEvent;

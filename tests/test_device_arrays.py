@@ -498,3 +498,46 @@ def test_views_of_a_read_only_export_stay_read_only(target, rng):
     with pytest.raises(ValueError, match="read-only"):
         v.copy_to_device(np.zeros(3))
     np.testing.assert_array_equal(np.asarray(under), before)
+
+
+def test_copies_between_0d_and_one_element_arrays(rng):
+    """Extents of 1 do not count (numba's rule): a 0-d device array copies to
+    and from (1,) and (1, 1) arrays, host or device, both ways."""
+    value = rng.standard_normal()
+    z = gpujit.to_device(np.float64(value))
+    one = np.full(1, np.nan)
+    z.copy_to_host(one)
+    assert one[0] == value
+    z.copy_to_device(np.array([[2 * value]]))
+    assert z.copy_to_host()[()] == 2 * value
+    z.copy_to_device(gpujit.to_device(np.array([3 * value])))
+    assert z.copy_to_host()[()] == 3 * value
+    d = gpujit.to_device(np.array([4 * value]))
+    zero_d = np.full((), np.nan)
+    d.copy_to_host(zero_d)
+    assert zero_d[()] == 4 * value
+
+
+def test_threads_writing_different_columns_keep_both(rng):
+    """A write into a strided view reads, merges and writes back the bytes
+    the view spans; host writes are serialized, so two threads writing two
+    columns of one array at once lose nothing."""
+    import threading
+    d = gpujit.to_device(np.zeros((50_000, 2)))
+    errors = []
+
+    def fill(col):
+        try:
+            for it in range(1, 41):
+                d[:, col] = it + 1000 * col
+        except BaseException as exc:   # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=fill, args=(c,)) for c in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    got = d.copy_to_host()
+    assert (got[:, 0] == 40).all() and (got[:, 1] == 1040).all()

@@ -73,6 +73,18 @@ def test_explicit_strides_and_empty_and_zero_d():
         gpujit.pinned_array((-1, 2))
     with pytest.raises(ValueError, match="strides"):
         gpujit.pinned_array((2, 2), strides=(8,))
+    with pytest.raises(ValueError, match="too big"):
+        gpujit.mapped_array((1 << 40, 1 << 40), np.float64)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("dtype", [object, "U4", ">f8", [("x", "f4")], np.longdouble])
+def test_dtypes_gpujit_has_no_type_for_are_refused(kind, dtype):
+    """Object arrays over uninitialised memory would read garbage as
+    pointers: every dtype without a gpujit type is a TypeError, as
+    to_device's."""
+    with pytest.raises(TypeError, match="gpujit has no type for dtype"):
+        getattr(gpujit, kind)(16, dtype)
 
 
 def test_pinned_context_manager_around_copies_on_a_stream(rng):

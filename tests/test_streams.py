@@ -92,18 +92,30 @@ def test_elapsed_time_refuses_events_never_recorded_or_of_two_devices(target):
         a.elapsed_time(1.0)
 
 
-@pytest.mark.gpu
-def test_an_event_without_timing_cannot_time():
-    if not gpujit.is_available():
-        pytest.skip("no CUDA device available")
-    previous = gpujit.set_target("cuda")
-    try:
-        a, b = gpujit.event(timing=False), gpujit.event(timing=False)
-        a.record()
-        b.record()
-        b.synchronize()
+@pytest.mark.usefixtures("target")
+def test_an_event_without_timing_cannot_time(target):
+    """As the driver refuses it (CUDA_ERROR_INVALID_HANDLE), the CPU target
+    refuses too, so code tested there behaves the same on a GPU."""
+    a, b = gpujit.event(timing=False), gpujit.event(timing=False)
+    a.record()
+    b.record()
+    b.synchronize()
+    if target == "cpu":
+        with pytest.raises(ValueError, match="timing=False"):
+            a.elapsed_time(b)
+    else:
         with pytest.raises(gpujit.CudaError, match="CUDA_ERROR_INVALID_HANDLE"):
             a.elapsed_time(b)
+
+
+def test_set_target_cuda_without_a_gpu_says_so_and_changes_nothing():
+    if gpujit.is_available():
+        pytest.skip("a GPU is here")
+    previous = gpujit.set_target("cpu")
+    try:
+        with pytest.raises(gpujit.CudaSupportError):
+            gpujit.set_target("cuda")
+        assert gpujit.current_target() == "cpu"
     finally:
         gpujit.set_target(previous)
 
