@@ -36,3 +36,5 @@ def test_example_runs_and_checks_itself(name, target):
                           cwd=os.path.dirname(os.path.abspath(__file__)), timeout=600)
     assert proc.returncode == 0, f"{name}:\n{proc.stdout}\n{proc.stderr}"
     assert f"target: {target}" in proc.stdout
+    # the examples show good practice: no warning of a slow launch
+    assert "PerformanceWarning" not in proc.stderr, proc.stderr
