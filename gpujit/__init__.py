@@ -37,7 +37,16 @@ from collections import namedtuple as _namedtuple
 from collections.abc import Mapping as _Mapping
 from collections.abc import Sequence as _Sequence
 
-from . import _gpujit
+try:
+    from . import _gpujit
+except ImportError as _exc:   # the source tree, without the built extension
+    if _os.path.exists(_os.path.join(_os.path.dirname(__file__), "..", "meson.build")):
+        raise ImportError(
+            f"gpujit's compiled extension is missing from {_os.path.dirname(__file__)}: this "
+            f"is the source tree (the repository root is on sys.path, e.g. the current "
+            f"directory). Build and install gpujit as the README says, then run Python from "
+            f"another directory or with -P") from _exc
+    raise
 from ._gpujit import (
     CudaCompileError,
     CudaError,

@@ -303,3 +303,13 @@ def test_dump_timing_prints_each_stage(tmp_path):
     for want in ["build", "infer", "lower", "optimise", "NVPTX code generation"]:
         assert want in names, proc.stderr
     assert all(float(ms) >= 0 for _, ms in stages)
+
+
+def test_importing_the_source_tree_says_so():
+    """From the repository root the source package shadows the installed one;
+    the ImportError says that, not 'circular import'."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, "-c", "import gpujit"], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "this is the source tree" in proc.stderr and "-P" in proc.stderr, proc.stderr
