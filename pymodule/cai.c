@@ -276,15 +276,18 @@ PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
     GjPyState *st = PyModule_GetState(module);
     if (gj_py_ensure(st) < 0 || gj_py_device(st, &device) < 0)
         return NULL;
+    PyObject *cai = gj_py_protocol_attr(obj, "__cuda_array_interface__",
+                                        "as_cuda_array(): '%S' has no __cuda_array_interface__ "
+                                        "(host memory: to_device copies it, from_dlpack views "
+                                        "it on the CPU target)");
+    if (!cai)
+        return NULL;
     if (device == GJ_MEM_HOST) {
+        Py_DECREF(cai);
         PyErr_SetString(PyExc_TypeError, "as_cuda_array(): __cuda_array_interface__ describes "
                         "GPU memory, which the CPU target cannot use");
         return NULL;
     }
-    PyObject *cai = gj_py_protocol_attr(obj, "__cuda_array_interface__",
-                                        "as_cuda_array(): '%S' has no __cuda_array_interface__");
-    if (!cai)
-        return NULL;
     GjDevView v;
     PyObject *r = NULL;
     if (read_interface(cai, &v) == 0 && (!sync || sync_stream(st, cai) == 0))

@@ -598,6 +598,15 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     if (ary == Py_None)
         return gj_py_da_to_host(st, d, stream);
+    if (!PyObject_TypeCheck(ary, (PyTypeObject *)st->np_ndarray)) {
+        PyObject *tname = gj_py_type_name(ary);
+        PyErr_Format(PyExc_TypeError, "copy_to_host(ary): ary must be a NumPy array to write "
+                     "into, not %S%s", tname,
+                     Py_IS_TYPE(ary, st->DeviceArrayType)
+                         ? " (to copy between device arrays, use dst.copy_to_device(src))" : "");
+        Py_XDECREF(tname);
+        return NULL;
+    }
     PyObject *fitted = fit_shape(d, ary, "copy_to_host()");
     int rc = fitted ? read_into(st, d, fitted, stream) : -1;
     Py_XDECREF(fitted);

@@ -541,3 +541,11 @@ def test_threads_writing_different_columns_keep_both(rng):
     assert not errors, errors
     got = d.copy_to_host()
     assert (got[:, 0] == 40).all() and (got[:, 1] == 1040).all()
+
+
+def test_copy_to_host_into_what_is_not_a_host_array_names_the_problem():
+    d = gpujit.to_device(np.arange(6.0))
+    with pytest.raises(TypeError, match="use dst.copy_to_device"):
+        d.copy_to_host(gpujit.device_array(6))
+    with pytest.raises(TypeError, match="must be a NumPy array to write into, not bytearray"):
+        d.copy_to_host(bytearray(48))
