@@ -502,7 +502,7 @@ def managed_array(shape, dtype=float, strides=None, order="C", stream=0, attach_
 
 @_contextlib.contextmanager
 def pinned(*arylist):
-    """pinned(*arylist): a context manager that page-locks the memory of
+    """``pinned(*arylist)``: a context manager that page-locks the memory of
     existing contiguous host arrays for the ``with`` block (numba's name),
     so their copies to and from the GPU are faster and, on a stream,
     asynchronous.  Nothing on the CPU target.
@@ -867,6 +867,8 @@ class _Gpus(_Sequence):
         return f"<gpujit.gpus: {len(self)} device{'s' * (len(self) != 1)}>"
 
 
+#: The CUDA devices, as numba's ``cuda.gpus``: ``len(gpus)``, ``gpus[i]`` (a
+#: :class:`Device`, also a context manager), iteration, ``gpus.current``.
 gpus = _Gpus()
 
 MemoryInfo = _namedtuple("MemoryInfo", "free total")
