@@ -578,11 +578,6 @@ GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream
     return CU(err, cuMemsetD8, (dst, value, bytes));
 }
 
-GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err)
-{
-    return gj_cu_host_alloc_flags(bytes, 0, ptr, err);
-}
-
 GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err)
 {
     *ptr = NULL;

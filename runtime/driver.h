@@ -136,7 +136,6 @@ GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err);
 GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err);
 
 /* Pinned host memory (cuMemHostAlloc); managed memory comes later. */
-GjCuStatus gj_cu_host_alloc(size_t bytes, void **ptr, GjCuError *err);   /* pinned */
 /* Page-locked host memory (portable to every context); flags: GJ_HOST_*. */
 enum { GJ_HOST_MAPPED_FLAG = 1, GJ_HOST_WRITE_COMBINED = 2 };
 GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err);

@@ -55,7 +55,6 @@ GjCuStatus gj_mem_dtod(int device, uint64_t dst, uint64_t src, size_t bytes, voi
  * On the CPU target every kind is aligned host memory, in place. */
 typedef enum GjHostKind { GJ_HOST_PINNED, GJ_HOST_MAPPED, GJ_HOST_MANAGED } GjHostKind;
 enum {
-    GJ_HOST_PORTABLE_ALL = 0,     /* (pinned and mapped memory is portable to every context) */
     GJ_HOST_WC = 1,               /* write-combined: fast to write from the host, slow to read */
     GJ_HOST_ATTACH_HOST = 2,      /* managed: attached to the host until a stream takes it */
 };
