@@ -542,6 +542,11 @@ PyObject *gj_py_da_reshape(PyObject *self, PyObject *args, PyObject *kw)
     char order;
     if (!ok || order_arg(order_obj, "CFA", &order) < 0)
         return NULL;
+    if (PyTuple_Size(args) == 0) {   /* NumPy's TypeError: the shape is required */
+        PyErr_SetString(PyExc_TypeError, "reshape() needs the new shape: reshape(*shape) or "
+                        "reshape(shape)");
+        return NULL;
+    }
     PyObject *shape_obj = args;
     if (PyTuple_Size(args) == 1 && (PyTuple_Check(PyTuple_GetItem(args, 0))
                                     || PyList_Check(PyTuple_GetItem(args, 0))))
@@ -606,20 +611,23 @@ PyObject *gj_py_da_transpose(PyObject *self, PyObject *args)
     PyObject *seq = PySequence_Tuple(axes_obj);
     if (!seq)
         return NULL;
-    int ok = PyTuple_Size(seq) == d->ndim;
-    for (int i = 0; ok && i < d->ndim; i++) {
+    const char *why = PyTuple_Size(seq) == d->ndim ? NULL : "axes don't match array";
+    for (int i = 0; !why && i < d->ndim; i++) {
         Py_ssize_t a = PyNumber_AsSsize_t(PyTuple_GetItem(seq, i), PyExc_ValueError);
         if (a == -1 && PyErr_Occurred()) {
             Py_DECREF(seq);
             return NULL;
         }
         a = a < 0 ? a + d->ndim : a;
-        ok = a >= 0 && a < d->ndim && !seen[a]++;
+        if (a < 0 || a >= d->ndim)
+            why = "axis out of bounds in transpose";
+        else if (seen[a]++)
+            why = "repeated axis in transpose";   /* NumPy's words for both */
         axes[i] = (int)a;
     }
     Py_DECREF(seq);
-    if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "axes don't match array");
+    if (why) {
+        PyErr_SetString(PyExc_ValueError, why);
         return NULL;
     }
     return permuted(d, axes);

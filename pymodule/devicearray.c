@@ -455,6 +455,14 @@ static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObjec
     if (!*holder)
         return -1;
     if (PyObject_GetBuffer(*holder, view, PyBUF_RECORDS_RO) < 0) {
+        /* a dtype with no buffer format (datetime64, timedelta64): say that
+           gpujit has no type for it, as for any other */
+        PyObject *dtype = PyObject_GetAttrString(*holder, "dtype");
+        if (dtype) {
+            PyErr_Clear();
+            gj_py_dtype_id_of(dtype);
+            Py_DECREF(dtype);
+        }
         Py_CLEAR(*holder);
         return -1;
     }

@@ -252,8 +252,11 @@ def test_transpose_views(rng):
         assert_same(got, want)
     f = gpujit.to_device(random_grid(rng, (6, 7), "float32"))
     assert f.T.is_f_contiguous() and not f.T.is_c_contiguous()
-    for axes in [(0, 1), (0, 0, 1), (0, 1, 3), (0, 1, 2, 3)]:
-        with pytest.raises(ValueError, match="axes don't match array"):
+    for axes, message in [((0, 1), "axes don't match array"),
+                          ((0, 0, 1), "repeated axis in transpose"),
+                          ((0, 1, 3), "axis out of bounds"),
+                          ((0, 1, 2, 3), "axes don't match array")]:
+        with pytest.raises(ValueError, match=message):
             d.transpose(axes)
 
 
@@ -549,3 +552,12 @@ def test_copy_to_host_into_what_is_not_a_host_array_names_the_problem():
         d.copy_to_host(gpujit.device_array(6))
     with pytest.raises(TypeError, match="must be a NumPy array to write into, not bytearray"):
         d.copy_to_host(bytearray(48))
+
+
+def test_more_misuse_gets_numpys_kind_of_error():
+    d = gpujit.to_device(np.arange(6.0)).reshape(2, 3)
+    with pytest.raises(TypeError, match="needs the new shape"):
+        d.reshape(order="F")
+    for dtype in ("M8[s]", "m8[ms]"):
+        with pytest.raises(TypeError, match="gpujit has no type for dtype"):
+            gpujit.to_device(np.zeros(3, dtype))
