@@ -416,16 +416,9 @@ def _signature_list(signature):
 
 # ---- host memory the GPU reaches ----------------------------------------------------
 
-# The element types gpujit has (kind: item sizes), in native byte order.
-_DTYPES = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8), "c": (8, 16)}
-
-
 def _host_array(kind, shape, dtype, strides, order, **flags):
     import numpy as np
     dtype = np.dtype(dtype)
-    if dtype.itemsize not in _DTYPES.get(dtype.kind, ()) or not dtype.isnative:
-        raise TypeError(f"gpujit has no type for dtype {dtype!r} (supported: bool, int8-64, "
-                        f"uint8-64, float16-64, complex64/128, native byte order)")
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
     if any(n < 0 for n in shape):
         raise ValueError(f"negative dimensions are not allowed: {shape}")
@@ -439,7 +432,7 @@ def _host_array(kind, shape, dtype, strides, order, **flags):
             sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize
     if nbytes > _sys.maxsize:
         raise ValueError(f"array is too big: {nbytes} bytes")
-    memory = _gpujit._host_alloc(kind, nbytes, **flags)
+    memory = _gpujit._host_alloc(kind, nbytes, dtype, **flags)   # checks the dtype
     return np.ndarray(shape, dtype, buffer=memory, strides=strides, order=order)
 
 

@@ -78,22 +78,28 @@ static PyObject *make_view(GjDeviceArray *d, const Geom *g, PyObject *dtype)
 
 /* ---- extents and copies -------------------------------------------------- */
 
-void gj_py_da_extent(const GjDeviceArray *d, Py_ssize_t *lo, Py_ssize_t *len)
+void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                  Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *len)
 {
     Py_ssize_t low = 0, high = 0;
     *lo = 0;
     *len = 0;
-    if (d->size == 0)
-        return;
-    for (int i = 0; i < d->ndim; i++) {
-        Py_ssize_t reach = (d->shape[i] - 1) * d->strides[i];
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] == 0)
+            return;
+        Py_ssize_t reach = (shape[i] - 1) * strides[i];
         if (reach < 0)
             low += reach;
         else
             high += reach;
     }
     *lo = low;
-    *len = high - low + d->itemsize;
+    *len = high - low + itemsize;
+}
+
+void gj_py_da_extent(const GjDeviceArray *d, Py_ssize_t *lo, Py_ssize_t *len)
+{
+    gj_py_extent(d->ndim, d->shape, d->strides, d->itemsize, lo, len);
 }
 
 /* numpy.empty of d's shape and dtype in order ('C' or 'F'). */

@@ -151,6 +151,11 @@ typedef struct GjDeviceArray {
 /* Whether ndim extents/strides (bytes) of itemsize elements are contiguous
    in `order` ('C' or 'F'), as numpy's flags say it: extents of 1 do not
    constrain their stride, and an empty array is contiguous both ways. */
+/* The bytes an array of ndim extents/strides (bytes) spans: from *lo bytes
+   off element 0 (<= 0, negative strides reach below it), *len bytes long;
+   0 and 0 for an empty array. */
+void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
+                  Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *len);
 int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
                      Py_ssize_t itemsize, char order);
 /* The strides (bytes) of a contiguous array in order 'C' or 'F' (the caller

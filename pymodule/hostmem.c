@@ -6,7 +6,7 @@
  *     class _HostAllocation:          # the arrays' base; exports its bytes
  *         kind: str                   # "pinned", "mapped" or "managed"
  *         nbytes: int; device: int
- *     _host_alloc(kind, nbytes, wc=False, attach_global=True) -> _HostAllocation
+ *     _host_alloc(kind, nbytes, dtype, wc=False, attach_global=True) -> _HostAllocation
  *     _host_register(ary) -> _HostRegistration   # unregisters when closed or freed
  *
  * Mapped and managed allocations stay listed in the module state while they
@@ -135,12 +135,14 @@ static PyType_Spec alloc_spec = {
 
 static PyObject *mod_host_alloc(PyObject *module, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"kind", "nbytes", "wc", "attach_global", NULL};
+    static char *kwlist[] = {"kind", "nbytes", "dtype", "wc", "attach_global", NULL};
     const char *kind_name;
     Py_ssize_t nbytes;
+    PyObject *dtype;
     int wc = 0, attach_global = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sn|pp:_host_alloc", kwlist, &kind_name,
-                                     &nbytes, &wc, &attach_global))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "snO|pp:_host_alloc", kwlist, &kind_name,
+                                     &nbytes, &dtype, &wc, &attach_global)
+        || gj_py_dtype_id_of(dtype) < 0)   /* an object array would read garbage pointers */
         return NULL;
     int kind = -1;
     for (int i = 0; i < 3; i++)
@@ -273,8 +275,9 @@ static PyObject *mod_host_register(PyObject *module, PyObject *ary)
 
 static PyMethodDef hostmem_functions[] = {
     {"_host_alloc", (PyCFunction)(void (*)(void))mod_host_alloc, METH_VARARGS | METH_KEYWORDS,
-     "_host_alloc(kind, nbytes, wc=False, attach_global=True)\n--\n\n"
-     "Host memory of a kind ('pinned', 'mapped', 'managed') for the current device."},
+     "_host_alloc(kind, nbytes, dtype, wc=False, attach_global=True)\n--\n\n"
+     "Host memory of a kind ('pinned', 'mapped', 'managed') for the current device, for\n"
+     "elements of `dtype` (a numpy.dtype; TypeError for one gpujit has no type for)."},
     {"_host_register", mod_host_register, METH_O,
      "_host_register(ary)\n--\n\nPage-locks ary's memory until the result is closed."},
     {NULL, NULL, 0, NULL},

@@ -150,16 +150,11 @@ static int is_ndarray(GjPyState *st, PyObject *obj)
    it becomes a device argument at its device address. */
 static int in_zero_copy_memory(GjPyState *st, Arg *a)
 {
-    const Py_buffer *v = &a->view;
-    Py_ssize_t lo = 0, hi = v->itemsize;   /* the bytes spanned, from buf */
-    for (int i = 0; i < v->ndim; i++) {
-        if (v->shape[i] == 0)
-            return 0;   /* nothing to reach */
-        Py_ssize_t step = v->strides ? v->strides[i] : 0;
-        *(step < 0 ? &lo : &hi) += (v->shape[i] - 1) * step;
-    }
+    const Py_buffer *v = &a->view;   /* PyBUF_RECORDS_RO: strides always given */
+    Py_ssize_t lo, len;
+    gj_py_extent(v->ndim, v->shape, v->strides, v->itemsize, &lo, &len);
     uint64_t dptr;
-    if (!gj_py_hostmem_device_ptr(st, (const char *)v->buf + lo, (size_t)(hi - lo), &dptr))
+    if (len == 0 || !gj_py_hostmem_device_ptr(st, (const char *)v->buf + lo, (size_t)len, &dptr))
         return 0;
     a->kind = ARG_DEVICE;
     a->ptr = dptr - (uint64_t)lo;   /* element 0, as buf is */
