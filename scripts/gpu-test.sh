@@ -6,7 +6,7 @@
 # Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
 # the extension's libraries), pytest.log and pytest.xml, one log per example
 # (vector_add, saxpy, heat, mandelbrot, matmul, reduction, histogram) and
-# mandelbrot.png.  Arguments go to
+# mandelbrot.png, and notebooks/ (the example notebooks with outputs).  Arguments go to
 # pytest (paths relative to tests/).  Exits non-zero if any step failed.
 set -uo pipefail
 
@@ -59,6 +59,14 @@ step mandelbrot "$out/mandelbrot.log" "$py" -P examples/mandelbrot.py "$out/mand
 step matmul "$out/matmul.log" "$py" -P examples/matmul.py
 step reduction "$out/reduction.log" "$py" -P examples/reduction.py
 step histogram "$out/histogram.log" "$py" -P examples/histogram.py
+
+# The notebooks at their full sizes, stored with outputs in $OUT/notebooks
+# (the committed outputs come from here); skipped where nbclient is missing.
+if "$py" -P -c 'import nbclient, nbformat, ipykernel' 2>/dev/null; then
+    step notebooks "$out/notebooks.log" "$py" -P scripts/execute-notebooks.py "$out/notebooks"
+else
+    echo "=== notebooks: skipped (nbclient, nbformat or ipykernel missing)"
+fi
 
 if ((${#failed[@]})); then
     echo "gpu-test: FAILED: ${failed[*]}" >&2
