@@ -287,8 +287,10 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
     case GJ_ERR_KERNEL_FAULT:   /* also reported by a later call, a load too */
         snprintf(msg, sizeof msg,
                  "a kernel faulted: %s (%s, reported by %s). The CUDA context is lost: "
-                 "every later CUDA call in this process fails; restart the process "
-                 "(run with debug=True or compute-sanitizer to locate the fault)",
+                 "every later CUDA call in this process fails, and CUDA allows no recovery "
+                 "but a new process; host memory (NumPy and pinned arrays) stays readable, "
+                 "so save what you need and restart (run with debug=True or "
+                 "compute-sanitizer to locate the fault)",
                  err->message, err->name, err->call);
         raise_with_attrs(st->CudaKernelFault, msg, err);
         break;

@@ -3,6 +3,8 @@
 the page stays true to the code."""
 import os
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -90,3 +92,32 @@ def test_contract_false_matches_numpy_bit_for_bit(rng):
     out = np.full_like(x, np.nan)
     axpy[16, 256](np.float32(1.7), x, y, out)
     np.testing.assert_array_equal(out, np.float32(1.7) * x + y)
+
+
+FAULT = """
+import numpy as np
+import gpujit
+gpujit.set_target("cuda")
+
+@gpujit.jit
+def wild(a):
+    a[1 << 40] = 1.0
+
+try:
+    wild[1, 1](gpujit.device_array(4, np.float32))
+    gpujit.synchronize()
+except gpujit.CudaKernelFault as e:
+    print(f"CudaKernelFault: {e}")
+"""
+
+
+@pytest.mark.gpu
+def test_kernel_fault_message():
+    if not gpujit.is_available():
+        pytest.skip("no CUDA device available")
+    # in a subprocess: the fault resets the context, which would end the
+    # device arrays of the other tests in this one
+    proc = subprocess.run([sys.executable, "-P", "-c", FAULT], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(quoted("CudaKernelFault")), proc.stdout
