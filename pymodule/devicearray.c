@@ -417,6 +417,12 @@ static PyObject *da_repr(PyObject *self)
 int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64_t dst,
                   uint64_t src, size_t bytes, void *stream)
 {
+    return gj_py_da_copy_between(st, device, device, dir, host, dst, src, bytes, stream);
+}
+
+int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir,
+                          void *host, uint64_t dst, uint64_t src, size_t bytes, void *stream)
+{
     GjCuError err;
     GjCuStatus rc;
     int release = bytes >= GIL_RELEASE_BYTES;
@@ -424,7 +430,9 @@ int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64
     switch (dir) {
     case GJ_PY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
     case GJ_PY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
-    case GJ_PY_DTOD: rc = gj_mem_dtod(device, dst, src, bytes, stream, &err); break;
+    case GJ_PY_DTOD:
+        rc = gj_mem_copy_between(device, dst, src_device, src, bytes, stream, &err);
+        break;
     default: rc = GJ_CU_OK; break;
     }
     if (release)
@@ -646,9 +654,9 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
                    && (s->device == GJ_MEM_HOST) == (d->device == GJ_MEM_HOST);
         for (int i = 0; same && i < d->ndim; i++)
             same = s->shape[i] == d->shape[i];
-        if (same) {
-            if (gj_py_da_copy(st, d->device, GJ_PY_DTOD, NULL, d->ptr, s->ptr,
-                              (size_t)(d->size * d->itemsize), stream) < 0)
+        if (same) {   /* on one device, or from another GPU's memory (peer copy) */
+            if (gj_py_da_copy_between(st, d->device, s->device, GJ_PY_DTOD, NULL, d->ptr,
+                                      s->ptr, (size_t)(d->size * d->itemsize), stream) < 0)
                 return NULL;
             Py_RETURN_NONE;
         }
@@ -735,7 +743,8 @@ static PyMethodDef da_methods[] = {
      "Overwrites this array (any layout, a view included) with `ary`: a host array or a\n"
      "DeviceArray of the same shape (extents of 1 aside) and any layout, converted to\n"
      "this array's dtype. A DeviceArray of the same dtype, shape and contiguous layout\n"
-     "is copied on the device; any other goes through the host.\n\n"
+     "is copied on the device (from another GPU's memory: GPU to GPU, cuMemcpyPeer);\n"
+     "any other goes through the host.\n\n"
      "Raises\n------\nValueError\n    If the shapes differ (\"incompatible shape\")."},
     {"__dlpack__", (PyCFunction)(void (*)(void))gj_py_dlpack_export,
      METH_VARARGS | METH_KEYWORDS,

@@ -173,6 +173,10 @@ PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v);
 typedef enum { GJ_PY_HTOD, GJ_PY_DTOH, GJ_PY_DTOD } GjPyCopyDir;
 int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64_t dst,
                   uint64_t src, size_t bytes, void *stream);
+/* The same where a device-to-device copy's source lives on src_device
+   (another GPU: a peer copy, on a stream of `device`). */
+int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir,
+                          void *host, uint64_t dst, uint64_t src, size_t bytes, void *stream);
 
 /* New uninitialised DeviceArray on the current device (strides NULL = C order). */
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,

@@ -124,6 +124,9 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuMemcpyHtoDAsync, (CUdeviceptr, const void *, size_t, CUstream))                \
     X(cuMemcpyDtoHAsync, (void *, CUdeviceptr, size_t, CUstream))                      \
     X(cuMemcpyDtoDAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream))                 \
+    X(cuMemcpyPeer, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t))          \
+    X(cuMemcpyPeerAsync, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t,      \
+                          CUstream))                                                   \
     X(cuMemsetD8, (CUdeviceptr, unsigned char, size_t))                                \
     X(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream))                 \
     X(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned, int *, void **))        \
@@ -566,6 +569,21 @@ GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, Gj
     if (stream)
         return CU(err, cuMemcpyDtoDAsync, (dst, src, bytes, (CUstream)stream));
     return CU(err, cuMemcpyDtoD, (dst, src, bytes));
+}
+
+GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src,
+                           size_t bytes, void *stream, GjCuError *err)
+{
+    GjCuStatus st = ready(err);
+    CUcontext dst_ctx, src_ctx;
+    if (st != GJ_CU_OK || (st = check_ordinal(dst_device, err)) != GJ_CU_OK
+        || (st = check_ordinal(src_device, err)) != GJ_CU_OK
+        || (st = primary_ctx(dst_device, &dst_ctx, err)) != GJ_CU_OK
+        || (st = primary_ctx(src_device, &src_ctx, err)) != GJ_CU_OK || bytes == 0)
+        return st;
+    if (stream)
+        return CU(err, cuMemcpyPeerAsync, (dst, dst_ctx, src, src_ctx, bytes, (CUstream)stream));
+    return CU(err, cuMemcpyPeer, (dst, dst_ctx, src, src_ctx, bytes));
 }
 
 GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err)

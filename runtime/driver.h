@@ -85,6 +85,11 @@ GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err);
 GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream, GjCuError *err);
 GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuError *err);
 GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err);
+/* Copies between two devices' memory (cuMemcpyPeer: over NVLink or PCIe
+   peer to peer where the devices allow it, else staged by the driver);
+   asynchronous on `stream` when one is given. */
+GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src,
+                           size_t bytes, void *stream, GjCuError *err);
 GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err);
 
 /* Loads a module image: PTX text (JIT-compiled, with CU_JIT_ERROR_LOG_BUFFER;

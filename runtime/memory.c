@@ -80,6 +80,14 @@ GjCuStatus gj_mem_dtod(int device, uint64_t dst, uint64_t src, size_t bytes, voi
     return GJ_CU_OK;
 }
 
+GjCuStatus gj_mem_copy_between(int dst_device, uint64_t dst, int src_device, uint64_t src,
+                               size_t bytes, void *stream, GjCuError *err) {
+    if (dst_device == src_device)
+        return gj_mem_dtod(dst_device, dst, src, bytes, stream, err);
+    GJ_MEM_ON_DEVICE(dst_device, err,
+                     gj_cu_peer_copy(dst_device, dst, src_device, src, bytes, stream, err));
+}
+
 /* ---- host memory kinds ------------------------------------------------------------ */
 
 GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags,

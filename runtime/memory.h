@@ -44,6 +44,10 @@ GjCuStatus gj_mem_dtoh(int device, void *dst, uint64_t src, size_t bytes, void *
                        GjCuError *err);
 GjCuStatus gj_mem_dtod(int device, uint64_t dst, uint64_t src, size_t bytes, void *stream,
                        GjCuError *err);
+/* From src_device's memory to dst_device's (both CUDA devices, or both the
+   host), on `stream` of the destination. */
+GjCuStatus gj_mem_copy_between(int dst_device, uint64_t dst, int src_device, uint64_t src,
+                               size_t bytes, void *stream, GjCuError *err);
 
 /* Host memory that the GPU reaches (CUDA's memory kinds), for `device`:
  *   PINNED   page-locked: copies from and to it are DMA, asynchronous on a
