@@ -501,10 +501,14 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
                 gj_infer_fn_name(id), gj_infer_arg_type(in, ins, 1)->name,
                 gj_infer_arg_type(in, ins, 2)->name, gj_infer_arg_type(in, ins, 3)->name);
         return gj_ty_concrete(t);
-    case GJ_TR_RANGE:
+    case GJ_TR_RANGE: {
+        int64_t step;   /* Python's ValueError, known here for a constant step */
         if (!(t = promote_args(in, ins, id, 1)))
             return NULL;
+        if (ins->nargs == 4 && gj_infer_const_int(in, ins->args[3], &step) && step == 0)
+            return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "range() arg 3 must not be zero");
         return gj_ty_range_iter(in->c, range_type(in, ins, gj_ty_concrete(t)));
+    }
     case GJ_TR_ABS:
         return (t = promote_args(in, ins, id, 0)) ? abs_type(t) : NULL;
     case GJ_TR_NP_ABS:

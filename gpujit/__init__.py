@@ -36,6 +36,7 @@ import sys as _sys
 from collections import namedtuple as _namedtuple
 from collections.abc import Mapping as _Mapping
 from collections.abc import Sequence as _Sequence
+from types import MethodType as _MethodType
 
 try:
     from . import _gpujit
@@ -238,6 +239,10 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         options["max_registers"] = max_registers
 
     def decorate(func):
+        if isinstance(func, _MethodType):   # it has a __code__, but binds `self` too
+            raise TypeError(f"gpujit.jit needs a function, not the bound method "
+                            f"{func.__qualname__}: a kernel has no `self`; decorate a plain "
+                            f"function and pass the object's arrays as arguments")
         kernel = _gpujit.Dispatcher(func, **options)
         _functools.update_wrapper(kernel, func)
         _add_dispatcher_api(kernel, jit_options)

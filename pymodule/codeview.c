@@ -251,6 +251,19 @@ static int to_const_at(GjCtx *c, PyObject *o, GjConst *k, int depth) {
     return (k->s = type_name(c, o)) ? 0 : -1;
 }
 
+/* The reason of the first constant inside tuple k (depth first) that
+   to_const could not take ("int (outside int64)"), or NULL. */
+static const char *unfrozen_part(const GjConst *k) {
+    if (k->kind == GJ_CONST_OTHER)
+        return k->s;
+    for (int32_t i = 0; k->kind == GJ_CONST_TUPLE && i < k->n; i++) {
+        const char *r = unfrozen_part(&k->items[i]);
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
 /* A constant usable as a frozen global: numbers, bools, tuples of them. */
 static int is_frozen_value(const GjConst *k) {
     switch (k->kind) {
@@ -500,8 +513,14 @@ static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g, Seen
     }
     g->kind = GJ_GLOBAL_OTHER;
     /* to_const's reason ("int (outside int64)", "tuple (nested too deeply)")
-       says more than the bare type name */
-    g->name = g->value.kind == GJ_CONST_OTHER && g->value.s ? g->value.s : type_name(c, o);
+       says more than the bare type name, also from inside a tuple */
+    const char *part = g->value.kind == GJ_CONST_TUPLE ? unfrozen_part(&g->value) : NULL;
+    if (g->value.kind == GJ_CONST_OTHER && g->value.s)
+        g->name = g->value.s;
+    else if (part && !(g->name = gj_arena_printf(&c->arena, "tuple holding %s", part)))
+        return no_memory();
+    else if (!part)
+        g->name = type_name(c, o);
     g->value = (GjConst){0};
     return g->name ? 0 : -1;
 }

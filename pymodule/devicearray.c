@@ -578,6 +578,38 @@ static PyObject *fit_shape(GjDeviceArray *d, PyObject *arr, const char *what)
     return r;
 }
 
+/* 0 when `other`, an array or values copied to or from d, has d's dtype,
+   as numba requires (a copy never casts: int64 2**40 would become 0 in
+   int32); -1 with TypeError naming both.  Values without a dtype (a list,
+   a Python number) may be of the same kind (ints into an int32 array:
+   NumPy then refuses a value that does not fit). */
+static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
+                       const char *what)
+{
+    PyObject *dtype = Py_IS_TYPE(other, st->DeviceArrayType)
+                          ? Py_NewRef(((GjDeviceArray *)other)->dtype)
+                          : PyObject_GetAttrString(other, "dtype");
+    int ok;
+    if (dtype) {
+        ok = PyObject_RichCompareBool(dtype, d->dtype, Py_EQ);
+    } else {
+        PyErr_Clear();
+        PyObject *values = PyObject_CallMethod(st->np, "asarray", "(O)", other);
+        dtype = values ? PyObject_GetAttrString(values, "dtype") : NULL;
+        PyObject *can = dtype ? PyObject_CallMethod(st->np, "can_cast", "OOs", dtype, d->dtype,
+                                                    "same_kind") : NULL;
+        ok = can ? PyObject_IsTrue(can) : -1;
+        Py_XDECREF(values);
+        Py_XDECREF(can);
+    }
+    if (ok == 0)
+        PyErr_Format(PyExc_TypeError, "%s: incompatible dtype: %S (device) vs. %S (%s); "
+                     "convert it first (numpy's astype)", what, d->dtype, dtype,
+                     Py_IS_TYPE(other, st->DeviceArrayType) ? "device" : "host");
+    Py_XDECREF(dtype);
+    return ok == 1 ? 0 : -1;
+}
+
 /* Copies d into `out`, a host array of d's shape: in one copy when both are
    contiguous in d's order with d's dtype, else through a new host array and
    numpy.copyto (any layout of out; dtype converted as copyto does). */
@@ -623,6 +655,8 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
         Py_XDECREF(tname);
         return NULL;
     }
+    if (check_dtype(st, d, ary, "copy_to_host()") < 0)
+        return NULL;
     PyObject *fitted = fit_shape(d, ary, "copy_to_host()");
     int rc = fitted ? read_into(st, d, fitted, stream) : -1;
     Py_XDECREF(fitted);
@@ -647,9 +681,11 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     PyObject *staged = NULL;
+    if (check_dtype(st, d, ary, "copy_to_device()") < 0)
+        return NULL;
     if (Py_IS_TYPE(ary, st->DeviceArrayType)) {
         GjDeviceArray *s = (GjDeviceArray *)ary;
-        int same = s->dtype_id == d->dtype_id && s->ndim == d->ndim && s->layout == d->layout
+        int same = s->ndim == d->ndim && s->layout == d->layout
                    && d->layout != 'A'
                    && (s->device == GJ_MEM_HOST) == (d->device == GJ_MEM_HOST);
         for (int i = 0; same && i < d->ndim; i++)
@@ -660,7 +696,7 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
                 return NULL;
             Py_RETURN_NONE;
         }
-        /* Another layout, dtype or target: through the host. */
+        /* Another layout or target: through the host. */
         if (!(staged = gj_py_da_to_host(st, s, stream)))
             return NULL;
         ary = staged;
@@ -727,25 +763,30 @@ static PyMethodDef da_methods[] = {
      "Copies the array to host memory.\n\n"
      "Parameters\n----------\n"
      "ary : numpy.ndarray, optional\n"
-     "    Host array of the same shape (extents of 1 aside) to write into (written), of\n"
-     "    any layout (a non-contiguous one is filled through a contiguous copy); a new\n"
+     "    Host array of the same shape (extents of 1 aside) and dtype to write into\n"
+     "    (written), of any layout (a non-contiguous one is filled through a contiguous\n"
+     "    copy); a new\n"
      "    one, in this array's order (C when not contiguous), is made if None.\n"
      "stream : Stream or 0\n"
      "    Stream to queue the copy on; with a stream the copy may still be running on\n"
      "    return (synchronize the stream before reading).\n\n"
      "Returns\n-------\nnumpy.ndarray\n    The host array (shape and dtype of this array).\n\n"
      "Raises\n------\nValueError\n    If `ary`'s shape differs (\"incompatible shape\").\n"
+     "TypeError\n    If `ary`'s dtype differs (\"incompatible dtype\"): a copy never casts.\n"
      "CudaError\n"
      "    If the copy fails (a kernel fault surfaces here as CudaKernelFault)."},
     {"copy_to_device", (PyCFunction)(void (*)(void))da_copy_to_device,
      METH_VARARGS | METH_KEYWORDS,
      "copy_to_device(ary, stream=0)\n--\n\n"
      "Overwrites this array (any layout, a view included) with `ary`: a host array or a\n"
-     "DeviceArray of the same shape (extents of 1 aside) and any layout, converted to\n"
-     "this array's dtype. A DeviceArray of the same dtype, shape and contiguous layout\n"
-     "is copied on the device (from another GPU's memory: GPU to GPU, cuMemcpyPeer);\n"
-     "any other goes through the host.\n\n"
-     "Raises\n------\nValueError\n    If the shapes differ (\"incompatible shape\")."},
+     "DeviceArray of the same shape (extents of 1 aside) and dtype, in any layout (a\n"
+     "list or a Python number: values of the same kind, converted by NumPy, which\n"
+     "refuses an int that does not fit). A DeviceArray of the same shape and contiguous\n"
+     "layout is copied on the device (from another GPU's memory: GPU to GPU,\n"
+     "cuMemcpyPeer); any other goes through the host.\n\n"
+     "Raises\n------\nValueError\n    If the shapes differ (\"incompatible shape\").\n"
+     "TypeError\n    If the dtypes differ (\"incompatible dtype\"), as in numba: a copy\n"
+     "    never casts."},
     {"__dlpack__", (PyCFunction)(void (*)(void))gj_py_dlpack_export,
      METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"

@@ -54,6 +54,8 @@ typedef struct GjDispatcher {
     PyObject *dict;            /* __dict__ (functools.wraps writes __name__, __doc__) */
     PyObject *weakreflist;
     int argcount;
+    int plain;                 /* positional parameters only (no *args, **kwargs or
+                                  keyword-only ones, which the compiler reports) */
     unsigned fastmath;         /* GjFastMath bits (compile.h) */
     int contract;              /* a * b + c may fuse (GjCompileOptions.contract) */
     int lineinfo, debug, opt, device_fn, inline_fn;

@@ -332,6 +332,19 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
 
 /* ---- signatures as keys ----------------------------------------------------- */
 
+/* The UTF-8 of a signature string, or NULL raised: ValueError for one with
+   a NUL, which C would cut short ("void(float32[:])\0junk"). */
+static const char *signature_text(PyObject *sig)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(sig, &n);
+    if (s && (size_t)n != strlen(s)) {
+        PyErr_Format(PyExc_ValueError, "signature %R contains a NUL character", sig);
+        return NULL;
+    }
+    return s;
+}
+
 /* Key words for a signature string of d compiled for `device`; returns nkey
    or -1 with an exception (a kernel's signature must return void, as in
    numba). */
@@ -412,7 +425,7 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
         PyErr_Format(PyExc_KeyError, "no specialisation for %R", sig);
         return NULL;
     }
-    const char *s = PyUnicode_AsUTF8AndSize(sig, NULL);
+    const char *s = signature_text(sig);
     if (!s)
         return NULL;
     uint32_t key[GJ_MAX_ARGS + 1];
@@ -499,9 +512,16 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
         return NULL;
     }
     PyObject *argc = PyObject_GetAttrString(code, "co_argcount");
+    PyObject *flags = PyObject_GetAttrString(code, "co_flags");
+    PyObject *kwonly = PyObject_GetAttrString(code, "co_kwonlyargcount");
     Py_DECREF(code);
     long argcount = argc ? PyLong_AsLong(argc) : -1;
+    /* plain_parameters()'s test, before there is a code view */
+    int plain = flags && kwonly && !(PyLong_AsLong(flags) & (0x04 | 0x08))
+                && PyLong_AsLong(kwonly) == 0;
     Py_XDECREF(argc);
+    Py_XDECREF(flags);
+    Py_XDECREF(kwonly);
     if (argcount < 0 || argcount > GJ_MAX_ARGS) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_ValueError, "a kernel takes at most %d arguments", GJ_MAX_ARGS);
@@ -513,6 +533,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
         return NULL;
     d->func = Py_NewRef(func);
     d->argcount = (int)argcount;
+    d->plain = plain;
     d->debug = debug;
     d->fastmath = fastmath;
     d->contract = contract;
@@ -823,7 +844,7 @@ static PyObject *check_device_signature(PyObject *self, PyObject *sig)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    const char *s = PyUnicode_AsUTF8AndSize(sig, NULL);
+    const char *s = signature_text(sig);
     if (!s)
         return NULL;
     GjCtx ctx;
@@ -1021,7 +1042,7 @@ PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
 PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
 {
     GjPyState *st = PyModule_GetState(module);
-    const char *s = PyUnicode_Check(sig) ? PyUnicode_AsUTF8AndSize(sig, NULL) : NULL;
+    const char *s = PyUnicode_Check(sig) ? signature_text(sig) : NULL;
     if (!s) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");

@@ -143,6 +143,15 @@ static int is_ndarray(GjPyState *st, PyObject *obj)
     return PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray);
 }
 
+static int is_numpy_scalar(GjPyState *st, PyObject *obj)
+{
+    PyObject *generic = st->np ? PyObject_GetAttrString(st->np, "generic") : NULL;
+    int r = generic ? PyObject_IsInstance(obj, generic) : 0;
+    Py_XDECREF(generic);
+    PyErr_Clear();
+    return r > 0;
+}
+
 /* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
    exception, -2 if obj has no buffer after all, -3 if its element type has
    no gpujit type (no exception set). */
@@ -170,13 +179,18 @@ static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
     if (a->dtype < 0)
         return -3;   /* an element type gpujit has none for: the caller says which argument */
     /* A NumPy scalar passes by value; a 0-d array is an array (x[()]). */
-    if (a->view.ndim == 0 && !is_ndarray(st, obj)) {
+    int ndarray = is_ndarray(st, obj);
+    if (a->view.ndim == 0 && !ndarray) {
         a->kind = ARG_SCALAR;
         memcpy(a->scalar, a->view.buf, (size_t)a->view.itemsize);
         PyBuffer_Release(&a->view);
         a->has_view = 0;
         return 0;
     }
+    /* NumPy scalars with no gpujit type (datetime64, timedelta64, bytes_)
+       export their bytes as a 1-d uint8 buffer: not an array to take. */
+    if (!ndarray && is_numpy_scalar(st, obj))
+        return -3;
     a->kind = ARG_HOST;
     a->readonly = a->view.readonly;
     if (st->zero_copy && in_zero_copy_memory(st, a))   /* mapped or managed: in place */
@@ -904,7 +918,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         return NULL;
     }
     Py_ssize_t n = PyTuple_Size(pyargs);
-    if (n != d->argcount) {
+    if (n != d->argcount && d->plain) {   /* else compiling reports *args and the like */
         PyObject *name = PyObject_GetAttrString(d->func, "__name__");
         PyErr_Format(PyExc_TypeError, "%S() takes %d argument%s but %zd %s given", name,
                      d->argcount, d->argcount == 1 ? "" : "s", n, n == 1 ? "was" : "were");
@@ -1097,6 +1111,12 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
     }
     if (n == 4) {
         PyObject *index = PyNumber_Index(PyTuple_GetItem(config, 3));
+        if (!index && PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyObject *tname = gj_py_type_name(PyTuple_GetItem(config, 3));
+            PyErr_Format(PyExc_TypeError, "sharedmem (the launch's 4th item) must be an int "
+                         "count of bytes, not %S", tname);
+            Py_XDECREF(tname);
+        }
         int overflow = 0;
         long long shared = index ? PyLong_AsLongLongAndOverflow(index, &overflow) : -1;
         Py_XDECREF(index);

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "cpuexec.h"
 
 /* ---- state ---------------------------------------------------------------- */
 
@@ -105,6 +106,18 @@ static int target_from_name(const char *name, const char *what)
     return -1;
 }
 
+/* Warns (once per process) about a setting of the CPU target's pool that
+   it cannot use; -1 when the warnings filter makes that an error. */
+static int warn_cpu_env(void)
+{
+    static int warned;
+    char msg[256];
+    if (warned || !gj_cpu_env_problem(msg, sizeof msg))
+        return 0;
+    warned = 1;
+    return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "gpujit: %s", msg);
+}
+
 /* Resolves the initial target; warns about the CPU fallback when `warn`. */
 static int choose_target(GjPyState *st, int warn)
 {
@@ -115,7 +128,7 @@ static int choose_target(GjPyState *st, int warn)
         int t = target_from_name(env, "GPUJIT_TARGET");
         if (t >= 0)
             st->target = t;
-        return t;
+        return t == GJ_TARGET_CPU && warn && warn_cpu_env() < 0 ? -1 : t;
     }
     int gpu;
     Py_BEGIN_ALLOW_THREADS
@@ -127,7 +140,7 @@ static int choose_target(GjPyState *st, int warn)
                         "gpujit: no CUDA GPU found: running kernels on the CPU target "
                         "(set GPUJIT_TARGET=cpu to silence this warning)", 1) < 0)
         return -1;
-    return st->target;
+    return !gpu && warn && warn_cpu_env() < 0 ? -1 : st->target;
 }
 
 int gj_py_target(GjPyState *st)
@@ -629,6 +642,8 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
         prev = t;
     }
     st->target = t;
+    if (t == GJ_TARGET_CPU && warn_cpu_env() < 0)
+        return NULL;
     return PyUnicode_FromString(target_name(prev));
 }
 

@@ -716,6 +716,23 @@ static int shadow_stack_active(void)
 #endif
 }
 
+int gj_cpu_env_problem(char *msg, size_t size)
+{
+    static const struct { const char *name, *what, *fallback; unsigned lo, hi; } vars[] = {
+        {"GPUJIT_CPU_THREADS", "a number of worker threads", "one per core", 1, MAX_WORKERS},
+        {"GPUJIT_CPU_STACK_KIB", "a fiber stack size in KiB", "64", 16, 1u << 20},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *s = getenv(vars[i].name);
+        if (s && *s && env_unsigned(vars[i].name, vars[i].lo, vars[i].hi) == 0) {
+            snprintf(msg, size, "%s='%s' is not %s from %u to %u; using %s", vars[i].name, s,
+                     vars[i].what, vars[i].lo, vars[i].hi, vars[i].fallback);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void init_pool(void)
 {
     unsigned n = env_unsigned("GPUJIT_CPU_THREADS", 1, MAX_WORKERS);

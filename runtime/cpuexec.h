@@ -76,6 +76,9 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen);
 
 /* Number of worker threads the pool uses (GPUJIT_CPU_THREADS or the core count). */
 int gj_cpu_workers(void);
+/* 1 and a message in msg when GPUJIT_CPU_THREADS or GPUJIT_CPU_STACK_KIB is
+   set to what the pool cannot use (it then takes its default), else 0. */
+int gj_cpu_env_problem(char *msg, size_t size);
 
 /* ---- called from kernel code ---- */
 

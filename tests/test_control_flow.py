@@ -120,6 +120,19 @@ def test_range_near_the_limits_of_its_type(dtype, rng):
                 assert tuple(out) == want, (dtype, a, b, s, tuple(out), want)
 
 
+@pytest.mark.usefixtures("target")
+def test_range_with_a_constant_zero_step_is_a_typing_error():
+    def count(out):
+        n = 0
+        for i in range(0, 10, 0):
+            n += 1
+        out[0] = n
+
+    with pytest.raises(gpujit.TypingError, match="range\\(\\) arg 3 must not be zero") as caught:
+        gpujit.jit(count)[1, 1](np.zeros(1, np.int64))
+    assert "for i in range(0, 10, 0):" in str(caught.value)
+
+
 @gpujit.jit
 def collatz(a, out):
     i = gpujit.grid(1)

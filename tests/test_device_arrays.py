@@ -358,9 +358,21 @@ def test_copy_to_device_from_and_into_any_layout(rng):
     assert_same(d, want)
     d[:, 1].copy_to_device(gpujit.to_device(src)[:, 5])
     want[:, 1] = src[:, 5]
-    d[2].copy_to_device(gpujit.to_device(src[3].astype(np.float64) + 0.5))
-    want[2] = src[3].astype(np.float64) + 0.5
     assert_same(d, want)
+    # a copy never casts (numba): another dtype is refused, d unchanged
+    for other in (gpujit.to_device(src[3].astype(np.float64) + 0.5),
+                  src[3].astype(np.int64) + 2**40, np.full(8, 3e10), [0.5] * 8):
+        with pytest.raises(TypeError, match=r"copy_to_device\(\): incompatible dtype: int32 "
+                                            r"\(device\) vs. (float64|int64)"):
+            d[2].copy_to_device(other)
+    with pytest.raises(OverflowError):                # NumPy refuses an int that does not fit
+        d[2].copy_to_device([2**40] * 8)
+    d[2].copy_to_device([int(v) for v in src[4]])     # ints of the same kind convert
+    want[2] = src[4]
+    assert_same(d, want)
+    with pytest.raises(TypeError, match=r"copy_to_host\(\): incompatible dtype: int32 "
+                                        r"\(device\) vs. float64 \(host\)"):
+        d.copy_to_host(np.empty((6, 8)))
     with pytest.raises(ValueError, match="incompatible shape"):
         d.copy_to_device(np.zeros((8, 6), np.int32))
     with pytest.raises(ValueError, match="incompatible shape"):

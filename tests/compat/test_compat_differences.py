@@ -271,11 +271,14 @@ def test_copies_take_host_arrays_of_any_layout(target, rng):
     assert host.flags.c_contiguous and host.shape == (2, 3)
 
 
-def test_copy_to_device_converts_and_writes_into_views(target):
+def test_copy_to_device_writes_into_views_and_never_casts(target):
     d = cuda.to_device(np.zeros((5, 3), np.float32))
-    d[:, 0].copy_to_device(np.arange(5))
+    d[:, 0].copy_to_device(np.arange(5, dtype=np.float32))
     want = np.zeros((5, 3), np.float32)
     want[:, 0] = np.arange(5)
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+    with pytest.raises(TypeError, match="incompatible dtype"):   # as numba
+        d[:, 1].copy_to_device(np.arange(5))
     np.testing.assert_array_equal(d.copy_to_host(), want)
 
 

@@ -1,0 +1,106 @@
+"""Misuse that gpujit once accepted or answered unclearly (issue: safety):
+each gets a named exception that says what is wrong, and nothing runs."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpujit
+
+
+@gpujit.jit
+def store_one(x, out):
+    out[0] = 1
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("scalar", [np.datetime64("2020-01-01"), np.timedelta64(5, "s"),
+                                    np.bytes_(b"ab")])
+def test_numpy_scalars_without_a_gpujit_type_are_refused(scalar):
+    # they export their bytes as a 1-d uint8 buffer; once taken as such an array
+    out = np.zeros(1)
+    with pytest.raises(TypeError, match=r"kernel argument 1 \('x'\) has dtype"):
+        store_one[1, 1](scalar, out)
+    assert out[0] == 0
+
+
+def test_a_signature_with_a_nul_is_refused():
+    with pytest.raises(ValueError, match="contains a NUL character"):
+        gpujit.jit("void(float32[:])\x00junk")(lambda a: None)
+
+
+@pytest.mark.usefixtures("target")
+def test_star_args_and_keyword_only_parameters_are_refused_for_any_argument_count():
+    def star(*args):
+        pass
+
+    def keyword_only(a, *, b=1):
+        pass
+
+    for n in (1, 2, 3):
+        with pytest.raises(gpujit.UnsupportedError, match=r"do not support \*args"):
+            gpujit.jit(star)[1, 1](*range(n))
+        with pytest.raises(gpujit.UnsupportedError, match="keyword-only parameters"):
+            gpujit.jit(keyword_only)[1, 1](*range(n))
+
+
+@pytest.mark.usefixtures("target")
+def test_sharedmem_of_the_wrong_type_is_named():
+    with pytest.raises(TypeError, match=r"sharedmem \(the launch's 4th item\) must be an int "
+                                        r"count of bytes, not str"):
+        store_one[1, 1, 0, "x"]
+
+
+def test_bound_methods_are_refused_at_decoration():
+    class Model:
+        def step(self, a):
+            a[0] = 1
+
+    with pytest.raises(TypeError, match=r"not the bound method .*Model.step: a kernel has no "
+                                        r"`self`"):
+        gpujit.jit(Model().step)
+
+
+G_HUGE = (1, (2, 2**70))
+G_DEEP = 1
+for _ in range(40):
+    G_DEEP = (G_DEEP,)
+
+
+@pytest.mark.usefixtures("target")
+def test_a_global_tuple_says_why_its_item_cannot_be_used():
+    def huge(out):
+        out[0] = G_HUGE[0]
+
+    def deep(out):
+        out[0] = 1 if G_DEEP else 0
+
+    with pytest.raises(gpujit.UnsupportedError,
+                       match=r"global 'G_HUGE' of type tuple holding int \(outside int64\)"):
+        gpujit.jit(huge)[1, 1](np.zeros(1))
+    with pytest.raises(gpujit.UnsupportedError,
+                       match=r"global 'G_DEEP' of type tuple holding tuple \(nested too "
+                             r"deeply\)"):
+        gpujit.jit(deep)[1, 1](np.zeros(1))
+
+
+@pytest.mark.parametrize("name, value", [("GPUJIT_CPU_THREADS", "abc"),
+                                         ("GPUJIT_CPU_THREADS", "0"),
+                                         ("GPUJIT_CPU_THREADS", "-3"),
+                                         ("GPUJIT_CPU_THREADS", str(10**30)),
+                                         ("GPUJIT_CPU_STACK_KIB", "1")])
+def test_unusable_cpu_pool_settings_are_reported(name, value):
+    env = dict(os.environ, GPUJIT_TARGET="cpu", **{name: value})
+    script = ("import numpy as np, gpujit\n"
+              "@gpujit.jit\n"
+              "def k(o):\n"
+              "    o[0] = 7\n"
+              "o = np.zeros(1)\n"
+              "k[1, 1](o)\n"
+              "assert o[0] == 7\n")
+    proc = subprocess.run([sys.executable, "-P", "-W", "always", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"RuntimeWarning: gpujit: {name}='{value}' is not a" in proc.stderr, proc.stderr
