@@ -25,6 +25,7 @@
  */
 #include "gjpy.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,8 +291,36 @@ PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
     }
     GjDevView v;
     PyObject *r = NULL;
-    if (read_interface(cai, &v) == 0 && (!sync || sync_stream(st, cai) == 0))
+    if (read_interface(cai, &v) == 0 && gj_py_cai_check_pointer(st, &v, -1) == 0
+        && (!sync || sync_stream(st, cai) == 0))
         r = (PyObject *)gj_py_devicearray_view(st, &v, device, obj);
     Py_DECREF(cai);
     return r;
+}
+
+int gj_py_cai_check_pointer(GjPyState *st, const GjDevView *v, int arg)
+{
+    Py_ssize_t lo = 0, len = 0, itemsize = gj_py_dtypes[v->dtype].itemsize, size = 1;
+    if (v->has_strides) {
+        gj_py_extent(v->ndim, v->shape, v->strides, itemsize, &lo, &len);
+    } else {
+        for (int k = 0; k < v->ndim; k++)
+            size *= v->shape[k];
+        len = size * itemsize;
+    }
+    GjCuError err;
+    if (len == 0 || gj_cu_check_pointer(v->ptr + (uint64_t)lo, (size_t)len, &err) == GJ_CU_OK)
+        return 0;
+    if (err.kind != GJ_ERR_INVALID) {   /* the driver could not be asked */
+        gj_py_raise_cuda(st, &err);
+        return -1;
+    }
+    char what[48] = "as_cuda_array()";
+    if (arg >= 0)
+        snprintf(what, sizeof what, "kernel argument %d", arg + 1);
+    PyErr_Format(PyExc_ValueError, "%s: its __cuda_array_interface__ points at 0x%llx, which "
+                 "is not GPU memory the CUDA driver knows (host memory? %s: %s)", what,
+                 (unsigned long long)(v->ptr + (uint64_t)lo), err.name[0] ? err.name : err.call,
+                 err.message);
+    return -1;
 }

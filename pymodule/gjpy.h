@@ -124,6 +124,11 @@ int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v);
 /* gpujit.as_cuda_array(obj, sync=True): a DeviceArray viewing obj's memory
    (obj is its base), after waiting for the interface's stream if sync. */
 PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw);
+/* 0 when the memory v describes is memory the CUDA driver knows (device,
+   managed or page-locked host memory); -1 with ValueError naming kernel
+   argument `arg` (-1: as_cuda_array) when not: plain host memory would
+   fault the kernel, and a fault ends the process's CUDA context. */
+int gj_py_cai_check_pointer(GjPyState *st, const GjDevView *v, int arg);
 /* Interns the attribute names cai.c reads; -1 raised (module exec). */
 int gj_py_cai_init(GjPyState *st);
 

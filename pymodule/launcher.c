@@ -152,9 +152,6 @@ static int is_numpy_scalar(GjPyState *st, PyObject *obj)
     return r > 0;
 }
 
-/* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
-   exception, -2 if obj has no buffer after all, -3 if its element type has
-   no gpujit type (no exception set). */
 /* Whether a's buffer lies in mapped or managed memory (hostmem.c); if so
    it becomes a device argument at its device address. */
 static int in_zero_copy_memory(GjPyState *st, Arg *a)
@@ -170,6 +167,9 @@ static int in_zero_copy_memory(GjPyState *st, Arg *a)
     return 1;
 }
 
+/* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
+   exception, -2 if obj has no buffer after all, -3 if its element type has
+   no gpujit type (no exception set). */
 static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
 {
     if (PyObject_GetBuffer(obj, &a->view, PyBUF_RECORDS_RO) < 0)
@@ -211,12 +211,12 @@ static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
 }
 
 /* Device memory another library exports (cai.c): 0, -1 raised, -2 none. */
-static int parse_device_view(GjPyState *st, PyObject *obj, Arg *a)
+static int parse_device_view(GjPyState *st, int i, PyObject *obj, Arg *a)
 {
     GjDevView v;
     int rc = gj_py_cai_view(st, obj, &v);
-    if (rc < 0)
-        return rc;
+    if (rc < 0 || gj_py_cai_check_pointer(st, &v, i) < 0)
+        return rc < 0 ? rc : -1;
     a->kind = ARG_DEVICE;
     a->dtype = v.dtype;
     a->ptr = v.ptr;
@@ -325,7 +325,7 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
             return -1;
     } else {
         PyErr_Clear();
-        rc = parse_device_view(st, obj, a);
+        rc = parse_device_view(st, i, obj, a);
         if (rc == -2)
             rc = parse_dlpack(st, device, i, obj, a);
         if (rc == -2)

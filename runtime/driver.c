@@ -81,6 +81,10 @@ enum {                                      /* CUfunction_attribute */
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
+enum {                                      /* CUpointer_attribute */
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+};
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1, CU_MEMHOSTALLOC_DEVICEMAP = 2,
@@ -110,6 +114,7 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuCtxSetCurrent, (CUcontext))                                                    \
     X(cuCtxSynchronize, (void))                                                        \
     X(cuMemGetInfo, (size_t *, size_t *))                                              \
+    X(cuPointerGetAttribute, (void *, int, CUdeviceptr))                               \
     X(cuMemAlloc, (CUdeviceptr *, size_t))                                             \
     X(cuMemFree, (CUdeviceptr))                                                        \
     X(cuMemHostAlloc, (void **, size_t, unsigned))                                     \
@@ -584,6 +589,43 @@ GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_
     if (stream)
         return CU(err, cuMemcpyPeerAsync, (dst, dst_ctx, src, src_ctx, bytes, (CUstream)stream));
     return CU(err, cuMemcpyPeer, (dst, dst_ctx, src, src_ctx, bytes));
+}
+
+/* Allocation ranges the calling thread has seen the driver know: a launch
+   with the same arrays again costs a lookup, not a driver call. */
+enum { KNOWN_RANGES = 8 };
+static _Thread_local struct { uint64_t lo, hi; } tl_known[KNOWN_RANGES];
+static _Thread_local unsigned tl_known_next;
+
+GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err)
+{
+    uint64_t end = ptr + (bytes ? bytes : 1);
+    for (unsigned i = 0; i < KNOWN_RANGES; i++)
+        if (ptr >= tl_known[i].lo && end <= tl_known[i].hi && end > ptr)
+            return GJ_CU_OK;
+    GjCuStatus st = ready(err);
+    if (st != GJ_CU_OK)
+        return st;
+    CUdeviceptr lo = 0;
+    size_t size = 0;
+    if ((st = CU(err, cuPointerGetAttribute, (&lo, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr)))
+            != GJ_CU_OK
+        || (st = CU(err, cuPointerGetAttribute, (&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr)))
+               != GJ_CU_OK) {
+        err->kind = GJ_ERR_INVALID;
+        return st;
+    }
+    if (end < ptr || end > lo + size) {
+        set_error(err, GJ_CU_DRIVER_ERROR, CUDA_ERROR_INVALID_VALUE, "cuPointerGetAttribute",
+                  "%zu bytes from 0x%llx pass the end of its allocation (%zu bytes from 0x%llx)",
+                  bytes, (unsigned long long)ptr, size, (unsigned long long)lo);
+        err->kind = GJ_ERR_INVALID;
+        return GJ_CU_DRIVER_ERROR;
+    }
+    tl_known[tl_known_next].lo = lo;
+    tl_known[tl_known_next].hi = lo + size;
+    tl_known_next = (tl_known_next + 1) % KNOWN_RANGES;
+    return GJ_CU_OK;
 }
 
 GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err)

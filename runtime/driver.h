@@ -90,6 +90,11 @@ GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, Gj
    asynchronous on `stream` when one is given. */
 GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src,
                            size_t bytes, void *stream, GjCuError *err);
+/* GJ_CU_OK when [ptr, ptr + bytes) lies in one allocation the driver knows
+   (device, managed, or page-locked host memory), which a kernel can use;
+   else an error of kind GJ_ERR_INVALID (plain host memory, a wild pointer).
+   A range once checked is remembered per thread. */
+GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err);
 GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err);
 
 /* Loads a module image: PTX text (JIT-compiled, with CU_JIT_ERROR_LOG_BUFFER;

@@ -196,3 +196,36 @@ def test_read_only_interface_is_kept(rng):
     assert ro.__cuda_array_interface__["data"][1] is True
     with pytest.raises(ValueError, match="read-only"):
         vector_add[1, 64](d, d, ro)
+
+
+class HostMemoryClaimingToBeGPU:
+    """An exporter whose __cuda_array_interface__ points at host memory (a
+    NumPy array's): launched, it would fault the kernel, which ends the CUDA
+    context of the process."""
+
+    def __init__(self, host, offset=0, n=None):
+        self.host = host
+        n = host.size - offset if n is None else n
+        self.__cuda_array_interface__ = {
+            "shape": (n,), "strides": None, "typestr": host.dtype.str, "version": 3,
+            "data": (host.ctypes.data + offset * host.itemsize, False)}
+
+
+def test_host_memory_behind_the_interface_is_refused(rng):
+    host = random_array(rng, 1000, "float32")
+    out = gpujit.to_device(np.full(1000, np.nan, np.float32))
+    with pytest.raises(ValueError, match=r"kernel argument 1: its __cuda_array_interface__ "
+                                         r"points at 0x[0-9a-f]+, which is not GPU memory"):
+        vector_add[4, 256](HostMemoryClaimingToBeGPU(host), out, out)
+    with pytest.raises(ValueError, match=r"as_cuda_array\(\): its __cuda_array_interface__"):
+        gpujit.as_cuda_array(HostMemoryClaimingToBeGPU(host))
+    # the context is intact: a real launch runs, and a view that passes the
+    # end of a real allocation is refused too
+    d = gpujit.to_device(host)
+    vector_add[4, 256](d, d, out)
+    np.testing.assert_array_equal(out.copy_to_host(), host + host)
+    past_end = HostMemoryClaimingToBeGPU(host)
+    n = 10_000_000   # past any rounding of the 4000-byte allocation
+    past_end.__cuda_array_interface__ = dict(d.__cuda_array_interface__, shape=(n,))
+    with pytest.raises(ValueError, match="pass the end of its allocation"):
+        vector_add[n // 256, 256](past_end, past_end, gpujit.device_array(n, np.float32))
