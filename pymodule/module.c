@@ -25,6 +25,7 @@
 #include "gjpy.h"
 #include "dlpack.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,23 @@ PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj)
 PyObject *gj_py_type_name(PyObject *obj)
 {
     return PyType_GetName(Py_TYPE(obj));
+}
+
+int gj_py_integer(PyObject *obj, long long *v)
+{
+    PyObject *index = PyBool_Check(obj) ? NULL : PyNumber_Index(obj);
+    if (!index) {
+        PyErr_Clear();
+        return 0;
+    }
+    int overflow;
+    *v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (*v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow)
+        *v = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+    return 1;
 }
 
 PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message)
@@ -630,10 +648,10 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(target_name(prev));
 }
 
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* compileptx.c */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* dispatcher.c */
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* dispatcher.c */
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* compileptx.c */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* compileptx.c */
 
 static PyMethodDef module_methods[] = {
     {"_parse_signature", gj_py_parse_signature, METH_O,
