@@ -1,8 +1,9 @@
 /*
  * compileptx.c - compiling without a kernel object: gpujit.compile_ptx()
- * (a function and a signature to PTX, no GPU needed), and the compiler's
+ * (a function and a signature to PTX, no GPU needed), the compiler's
  * signature parser and fastmath flag table for the Python package
- * (gpujit.types, gpujit.jit).
+ * (gpujit.types, gpujit.jit), and _load_ptx() for tests of what the
+ * driver makes of PTX.
  */
 #include "dispatch.h"
 
@@ -40,12 +41,9 @@ PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
 PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
 {
     GjPyState *st = PyModule_GetState(module);
-    const char *s = PyUnicode_Check(sig) ? PyUnicode_AsUTF8AndSize(sig, NULL) : NULL;
-    if (!s) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");
+    const char *s = gj_py_str(sig, "_parse_signature() takes a str");
+    if (!s)
         return NULL;
-    }
     GjCtx ctx;
     gj_ctx_init(&ctx);
     const GjType **args, *ret;
@@ -176,4 +174,29 @@ done:
     Py_DECREF(sig_str);
     gj_ctx_free(&ctx);
     return out;
+}
+
+PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);
+
+/* _load_ptx(ptx): has the current device's driver load PTX text (its JIT
+   compiles it), as a kernel's first launch does, then unloads it; raises
+   what such a load raises (CudaCompileError with the driver's log).  The
+   troubleshooting tests give it PTX newer than the driver. */
+PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx)
+{
+    GjPyState *st = PyModule_GetState(module);
+    const char *text = gj_py_str(ptx, "_load_ptx() takes PTX text (a str)");
+    if (!text)
+        return NULL;
+    GjCuError err;
+    GjCuStatus rc;
+    void *m = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure(gj_cu_current_device(), &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_module_load(text, 0, &m, &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_module_unload(m, &err);
+    Py_END_ALLOW_THREADS
+    return rc == GJ_CU_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
 }
