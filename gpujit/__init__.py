@@ -207,9 +207,13 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
 
     Notes
     -----
-    The dispatcher has numba's inspection API: ``overloads`` (signature →
-    compiled kernel, with ``definitions`` its older name), ``specialize(*args)``,
-    ``inspect_types()``, ``inspect_llvm()`` and ``inspect_asm()``.
+    The dispatcher (:class:`Dispatcher`) has numba's inspection API:
+    ``overloads`` (signature → compiled kernel, with ``definitions`` its older
+    name), ``specialize(*args)``, ``inspect_types()``, ``inspect_llvm()`` and
+    ``inspect_asm()``, what a kernel uses (``get_regs_per_thread()``,
+    ``get_shared_mem_per_block()``, ...), and ``forall(n)``;
+    ``suggest_config(n)`` gives the occupancy calculator's launch
+    configuration.
 
     Globals the kernel reads are frozen when it is compiled; after changing
     one, call ``kernel.recompile()``. Host NumPy arguments are copied to the
