@@ -180,8 +180,6 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
         st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
         st = gj_nvptx_emit(c, mod, &o, r);
-    if (st == GJ_OK)   /* both back ends optimised mod in place */
-        r->const_bytes = (size_t)gj_lower_const_bytes(mod);
     if (mod)
         LLVMDisposeModule(mod);
     LLVMContextDispose(llctx);

@@ -16,13 +16,9 @@
 
 /* Lowers typed f as a kernel named kernel_name into a new module in llctx
    (the caller disposes the module, then the context).  Sets
-   plan->needs_fibers and plan->shared_static_bytes. */
+   plan->needs_fibers, plan->shared_static_bytes and plan->const_bytes. */
 GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan);
-
-/* Bytes of constant memory the frozen module-level arrays of mod take (an
-   unoptimised module's, or an optimised one's: what is left of them). */
-uint64_t gj_lower_const_bytes(LLVMModuleRef mod);
 
 /* Links libdevice if needed (r->libdevice: its path, malloc'd), optimises
    (O3) and emits r->ptx (malloc'd) for opt's compute capability; r->llvm_ir

@@ -20,9 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <llvm-c/Target.h>
-
-#include "lower.h"
 #include "lower_intr.h"
 #include "target.h"
 
@@ -219,21 +216,15 @@ LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
 
 enum { CONST_MEMORY_BYTES = 64 * 1024 };   /* per module, as CUDA has it */
 
-#define CONST_ARRAY_PREFIX "_gj_const_"   /* the name of each frozen array's constant */
-
-uint64_t gj_lower_const_bytes(LLVMModuleRef mod) {
-    /* By name, not by address space: the CPU target has one address space.
-       By size, not array length: after optimisation a small array may have
-       been split into a global per element (name.0, name.1...). */
-    LLVMTargetDataRef layout = LLVMCreateTargetData(LLVMGetDataLayoutStr(mod));
+uint64_t gj_lower_const_bytes(GjLower *L) {
     uint64_t n = 0;
-    for (LLVMValueRef g = LLVMGetFirstGlobal(mod); g; g = LLVMGetNextGlobal(g)) {
-        size_t len;
-        const char *name = LLVMGetValueName2(g, &len);
-        if (strncmp(name, CONST_ARRAY_PREFIX, strlen(CONST_ARRAY_PREFIX)) == 0)
-            n += LLVMStoreSizeOfType(layout, LLVMGlobalGetValueType(g));
+    for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
+        LLVMTypeRef ty = LLVMGlobalGetValueType(g);
+        if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->addrspace[GJ_AS_CONST] &&
+            LLVMGetTypeKind(ty) ==
+            LLVMArrayTypeKind)
+            n += LLVMGetArrayLength2(ty);
     }
-    LLVMDisposeTargetData(layout);
     return n;
 }
 
@@ -247,11 +238,10 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     for (size_t i = 0; i < a->nbytes; i++)
         h = (h ^ ((const unsigned char *)a->data)[i]) * 1099511628211ull;
     char name[48];
-    snprintf(name, sizeof name, CONST_ARRAY_PREFIX "%016llx_%zu", (unsigned long long)h,
-             a->nbytes);
+    snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
     if (!g) {
-        uint64_t used = gj_lower_const_bytes(L->mod);
+        uint64_t used = gj_lower_const_bytes(L);
         if (used + a->nbytes > CONST_MEMORY_BYTES)
             return gj_lower_fail(L, "module-level arrays need %llu bytes of constant memory, more than "
                         "the %d KiB a kernel has; pass large arrays as kernel arguments",

@@ -404,8 +404,11 @@ const char gj_py_doc_get_const_mem_size[] =
     "--\n"
     "\n"
     "Bytes of constant memory the kernel uses, as numba's: its frozen\n"
-    "module-level arrays (and ``const.array_like``), plus on a GPU the\n"
-    "constant tables of the libdevice functions it calls.\n"
+    "module-level arrays (and ``const.array_like``), and the strings and\n"
+    "tables gpujit keeps there (``print``'s formats, ``cmath``'s special\n"
+    "values).  On the CPU target, what lowering placed there; on a GPU the\n"
+    "driver counts what is left after LLVM dropped what the kernel never\n"
+    "reads.\n"
     "\n"
     USE_QUERY_DOC;
 
