@@ -32,7 +32,7 @@
 
 enum {
     KEY_VERSION = 1,    /* of the key material's layout */
-    PACK_VERSION = 2,   /* of gj_cache_pack's layout */
+    PACK_VERSION = 3,   /* of gj_cache_pack's layout */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */
 };
@@ -49,7 +49,7 @@ _Static_assert(sizeof(GjInstr) == 96, "a GjInstr field is not in the cache key")
 _Static_assert(sizeof(GjConst) == 56, "a GjConst field is not in the cache key");
 _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key");
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
-_Static_assert(sizeof(GjCompileResult) == 152, "a GjCompileResult field is not packed");
+_Static_assert(sizeof(GjCompileResult) == 160, "a GjCompileResult field is not packed");
 _Static_assert(sizeof(GjParamPlan) == 48, "a GjParamPlan field is not packed");
 _Static_assert(sizeof(GjErrorSite) == 16, "a GjErrorSite field is not packed");
 #endif
@@ -334,6 +334,7 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
     gj_buf_put_i64(out, r->nkernel_params);
     gj_buf_put_i64(out, (int64_t)r->shared_static_bytes);
     gj_buf_put_i64(out, (int64_t)r->local_bytes);
+    gj_buf_put_i64(out, (int64_t)r->const_bytes);
     gj_buf_put_i64(out, r->dynamic_shared);
     gj_buf_put_i64(out, r->needs_fibers);
     gj_buf_put_i64(out, r->prints);
@@ -458,6 +459,7 @@ static void get_result(Reader *r, GjCompileResult *res) {
     res->nkernel_params = (int)get_range(r, 0, 1 << 20);
     res->shared_static_bytes = (size_t)get_range(r, 0, INT32_MAX);
     res->local_bytes = (size_t)get_range(r, 0, INT64_MAX);
+    res->const_bytes = (size_t)get_range(r, 0, INT64_MAX);
     res->dynamic_shared = (int)get_range(r, 0, 1);
     res->needs_fibers = (int)get_range(r, 0, 1);
     res->prints = (int)get_range(r, 0, 1);

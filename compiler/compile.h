@@ -175,6 +175,8 @@ typedef struct GjCompileResult {
     size_t shared_static_bytes;
     size_t local_bytes;       /* local arrays per thread, callees' included (an upper
                                  bound): the CPU target sizes fiber stacks by it */
+    size_t const_bytes;       /* constant memory lowering placed: frozen arrays, print's
+                                 strings, cmath's tables (before LLVM drops unread ones) */
     int dynamic_shared;       /* uses dynamic shared memory: a launch must give sharedmem */
     int nerror_sites;         /* > 0: the launch reads the error record (above) */
     GjErrorSite *error_sites;

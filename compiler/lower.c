@@ -882,6 +882,7 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
         plan->local_bytes = (size_t)L.local_bytes;
         plan->dynamic_shared = L.dynamic_shared;
         plan->shared_static_bytes = gj_lower_shared_finish(&L);
+        plan->const_bytes = (size_t)gj_lower_const_bytes(&L);
         st = gj_lower_error_sites(&L, plan);
     }
     if (L.dib) {

@@ -16,7 +16,7 @@
 
 /* Lowers typed f as a kernel named kernel_name into a new module in llctx
    (the caller disposes the module, then the context).  Sets
-   plan->needs_fibers and plan->shared_static_bytes. */
+   plan->needs_fibers, plan->shared_static_bytes and plan->const_bytes. */
 GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan);
 

@@ -216,8 +216,7 @@ LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
 
 enum { CONST_MEMORY_BYTES = 64 * 1024 };   /* per module, as CUDA has it */
 
-/* Bytes the module already keeps in constant memory. */
-static uint64_t const_bytes(GjLower *L) {
+uint64_t gj_lower_const_bytes(GjLower *L) {
     uint64_t n = 0;
     for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
         LLVMTypeRef ty = LLVMGlobalGetValueType(g);
@@ -242,7 +241,7 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
     if (!g) {
-        uint64_t used = const_bytes(L);
+        uint64_t used = gj_lower_const_bytes(L);
         if (used + a->nbytes > CONST_MEMORY_BYTES)
             return gj_lower_fail(L, "module-level arrays need %llu bytes of constant memory, more than "
                         "the %d KiB a kernel has; pass large arrays as kernel arguments",

@@ -122,6 +122,9 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
 LLVMValueRef gj_lower_shared_static_total(GjLower *L);
 /* After lowering: the static shared bytes, for the launch plan. */
 uint64_t gj_lower_shared_finish(GjLower *L);
+/* Bytes the module keeps in constant memory: frozen arrays, and the tables
+   and strings lowering puts there (cmath's, print's), as i8 arrays. */
+uint64_t gj_lower_const_bytes(GjLower *L);
 
 /* ---- lower_ops.c ---- */
 

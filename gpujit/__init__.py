@@ -55,6 +55,7 @@ from ._gpujit import (
     CudaOutOfMemoryError,
     CudaSupportError,
     DeviceArray,
+    Dispatcher,
     GpujitError,
     GpujitPerformanceWarning,
     GpujitWarning,
@@ -91,8 +92,8 @@ __all__ = [
     "compile_ptx", "compile", "compile_ptx_for_current_device",
     "set_target", "current_target", "select_device", "get_current_device", "stream", "event",
     "default_stream", "legacy_default_stream", "per_thread_default_stream",
-    "event_elapsed_time", "DeviceArray", "Device", "gpus", "list_devices", "memory_info",
-    "MemoryInfo", "current_context", "pinned_array", "mapped_array", "managed_array",
+    "event_elapsed_time", "Dispatcher", "DeviceArray", "Device", "gpus", "list_devices",
+    "memory_info", "MemoryInfo", "current_context", "pinned_array", "mapped_array", "managed_array",
     "pinned", "from_dlpack", "as_cuda_array", "is_cuda_array",
     "GpujitError", "TypingError", "UnsupportedError", "KernelReturnError", "LoweringError",
     "InternalError", "GpujitWarning", "GpujitPerformanceWarning",
@@ -207,9 +208,13 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
 
     Notes
     -----
-    The dispatcher has numba's inspection API: ``overloads`` (signature →
-    compiled kernel, with ``definitions`` its older name), ``specialize(*args)``,
-    ``inspect_types()``, ``inspect_llvm()`` and ``inspect_asm()``.
+    The dispatcher (:class:`Dispatcher`) has numba's inspection API:
+    ``overloads`` (signature → compiled kernel, with ``definitions`` its older
+    name), ``specialize(*args)``, ``inspect_types()``, ``inspect_llvm()`` and
+    ``inspect_asm()``, what a kernel uses (``get_regs_per_thread()``,
+    ``get_shared_mem_per_block()``, ...), and ``forall(n)``;
+    ``suggest_config(n)`` gives the occupancy calculator's launch
+    configuration.
 
     Globals the kernel reads are frozen when it is compiled; after changing
     one, call ``kernel.recompile()``. Host NumPy arguments are copied to the
@@ -247,7 +252,11 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         _functools.update_wrapper(kernel, func)
         _add_dispatcher_api(kernel, jit_options)
         if signature is not None:   # a device function's: compiled where kernels call it
-            kernel._set_signatures(_signature_list(signature))
+            signatures = _signature_list(signature)
+            kernel._set_signatures(signatures)
+            # numba's rule: one signature, not in a list, makes a specialized kernel
+            kernel.__dict__["specialized"] = len(signatures) == 1 and \
+                not isinstance(signature, list)
         return kernel
 
     if func_or_sig is None:
@@ -362,9 +371,9 @@ class CompiledKernel:
 
 def _add_dispatcher_api(kernel, jit_options):
     """Gives kernel numba's dispatcher attributes that are plain Python:
-    overloads (and its older name definitions), specialize(), specialized,
-    forall().  The Dispatcher type is immutable, so they live in the
-    kernel's __dict__."""
+    overloads (and its older name definitions), specialize(), specialized.
+    The Dispatcher type is immutable, so they live in the kernel's
+    __dict__."""
     specializations = {}
 
     def specialize(*args):
@@ -390,21 +399,9 @@ def _add_dispatcher_api(kernel, jit_options):
             specializations[key] = special
         return specializations[key]
 
-    def forall(ntasks, tpb=0, stream=0, sharedmem=0):
-        """forall(ntasks, tpb=0, stream=0, sharedmem=0) -> launch configuration
-
-        ``kernel.forall(n)(*args)`` launches enough threads for ``n`` tasks,
-        as numba's: blocks of ``tpb`` threads (0: 128), ``(n + tpb - 1) //
-        tpb`` of them.  The kernel still checks its index against ``n``.
-        """
-        if not isinstance(ntasks, int) or ntasks < 0:
-            raise ValueError(f"forall() needs a count of tasks, not {ntasks!r}")
-        block = tpb or 128
-        return kernel[max(1, (ntasks + block - 1) // block), block, stream, sharedmem]
-
     overloads = _Overloads(kernel)
-    kernel.__dict__.update(overloads=overloads, definitions=overloads, forall=forall,
-                           specialize=specialize, specialized=False)
+    kernel.__dict__.update(overloads=overloads, definitions=overloads, specialize=specialize,
+                           specialized=False)
 
 
 def _signature_list(signature):

@@ -14,6 +14,7 @@
 #include "gjpy.h"
 
 #include "compile.h"
+#include "exec.h"
 
 enum { GJ_MAX_ARGS = 255 };   /* Python parameters of a kernel */
 enum { GJ_CACHE_KEY_LEN = 64 };   /* a persistent-cache key: SHA-256 in hex */
@@ -38,7 +39,12 @@ typedef struct GjEntry {
     GjCompileResult res;       /* PTX and launch plan (malloc-owned) */
     void *module;              /* CUmodule, NULL until loaded */
     void *func;                /* CUfunction */
-    int max_threads;           /* per block, for this kernel (registers) */
+    GjKernelUse use;           /* what it uses, once loaded (max threads per block: its
+                                  registers may allow fewer than the device) */
+    int best_block;            /* its occupancy calculator's block size for
+                                  best_block_shared bytes of dynamic shared memory,
+                                  0 until asked (occupancy.c) */
+    unsigned best_block_shared;
     uint64_t error_record;     /* GPU: the module's error record when the kernel has error
                                   sites (compile.h), else 0 */
     PyObject *sig;             /* tuple of type names, ('float32', 'array(float32, 1d, C)') */
@@ -85,6 +91,8 @@ GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n);
 /* For a dispatcher with explicit signatures: compiles them for `device`
    if needed; -1 raised. */
 int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device);
+/* The kernel's __name__ (or "kernel"), for messages; NULL only out of memory. */
+PyObject *gj_py_kernel_name(const GjDispatcher *d);
 /* Raises the TypeError of a launch whose argument types (key[1..n)) match
    none of d's explicit signatures. */
 void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n);
@@ -92,9 +100,20 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n);
    it is; a gpujit.types signature or tuple of types rendered by
    gpujit.types._signature_string; NULL raised (TypeError) otherwise. */
 PyObject *gj_py_signature_string(PyObject *sig);
-/* Loads e's PTX (or its cached cubin) into its device's context (once);
-   -1 raised. */
-int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo);
+/* The UTF-8 of a signature string, or NULL raised: ValueError for one with
+   a NUL, which C would cut short ("void(float32[:])\0junk"). */
+const char *gj_py_signature_text(PyObject *sig);
+/* Loads e's PTX (or its cached cubin) into its device's context (once)
+   and reads what it uses (e->use); -1 raised. */
+int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e);
+/* The entry for a signature (a string, a gpujit.types signature or tuple of
+   types, or a key of .signatures, which must have been compiled: KeyError)
+   on `device`, compiling it if needed; NULL raised. */
+GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device);
+/* Compiles, for `device`, the twin (same argument types) of every entry of
+   device `from` (-1: of any other device) that lacks one, so that one
+   device's entries answer for every signature; -1 raised. */
+int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from);
 
 /* dispatcher.c: compiles cv (argument types set) with o, the GIL released,
    issuing its warnings; *sig gets the signature's type names.  -1 raised. */
@@ -102,6 +121,10 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
                       GjCompileResult *res, PyObject **sig);
 /* The signature's type names, a key of .signatures; NULL raised. */
 PyObject *gj_py_signature_tuple(const GjCodeView *cv);
+/* Whether cv's function has positional parameters only (then a count of
+   arguments means something: a function with *args, **kwargs or
+   keyword-only parameters is refused by the compiler at its def line). */
+int gj_py_plain_parameters(const GjCodeView *cv);
 
 /* cache.c: the persistent cache.  e->res and e->sig for cv with o on device
    e->key[0], from the cache or else compiled (gj_py_run_compile) and, when
@@ -121,6 +144,33 @@ int gj_py_cache_store(const char *key, GjCompileResult *res);
    gj_py_cache_store; else the PTX, as without the cache.  Each step that
    fails falls to the next; the last one's error is reported. */
 GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err);
+
+/* occupancy.c: ValueError unless e's static shared memory plus `shared`
+   bytes of dynamic shared memory fit a block on `device`, or when e needs
+   dynamic shared memory and gets none; lets e use more than 48 KiB when
+   that is needed (the opt-in).  -1 raised. */
+int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned shared,
+                         int device);
+/* The block size for launching e (loaded) with `shared` bytes of dynamic
+   shared memory: the occupancy calculator's on a GPU, the CPU target's
+   choice otherwise (runtime/exec.h).  -1 raised. */
+int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int device, int *block);
+/* The Dispatcher's methods on what a kernel uses and how to launch it,
+   rows of dispatcher.c's method table: X(name) is the method `name`,
+   gj_py_<name>(self, args, kw), with the docstring gj_py_doc_<name>. */
+#define GJ_PY_OCCUPANCY_METHODS(X) \
+    X(get_regs_per_thread)         \
+    X(get_shared_mem_per_block)    \
+    X(get_local_mem_per_thread)    \
+    X(get_const_mem_size)          \
+    X(get_max_threads_per_block)   \
+    X(suggest_config)              \
+    X(forall)
+#define X(name)                                                            \
+    PyObject *gj_py_##name(PyObject *self, PyObject *args, PyObject *kw); \
+    extern const char gj_py_doc_##name[];
+GJ_PY_OCCUPANCY_METHODS(X)
+#undef X
 
 /* kernelerror.c: raises the exception of the error site `record` (the
    kernel's error record, compile.h) names and returns -1, or returns 0 when
@@ -144,6 +194,12 @@ void gj_py_key_count(const uint32_t *key, int n, int *args, int *leaves, int *ke
 
 /* kernel[config]: a new launch configuration object; NULL raised. */
 PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config);
+/* kernel.forall(ntasks, tpb, stream, sharedmem) (ntasks >= 0, tpb >= 0,
+   occupancy.c checked them): a launch configuration of ceil(ntasks / tpb)
+   blocks of tpb threads; for tpb 0, of the block size the occupancy
+   calculator gives the specialisation each call launches.  NULL raised. */
+PyObject *gj_py_launcher_forall(GjPyState *st, GjDispatcher *d, long long ntasks, int tpb,
+                                PyObject *stream, PyObject *sharedmem);
 int gj_py_launcher_register(PyObject *module, GjPyState *st);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * dispatcher.c - the kernel object gpujit.jit returns: its specialisation
- * table, compilation on a miss, inspection, and compile_ptx().
+ * table, compilation on a miss, and inspection (compile_ptx() is in
+ * compileptx.c, what the kernel uses and launch configurations in
+ * occupancy.c).
  *
  *     class Dispatcher:                    # kernel = gpujit.jit(f)
  *         def __getitem__(self, config) -> Launcher   # launcher.c
@@ -224,7 +226,7 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
    keyword-only parameters at the def line.  (co_flags: CO_VARARGS 0x04 and
    CO_VARKEYWORDS 0x08, as the inspect module documents; the macros are
    outside the limited API.) */
-static int plain_parameters(const GjCodeView *cv)
+int gj_py_plain_parameters(const GjCodeView *cv)
 {
     return !(cv->flags & (0x04 | 0x08)) && cv->kwonlyargcount == 0;
 }
@@ -241,7 +243,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
         goto done;
     int nargs, leaves, expect;
     gj_py_key_count(key, nkey, &nargs, &leaves, &expect);
-    if (plain_parameters(&cv) && cv.argcount != nargs) {
+    if (gj_py_plain_parameters(&cv) && cv.argcount != nargs) {
         PyErr_Format(PyExc_TypeError, "%s() takes %d argument%s but %d %s given", cv.name,
                      (int)cv.argcount, cv.argcount == 1 ? "" : "s", nargs,
                      nargs == 1 ? "was" : "were");
@@ -292,30 +294,35 @@ done:
     return e;
 }
 
-/* Loads e's code into its device's context (once). */
-int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
+/* Loads e's code into its device's context (once), and reads what it uses. */
+int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
 {
     if (e->func)
         return 0;
+    /* the compiler's counts and launch bounds: the CPU target's answers */
+    e->use = (GjKernelUse){.max_threads = d->launch_bounds[0],
+                           .shared_bytes = e->res.shared_static_bytes,
+                           .local_bytes = e->res.local_bytes,
+                           .const_bytes = e->res.const_bytes};
+    GjCuError err;
     if ((int)e->key[0] == GJ_MEM_HOST) {   /* JIT-compiled: already in memory */
         e->func = e->res.cpu_fn;
-        e->max_threads = 1024;
+        (void)gj_exec_kernel_use(GJ_MEM_HOST, e->func, &e->use, &err);   /* no driver: no error */
         return 0;
     }
-    GjCuError err;
-    GjCuStatus rc;
     GjCtx timing = {.dump = gj_dump_parse(getenv("GPUJIT_DUMP")) & GJ_DUMP_TIMING,
                     .funcname = e->res.kernel_name};
     gj_timing(&timing, NULL);
     int store = 0;
+    GjCuStatus rc;
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure((int)e->key[0], &err);
     if (rc == GJ_CU_OK)
-        rc = gj_py_cache_module_load(e, lineinfo, &store, &err);
+        rc = gj_py_cache_module_load(e, d->lineinfo, &store, &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_module_function(e->module, e->res.kernel_name, &e->func, &err);
     if (rc == GJ_CU_OK)
-        rc = gj_cu_func_max_threads(e->func, &e->max_threads, &err);
+        rc = gj_exec_kernel_use((int)e->key[0], e->func, &e->use, &err);
     size_t record_bytes = 0;
     if (rc == GJ_CU_OK && e->res.nerror_sites > 0)
         rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &e->error_record,
@@ -332,9 +339,7 @@ int gj_py_entry_load(GjPyState *st, GjEntry *e, int lineinfo)
 
 /* ---- signatures as keys ----------------------------------------------------- */
 
-/* The UTF-8 of a signature string, or NULL raised: ValueError for one with
-   a NUL, which C would cut short ("void(float32[:])\0junk"). */
-static const char *signature_text(PyObject *sig)
+const char *gj_py_signature_text(PyObject *sig)
 {
     Py_ssize_t n;
     const char *s = PyUnicode_AsUTF8AndSize(sig, &n);
@@ -401,13 +406,11 @@ PyObject *gj_py_signature_string(PyObject *sig)
     return s;
 }
 
-/* The entry for a signature (a string, a gpujit.types signature or tuple of
-   types, or a key of .signatures) on `device`, compiling it if needed. */
-static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
 {
     if (!PyUnicode_Check(sig) && !is_signature_key(sig)) {
         PyObject *str = gj_py_signature_string(sig);
-        GjEntry *e = str ? entry_for_signature(st, d, str, device) : NULL;
+        GjEntry *e = str ? gj_py_entry_for_signature(st, d, str, device) : NULL;
         Py_XDECREF(str);
         return e;
     }
@@ -425,7 +428,7 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
         PyErr_Format(PyExc_KeyError, "no specialisation for %R", sig);
         return NULL;
     }
-    const char *s = signature_text(sig);
+    const char *s = gj_py_signature_text(sig);
     if (!s)
         return NULL;
     uint32_t key[GJ_MAX_ARGS + 1];
@@ -435,7 +438,6 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
     GjEntry *e = gj_py_entry_find(d, key, n);
     return e ? e : gj_py_entry_compile(st, d, key, n);
 }
-static PyObject *kernel_name(GjDispatcher *d);
 
 /* An entry compiled for layout 'A' (any strides) in place of the C or F
    arrays of key: what an explicit signature with float32[:] compiled. */
@@ -459,7 +461,7 @@ int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device)
 {
     Py_ssize_t nsigs = PyList_Size(d->explicit_sigs);
     for (Py_ssize_t i = 0; i < nsigs; i++)   /* this device's entries (a target switch) */
-        if (!entry_for_signature(st, d, PyList_GetItem(d->explicit_sigs, i), device))
+        if (!gj_py_entry_for_signature(st, d, PyList_GetItem(d->explicit_sigs, i), device))
             return -1;
     return 0;
 }
@@ -475,7 +477,7 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
     }
     PyObject *sep = types ? PyUnicode_FromString(", ") : NULL;
     PyObject *joined = sep ? PyUnicode_Join(sep, types) : NULL;
-    PyObject *name = joined ? kernel_name(d) : NULL;
+    PyObject *name = joined ? gj_py_kernel_name(d) : NULL;
     if (name)
         PyErr_Format(PyExc_TypeError, "no matching definition of %U() for argument types "
                      "(%U): it was compiled for its explicit signatures %R only; compile "
@@ -603,7 +605,7 @@ static void dispatcher_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-static PyObject *kernel_name(GjDispatcher *d)
+PyObject *gj_py_kernel_name(const GjDispatcher *d)
 {
     PyObject *name = PyObject_GetAttrString(d->func, "__name__");
     if (!name) {
@@ -618,7 +620,7 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
     (void)args;
     (void)kw;
     GjDispatcher *d = (GjDispatcher *)self;
-    PyObject *name = kernel_name(d);
+    PyObject *name = gj_py_kernel_name(d);
     /* ValueError for both, as numba's dispatcher raises */
     if (d->device_fn)
         PyErr_Format(PyExc_ValueError, "%S is a device function (device=True): call it from a "
@@ -680,35 +682,33 @@ static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
     return l;
 }
 
-/* Compiles the PTX twin (same signature, a CUDA device) of every CPU-target
-   entry that lacks one, so that inspect_asm shows PTX on either target. */
-static int compile_ptx_twins(GjPyState *st, GjDispatcher *d)
+int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from)
 {
     size_t n = 0, k = 0;
     for (size_t i = 0; i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i]; e; e = e->next)
-            n += (int)e->key[0] == GJ_MEM_HOST;
+            n += (int)e->key[0] != device && (from == -1 || (int)e->key[0] == from);
     if (n == 0)
         return 0;
-    GjEntry **cpu = PyMem_Calloc(n, sizeof *cpu);
-    if (!cpu) {
+    GjEntry **other = PyMem_Calloc(n, sizeof *other);
+    if (!other) {
         PyErr_NoMemory();
         return -1;
     }
     for (size_t i = 0; i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i]; e; e = e->next)
-            if ((int)e->key[0] == GJ_MEM_HOST)
-                cpu[k++] = e;
+            if ((int)e->key[0] != device && (from == -1 || (int)e->key[0] == from))
+                other[k++] = e;
     int rc = 0;
     uint32_t key[GJ_MAX_ARGS + 1];
     for (size_t i = 0; rc == 0 && i < n; i++) {   /* entries are never freed here */
-        memcpy(key, cpu[i]->key, (size_t)cpu[i]->nkey * sizeof *key);
-        key[0] = (uint32_t)gj_cu_current_device();
-        if (!gj_py_entry_find(d, key, cpu[i]->nkey)
-            && !gj_py_entry_compile(st, d, key, cpu[i]->nkey))
+        memcpy(key, other[i]->key, (size_t)other[i]->nkey * sizeof *key);
+        key[0] = (uint32_t)device;
+        if (!gj_py_entry_find(d, key, other[i]->nkey)
+            && !gj_py_entry_compile(st, d, key, other[i]->nkey))
             rc = -1;
     }
-    PyMem_Free(cpu);
+    PyMem_Free(other);
     return rc;
 }
 
@@ -722,12 +722,12 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     int ptx = field_offset == offsetof(GjCompileResult, ptx), device = gj_cu_current_device();
-    if (ptx && compile_ptx_twins(st, d) < 0)
+    if (ptx && gj_py_entry_twins(st, d, device, GJ_MEM_HOST) < 0)
         return NULL;
     if (!ptx && gj_py_device(st, &device) < 0)
         return NULL;
     if (sig && sig != Py_None) {
-        GjEntry *e = entry_for_signature(st, d, sig, device);
+        GjEntry *e = gj_py_entry_for_signature(st, d, sig, device);
         if (!e)
             return NULL;
         const char *text = *(char **)((char *)&e->res + field_offset);
@@ -792,7 +792,7 @@ static PyObject *dispatcher_inspect_types(PyObject *self, PyObject *args, PyObje
             return NULL;
         }
     }
-    PyObject *name = kernel_name((GjDispatcher *)self);
+    PyObject *name = gj_py_kernel_name((GjDispatcher *)self);
     PyObject *text;
     if (PyUnicode_Check(dumps)) {
         text = PyUnicode_FromFormat("%S %S\n%U\n", name, sig, dumps);
@@ -827,12 +827,12 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
     if (gj_py_device(st, &device) < 0)
         return NULL;
     PyObject *str = gj_py_signature_string(sig);   /* not a key of .signatures */
-    GjEntry *e = str ? entry_for_signature(st, (GjDispatcher *)self, str, device) : NULL;
+    GjEntry *e = str ? gj_py_entry_for_signature(st, (GjDispatcher *)self, str, device) : NULL;
     Py_XDECREF(str);
     if (!e)
         return NULL;
     if ((device == GJ_MEM_HOST || gj_cu_available())
-        && gj_py_entry_load(st, e, ((GjDispatcher *)self)->lineinfo) < 0)
+        && gj_py_entry_load(st, (GjDispatcher *)self, e) < 0)
         return NULL;
     return Py_NewRef(e->sig);
 }
@@ -844,7 +844,7 @@ static PyObject *check_device_signature(PyObject *self, PyObject *sig)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    const char *s = signature_text(sig);
+    const char *s = gj_py_signature_text(sig);
     if (!s)
         return NULL;
     GjCtx ctx;
@@ -957,6 +957,10 @@ static PyMethodDef dispatcher_methods[] = {
     {"_set_signatures", dispatcher_set_signatures, METH_O,
      "_set_signatures(signatures)\n--\n\nCompiles a list of signature strings and restricts\n"
      "launches to them (what jit(signature) does)."},
+#define X(name) {#name, (PyCFunction)(void (*)(void))gj_py_##name, METH_VARARGS | METH_KEYWORDS, \
+                 gj_py_doc_##name},
+    GJ_PY_OCCUPANCY_METHODS(X)   /* occupancy.c */
+#undef X
     {"recompile", dispatcher_recompile, METH_NOARGS,
      "recompile()\n--\n\nDrops every compiled specialisation, so the next launch\n"
      "compiles again (and re-reads the function's globals)."},
@@ -1001,7 +1005,8 @@ static PyType_Slot dispatcher_slots[] = {
     {Py_tp_methods, dispatcher_methods},
     {Py_tp_getset, dispatcher_getset},
     {Py_tp_members, dispatcher_members},
-    {Py_tp_doc, "A gpujit kernel: launch it as kernel[griddim, blockdim](*args)."},
+    {Py_tp_doc, "A gpujit kernel, as ``gpujit.jit`` returns it: launch it as\n"
+                "``kernel[griddim, blockdim](*args)``."},
     {0, NULL},
 };
 
@@ -1011,174 +1016,6 @@ static PyType_Spec dispatcher_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = dispatcher_slots,
 };
-
-/* ---- _parse_signature -------------------------------------------------------------- */
-
-/* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
-   ("none", 0, "") for void, ("tuple", 0, (item triples...)) for a tuple. */
-static PyObject *type_triple(const GjType *t)
-{
-    char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
-    if (t->kind == GJ_TK_TUPLE) {
-        PyObject *items = PyTuple_New(t->n);
-        for (int k = 0; items && k < t->n; k++) {
-            PyObject *item = type_triple(t->elems[k]);
-            if (!item)
-                Py_CLEAR(items);
-            else
-                PyTuple_SetItem(items, k, item);
-        }
-        return items ? Py_BuildValue("(siN)", "tuple", 0, items) : NULL;
-    }
-    if (t->kind == GJ_TK_ARRAY)
-        return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
-    return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");
-}
-
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
-
-/* _parse_signature(str) -> (return type or None, (argument types...)), each
-   type a type_triple: the compiler's own parse, for gpujit.types. */
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
-{
-    GjPyState *st = PyModule_GetState(module);
-    const char *s = PyUnicode_Check(sig) ? signature_text(sig) : NULL;
-    if (!s) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");
-        return NULL;
-    }
-    GjCtx ctx;
-    gj_ctx_init(&ctx);
-    const GjType **args, *ret;
-    int nargs;
-    PyObject *out = NULL, *list = NULL, *r = NULL;
-    if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK) {
-        gj_py_raise_diag(st, &ctx, NULL);
-        goto done;
-    }
-    if (!(list = PyTuple_New(nargs)))
-        goto done;
-    for (int i = 0; i < nargs; i++) {
-        PyObject *t = type_triple(args[i]);
-        if (!t)
-            goto done;
-        PyTuple_SetItem(list, i, t);
-    }
-    if ((r = ret ? type_triple(ret) : Py_NewRef(Py_None)))
-        out = PyTuple_Pack(2, r, list);
-done:
-    Py_XDECREF(r);
-    Py_XDECREF(list);
-    gj_ctx_free(&ctx);
-    return out;
-}
-
-/* ---- compile_ptx ------------------------------------------------------------------- */
-
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
-
-/* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
-   (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
-{
-    (void)module;
-    (void)unused;
-    static const struct { const char *name; unsigned bits; } rows[] = {
-#define X(id, name, bit) {name, GJ_FM_##id},
-        GJ_FASTMATH_FLAGS(X)
-#undef X
-        {"fast", GJ_FM_FAST},
-    };
-    PyObject *flags = PyDict_New();
-    for (size_t k = 0; flags && k < sizeof rows / sizeof rows[0]; k++) {
-        PyObject *bits = PyLong_FromUnsignedLong(rows[k].bits);
-        if (!bits || PyDict_SetItemString(flags, rows[k].name, bits) < 0)
-            Py_CLEAR(flags);
-        Py_XDECREF(bits);
-    }
-    return flags;
-}
-
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
-
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
-                             "debug", "opt", "device", "entry_name", "launch_bounds", NULL};
-    PyObject *func, *sig_obj, *sig_str;
-    unsigned fastmath = 0;   /* GjFastMath bits */
-    int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
-    const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
-    int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii):compile_ptx", kwlist,
-                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
-                                     &contract, &lineinfo, &debug, &opt, &device, &entry_name,
-                                     &bounds[0], &bounds[1], &bounds[2]))
-        return NULL;
-    if (!(sig_str = gj_py_signature_string(sig_obj)))
-        return NULL;
-    const char *sig = PyUnicode_AsUTF8AndSize(sig_str, NULL);
-    if (!sig) {
-        Py_DECREF(sig_str);
-        return NULL;
-    }
-    GjPyState *st = PyModule_GetState(module);
-    if (Py_IS_TYPE(func, st->DispatcherType)) {
-        device = device || ((GjDispatcher *)func)->device_fn;
-        func = ((GjDispatcher *)func)->func;
-    }
-    GjCtx ctx;
-    GjCodeView cv;
-    GjCompileResult res;
-    gj_ctx_init(&ctx);
-    memset(&cv, 0, sizeof cv);
-    memset(&res, 0, sizeof res);
-    PyObject *out = NULL, *names = NULL;
-    const GjType **types, *ret;
-    int ntypes;
-    if (gj_py_codeview(func, &ctx, &cv) < 0)
-        goto done;
-    if (gj_ty_parse_signature(&ctx, sig, &types, &ntypes, &ret) != GJ_OK) {
-        gj_py_raise_diag(st, &ctx, &cv);
-        goto done;
-    }
-    if (plain_parameters(&cv) && ntypes != cv.argcount) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
-                     sig, ntypes, cv.name, (int)cv.argcount);
-        goto done;
-    }
-    if (!device && ret && ret->kind != GJ_TK_NONE) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
-                     "(void); compile a device function with device=True", sig, ret->name);
-        goto done;
-    }
-    cv.argtypes = types;
-    cv.rettype = device ? ret : NULL;
-    GjCompileOptions o;
-    gj_compile_options_default(&o);
-    o.cc_major = cc_major;
-    o.cc_minor = cc_minor;
-    o.fastmath = fastmath;
-    o.contract = contract;
-    o.lineinfo = lineinfo;
-    o.opt_level = opt ? 3 : 0;
-    o.device = device;
-    o.entry_name = entry_name;
-    o.max_threads = bounds[0];
-    o.min_blocks = bounds[1];
-    o.max_cluster = bounds[2];
-    o.debug = debug;
-    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
-        goto done;
-    out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
-    gj_result_free(&res);
-done:
-    Py_XDECREF(names);
-    Py_DECREF(sig_str);
-    gj_ctx_free(&ctx);
-    return out;
-}
 
 int gj_py_dispatcher_register(PyObject *module, GjPyState *st)
 {

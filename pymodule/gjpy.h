@@ -208,6 +208,13 @@ PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj);
 int gj_py_dtype_id_of(PyObject *dtype);
 /* The type's name ("str") as a new str, for messages. */
 PyObject *gj_py_type_name(PyObject *obj);
+/* A str argument's UTF-8 text (owned by obj), or NULL raised: TypeError
+   with `message` when obj is no str. */
+const char *gj_py_str(PyObject *obj, const char *message);
+/* An integer argument: an int or anything with __index__ (a NumPy integer),
+   but not a bool.  1 with *v set (LLONG_MIN or LLONG_MAX beyond their
+   range); 0 when obj is none of these (no exception set); -1 raised. */
+int gj_py_integer(PyObject *obj, long long *v);
 /* obj.attr (a protocol: "__dlpack__"), or NULL raised: a TypeError built
    from `message` (a format with one %S, the type's name) when obj has none. */
 PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message);

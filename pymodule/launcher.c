@@ -50,6 +50,9 @@ typedef struct Launcher {
     PyObject *stream_obj;      /* keeps a gpujit Stream alive */
     int checked_device;        /* device the configuration was validated on (GJ_MEM_HOST:
                                   the CPU target), or INT_MIN */
+    long long forall_tasks;    /* kernel.forall(n): n (0 launches nothing); -1 otherwise */
+    int forall_best;           /* forall with tpb=0: each call takes the block size of the
+                                  occupancy calculator for the entry it launches */
 } Launcher;
 
 /* ---- arguments ---------------------------------------------------------------- */
@@ -408,22 +411,18 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
             items[i] = PyTuple_GetItem(obj, i);
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        /* ints and anything with __index__ (NumPy integers), but not bools */
-        PyObject *index = PyBool_Check(items[i]) ? NULL : PyNumber_Index(items[i]);
-        if (!index) {
-            PyErr_Clear();
+        long long v;
+        int is_int = gj_py_integer(items[i], &v);
+        if (is_int < 0)
+            return -1;
+        if (!is_int) {
             PyObject *tname = gj_py_type_name(items[i]);
             PyErr_Format(PyExc_TypeError, "%s must be an int or a tuple of ints, not %S", what,
                          tname);
             Py_XDECREF(tname);
             return -1;
         }
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
-        Py_DECREF(index);
-        if (v == -1 && PyErr_Occurred())
-            return -1;
-        if (overflow || v < 0 || v > 0xffffffffLL) {
+        if (v < 0 || v > 0xffffffffLL) {
             PyErr_Format(PyExc_ValueError, "%s has %S in dimension %c; it must be a count "
                          "from 0 to the device's limit", what, items[i], "xyz"[i]);
             return -1;
@@ -461,47 +460,6 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
         return -1;
     }
     return 0;
-}
-
-/* ValueError unless the kernel's static shared memory plus the launch's
-   dynamic shared memory fit in the device's opt-in limit per block.  Above
-   the 48 KiB every device gives a block, CUDA launches only kernels that
-   opted in to that much dynamic shared memory, so the attribute is set
-   first (each such launch: it is one cheap driver call).  The CPU target
-   applies the same limits (gj_exec_device_info). */
-static int prepare_shared(GjPyState *st, const Launcher *l, const GjEntry *e, int ordinal)
-{
-    enum { PORTABLE_SHARED = 48 * 1024 };
-    if (e->res.dynamic_shared && l->shared == 0) {
-        /* Its arrays would have no element: every access would fault on the
-           GPU and overwrite the executor's memory on the CPU target. */
-        PyObject *name = PyObject_GetAttrString(l->disp->func, "__name__");
-        if (name)
-            PyErr_Format(PyExc_ValueError, "kernel %S uses dynamic shared memory (shared.array(0, "
-                         "...)) but the launch gives none: launch it as kernel[griddim, blockdim, "
-                         "stream, sharedmem] with sharedmem the bytes it needs", name);
-        Py_XDECREF(name);
-        return -1;
-    }
-    size_t total = e->res.shared_static_bytes + l->shared;
-    if (total <= PORTABLE_SHARED)
-        return 0;
-    GjCuDeviceInfo info;
-    GjCuError err;
-    if (gj_exec_device_info(ordinal, &info, &err) != GJ_CU_OK)
-        goto cuda_error;
-    if (total > (size_t)info.max_shared_per_block_optin) {
-        PyErr_Format(PyExc_ValueError, "shared memory of %zu bytes per block (%zu static, %u "
-                     "dynamic) exceeds the device's limit of %d bytes (%d KiB) per block",
-                     total, e->res.shared_static_bytes, l->shared,
-                     info.max_shared_per_block_optin, info.max_shared_per_block_optin / 1024);
-        return -1;
-    }
-    if (gj_exec_allow_dynamic_shared(ordinal, e->func, l->shared, &err) == GJ_CU_OK)
-        return 0;
-cuda_error:
-    gj_py_raise_cuda(st, &err);
-    return -1;
 }
 
 /* ---- launching ---------------------------------------------------------------------- */
@@ -852,6 +810,24 @@ static int warn_implicit_copies(GjPyState *st, GjDispatcher *d, const GjHostCopy
     return rc;
 }
 
+/* forall(n) with tpb=0: the block size the occupancy calculator gives e
+   (occupancy.c), and enough blocks for n tasks. */
+static int forall_config(GjPyState *st, Launcher *l, GjEntry *e, int device)
+{
+    int block;
+    if (gj_py_entry_best_block(st, e, l->shared, device, &block) < 0)
+        return -1;
+    l->block[0] = (unsigned)block;
+    long long blocks = l->forall_tasks / block + (l->forall_tasks % block != 0);
+    if (blocks > 0xffffffffLL) {
+        PyErr_Format(PyExc_ValueError, "forall(%lld) needs %lld blocks of %d threads, more "
+                     "than a grid has", l->forall_tasks, blocks, block);
+        return -1;
+    }
+    l->grid[0] = (unsigned)blocks;
+    return check_config(st, l, device);
+}
+
 /* Hands the launch to the runtime (runtime/exec.h): host arguments are
    copied in and, when written, back, and then the call has synchronized;
    with device arguments only the launch stays asynchronous. */
@@ -917,6 +893,8 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         PyErr_SetString(PyExc_TypeError, "kernel arguments are positional only");
         return NULL;
     }
+    if (l->forall_tasks == 0)
+        Py_RETURN_NONE;   /* as numba's forall: no task, no launch (and no compile) */
     Py_ssize_t n = PyTuple_Size(pyargs);
     if (n != d->argcount && d->plain) {   /* else compiling reports *args and the like */
         PyObject *name = PyObject_GetAttrString(d->func, "__name__");
@@ -986,7 +964,9 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     }
     if (!e && !(e = gj_py_entry_compile(st, d, key, nkey)))
         goto done;
-    if (gj_py_entry_load(st, e, d->lineinfo) < 0 || prepare_shared(st, l, e, device) < 0)
+    if (gj_py_entry_load(st, d, e) < 0 || gj_py_prepare_shared(st, d, e, l->shared, device) < 0)
+        goto done;
+    if (l->forall_best && forall_config(st, l, e, device) < 0)
         goto done;
     unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
     if (d->launch_bounds[0] > 0 && threads > (unsigned long long)d->launch_bounds[0]) {
@@ -994,10 +974,10 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
                      "launch_bounds of %d threads per block", threads, d->launch_bounds[0]);
         goto done;
     }
-    if (e->max_threads > 0 && threads > (unsigned long long)e->max_threads) {
+    if (threads > (unsigned long long)e->use.max_threads) {
         PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds this kernel's limit of "
                      "%d threads per block (set by its register use)", threads,
-                     e->max_threads);
+                     e->use.max_threads);
         goto done;
     }
     if ((unsigned long long)l->grid[0] * l->grid[1] * l->grid[2] == 0) {
@@ -1054,6 +1034,13 @@ static PyObject *launcher_repr(PyObject *self)
     PyObject *name = PyObject_GetAttrString(l->disp->func, "__name__");
     if (!name)
         return NULL;
+    if (l->forall_best) {
+        PyObject *r = PyUnicode_FromFormat("<gpujit forall of %S: %lld tasks, in blocks of the "
+                                           "size suggest_config() gives, %u bytes of shared "
+                                           "memory>", name, l->forall_tasks, l->shared);
+        Py_DECREF(name);
+        return r;
+    }
     PyObject *r = PyUnicode_FromFormat("<gpujit launch of %S: grid (%u, %u, %u), block "
                                        "(%u, %u, %u), %u bytes of shared memory>", name,
                                        l->grid[0], l->grid[1], l->grid[2], l->block[0],
@@ -1094,6 +1081,7 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
         return NULL;
     l->disp = (GjDispatcher *)Py_NewRef((PyObject *)d);
     l->checked_device = INT_MIN;
+    l->forall_tasks = -1;
     if (parse_dim3(PyTuple_GetItem(config, 0), l->grid, "griddim") < 0
         || parse_dim3(PyTuple_GetItem(config, 1), l->block, "blockdim") < 0)
         goto fail;
@@ -1141,6 +1129,22 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
 fail:
     Py_DECREF(l);
     return NULL;
+}
+
+PyObject *gj_py_launcher_forall(GjPyState *st, GjDispatcher *d, long long ntasks, int tpb,
+                                PyObject *stream, PyObject *sharedmem)
+{
+    /* tpb=0: one block until each call knows its entry (forall_config) */
+    long long block = tpb > 0 ? tpb : 1;
+    long long blocks = tpb > 0 ? ntasks / tpb + (ntasks % tpb != 0) : 1;
+    PyObject *config = Py_BuildValue("(LLOO)", blocks, block, stream, sharedmem);
+    Launcher *l = config ? (Launcher *)gj_py_launcher_new(st, d, config) : NULL;
+    Py_XDECREF(config);
+    if (l) {
+        l->forall_tasks = ntasks;
+        l->forall_best = tpb == 0;
+    }
+    return (PyObject *)l;
 }
 
 int gj_py_launcher_register(PyObject *module, GjPyState *st)

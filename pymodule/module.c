@@ -25,6 +25,7 @@
 #include "gjpy.h"
 #include "dlpack.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,31 @@ PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj)
 PyObject *gj_py_type_name(PyObject *obj)
 {
     return PyType_GetName(Py_TYPE(obj));
+}
+
+const char *gj_py_str(PyObject *obj, const char *message)
+{
+    const char *s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8AndSize(obj, NULL) : NULL;
+    if (!s && !PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, message);
+    return s;
+}
+
+int gj_py_integer(PyObject *obj, long long *v)
+{
+    PyObject *index = PyBool_Check(obj) ? NULL : PyNumber_Index(obj);
+    if (!index) {
+        PyErr_Clear();
+        return 0;
+    }
+    int overflow;
+    *v = PyLong_AsLongLongAndOverflow(index, &overflow);
+    Py_DECREF(index);
+    if (*v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow)
+        *v = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+    return 1;
 }
 
 PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message)
@@ -621,12 +647,9 @@ static PyObject *mod_current_target(PyObject *module, PyObject *unused)
 static PyObject *mod_set_target(PyObject *module, PyObject *arg)
 {
     GjPyState *st = PyModule_GetState(module);
-    const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;
-    if (!name) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "set_target() takes 'cpu' or 'cuda'");
+    const char *name = gj_py_str(arg, "set_target() takes 'cpu' or 'cuda'");
+    if (!name)
         return NULL;
-    }
     int t = target_from_name(name, "target");
     if (t < 0)
         return NULL;
@@ -647,10 +670,11 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(target_name(prev));
 }
 
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* dispatcher.c */
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* compileptx.c */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* dispatcher.c */
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* dispatcher.c */
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* compileptx.c */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* compileptx.c */
+PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);                     /* compileptx.c */
 
 static PyMethodDef module_methods[] = {
     {"_parse_signature", gj_py_parse_signature, METH_O,
@@ -662,6 +686,9 @@ static PyMethodDef module_methods[] = {
     {"_fastmath_flags", gj_py_fastmath_flags, METH_NOARGS,
      "_fastmath_flags()\n--\n\nnumba's fastmath flag names ('fast' included) -> the "
      "compiler's bits."},
+    {"_load_ptx", gj_py_load_ptx, METH_O,
+     "_load_ptx(ptx)\n--\n\nHas the current device's driver load PTX text, then unloads "
+     "it; raises as a kernel's load does (tests)."},
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
      "Never raises; loads the driver on first call."},

@@ -79,6 +79,10 @@ enum { CU_JIT_INPUT_PTX = 1 };             /* CUjitInputType */
 
 enum {                                      /* CUfunction_attribute */
     CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 enum {                                      /* CUpointer_attribute */
@@ -95,6 +99,11 @@ enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
 #define CU_STREAM_LEGACY ((CUstream)0x1)    /* the legacy default stream, by name */
 enum { CU_STREAM_NON_BLOCKING = 1 };
 enum { GJ_CUDA_API_VERSION = 12000 };       /* the ABI every entry point is taken at */
+
+/* CUoccupancyB2DSize: dynamic shared memory as a function of the block size
+   (gpujit passes none: its dynamic shared memory is the launch's, whatever
+   the block). */
+typedef size_t (*CUoccupancyB2DSize)(int block_size);
 
 typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_version,
                                      unsigned long long flags, int *symbol_status);
@@ -145,6 +154,8 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuLinkDestroy, (CUlinkState))                                                    \
     X(cuFuncGetAttribute, (int *, int, CUfunction))                                    \
     X(cuFuncSetAttribute, (CUfunction, int, int))                                      \
+    X(cuOccupancyMaxPotentialBlockSize, (int *, int *, CUfunction, CUoccupancyB2DSize,  \
+                                         size_t, int))                                 \
     X(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,   \
                        unsigned, unsigned, CUstream, void **, void **))                \
     X(cuStreamCreate, (CUstream *, unsigned))                                          \
@@ -811,10 +822,31 @@ GjCuStatus gj_cu_module_unload(void *module, GjCuError *err)
     return st != GJ_CU_OK ? st : CU(err, cuModuleUnload, ((CUmodule)module));
 }
 
-GjCuStatus gj_cu_func_max_threads(void *func, int *max_threads, GjCuError *err)
+GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjCuError *err)
 {
-    return CU(err, cuFuncGetAttribute,
-              (max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUfunction)func));
+    static const int attrs[] = {
+        CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+    };
+    int *dst[] = {&a->max_threads, &a->regs, &a->shared_bytes, &a->local_bytes,
+                  &a->const_bytes};
+    memset(a, 0, sizeof *a);
+    GjCuStatus st = ready(err);
+    for (size_t i = 0; st == GJ_CU_OK && i < sizeof attrs / sizeof attrs[0]; i++)
+        st = CU(err, cuFuncGetAttribute, (dst[i], attrs[i], (CUfunction)func));
+    return st;
+}
+
+GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit,
+                                 int *block, GjCuError *err)
+{
+    int min_grid = 0;
+    *block = 0;
+    GjCuStatus st = ready(err);
+    return st != GJ_CU_OK ? st : CU(err, cuOccupancyMaxPotentialBlockSize,
+                                    (&min_grid, block, (CUfunction)func, NULL,
+                                     dynamic_shared, block_limit));
 }
 
 GjCuStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjCuError *err)

@@ -110,9 +110,22 @@ GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, 
 GjCuStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
                                GjCuError *err);
 GjCuStatus gj_cu_module_unload(void *module, GjCuError *err);
-/* The most threads per block `func` can be launched with (its registers
-   may allow fewer than the device's limit). */
-GjCuStatus gj_cu_func_max_threads(void *func, int *max_threads, GjCuError *err);
+/* What a loaded kernel uses (cuFuncGetAttribute). */
+typedef struct GjCuFuncAttrs {
+    int max_threads;    /* threads per block it can be launched with: the device's limit,
+                           or fewer for its registers or its .maxntid */
+    int regs;           /* registers per thread */
+    int shared_bytes;   /* static shared memory per block */
+    int local_bytes;    /* local memory per thread (local arrays, spilled registers) */
+    int const_bytes;    /* constant memory of its module's variables */
+} GjCuFuncAttrs;
+GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *attrs, GjCuError *err);
+/* The driver's occupancy calculator (cuOccupancyMaxPotentialBlockSize): the
+   block size, at most block_limit threads (0: the kernel's limit), that
+   keeps the most of func's threads resident per multiprocessor when each
+   block also has dynamic_shared bytes of dynamic shared memory. */
+GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit,
+                                 int *block, GjCuError *err);
 
 /* Lets `func` be launched with up to `bytes` of dynamic shared memory
    (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): needed when its static

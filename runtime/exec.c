@@ -40,6 +40,33 @@ GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes,
     return gj_cu_func_set_max_dynamic_shared(func, (int)bytes, err);
 }
 
+GjCuStatus gj_exec_kernel_use(int device, void *func, GjKernelUse *use, GjCuError *err) {
+    if (device == GJ_MEM_HOST) {
+        int limit = cpu_limits.max_threads_per_block;
+        if (use->max_threads <= 0 || use->max_threads > limit)
+            use->max_threads = limit;
+        use->regs = -1;
+        return GJ_CU_OK;
+    }
+    GjCuFuncAttrs a;
+    GjCuStatus st = gj_cu_func_attrs(func, &a, err);
+    if (st == GJ_CU_OK)
+        *use = (GjKernelUse){.max_threads = a.max_threads, .regs = a.regs,
+                             .shared_bytes = (size_t)a.shared_bytes,
+                             .local_bytes = (size_t)a.local_bytes,
+                             .const_bytes = (size_t)a.const_bytes};
+    return st;
+}
+
+GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_threads,
+                              int *block, GjCuError *err) {
+    if (device == GJ_MEM_HOST) {
+        *block = max_threads < GJ_EXEC_CPU_BLOCK ? max_threads : GJ_EXEC_CPU_BLOCK;
+        return GJ_CU_OK;
+    }
+    return gj_cu_occupancy_block(func, shared, max_threads, block, err);
+}
+
 int gj_exec_copies_host_arrays(int device) {
     return device != GJ_MEM_HOST;
 }

@@ -66,6 +66,36 @@ GjCuStatus gj_exec_device_info(int device, GjCuDeviceInfo *info, GjCuError *err)
 GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes,
                                         GjCuError *err);
 
+/* What a compiled kernel uses (numba's get_regs_per_thread() and kin). */
+typedef struct GjKernelUse {
+    int max_threads;        /* threads per block it can be launched with */
+    int regs;               /* registers per thread; -1 on the CPU target, which has none */
+    size_t shared_bytes;    /* static shared memory per block */
+    size_t local_bytes;     /* local memory per thread */
+    size_t const_bytes;     /* constant memory */
+} GjKernelUse;
+
+/* Fills *use for the loaded kernel func on `device`: on a GPU from the
+   driver.  The CPU target keeps the compiler's counts *use holds on entry
+   (shared, local and constant bytes, and in max_threads the kernel's
+   launch_bounds, 0 for none) and completes them with its limits. */
+GjCuStatus gj_exec_kernel_use(int device, void *func, GjKernelUse *use, GjCuError *err);
+
+/* The CPU target's block size where the caller lets gpujit choose
+   (kernel.forall(n), suggest_config): blocks run one per worker thread, so
+   128 threads make enough blocks to keep every core busy for a few
+   thousand tasks, at a cost per block (and, for a kernel with barriers, 128
+   fiber stacks) that stays small. */
+enum { GJ_EXEC_CPU_BLOCK = 128 };
+
+/* The block size for the loaded kernel func with `shared` bytes of dynamic
+   shared memory per block, at most max_threads: on a GPU the driver's
+   occupancy calculator's, the one that keeps the most threads resident per
+   multiprocessor; on the CPU target, which has no occupancy to gain,
+   GJ_EXEC_CPU_BLOCK (or max_threads, when fewer). */
+GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_threads,
+                              int *block, GjCuError *err);
+
 /* Whether host arrays given to a launch on `device` are copied (to a GPU
    and back), rather than used in place (the CPU target). */
 int gj_exec_copies_host_arrays(int device);

@@ -211,10 +211,14 @@ def block_size(out):
         out[i] = cuda.blockDim.x
 
 
-def test_forall_uses_blocks_of_128_threads(target):
+def test_suggest_config_is_gpujits(target):
     out = poison(1000, np.int64)
-    block_size.forall(out.size)(out)
-    np.testing.assert_array_equal(out, 128)
+    block_size.forall(out.size)(out)   # numba's: the occupancy calculator's block size
+    blocks, threads = block_size.suggest_config(out.size)
+    np.testing.assert_array_equal(out, threads)
+    assert blocks == math.ceil(out.size / threads)
+    if target == "cpu":
+        assert threads == 128   # it has no occupancy calculator
 
 
 def test_a_launch_beyond_launch_bounds_is_a_value_error(target):

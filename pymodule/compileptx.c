@@ -1,0 +1,202 @@
+/*
+ * compileptx.c - compiling without a kernel object: gpujit.compile_ptx()
+ * (a function and a signature to PTX, no GPU needed), the compiler's
+ * signature parser and fastmath flag table for the Python package
+ * (gpujit.types, gpujit.jit), and _load_ptx() for tests of what the
+ * driver makes of PTX.
+ */
+#include "dispatch.h"
+
+#include <string.h>
+
+#include "codeview_py.h"
+
+/* ---- _parse_signature -------------------------------------------------------------- */
+
+/* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
+   ("none", 0, "") for void, ("tuple", 0, (item triples...)) for a tuple. */
+static PyObject *type_triple(const GjType *t)
+{
+    char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
+    if (t->kind == GJ_TK_TUPLE) {
+        PyObject *items = PyTuple_New(t->n);
+        for (int k = 0; items && k < t->n; k++) {
+            PyObject *item = type_triple(t->elems[k]);
+            if (!item)
+                Py_CLEAR(items);
+            else
+                PyTuple_SetItem(items, k, item);
+        }
+        return items ? Py_BuildValue("(siN)", "tuple", 0, items) : NULL;
+    }
+    if (t->kind == GJ_TK_ARRAY)
+        return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
+    return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");
+}
+
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
+
+/* _parse_signature(str) -> (return type or None, (argument types...)), each
+   type a type_triple: the compiler's own parse, for gpujit.types. */
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
+{
+    GjPyState *st = PyModule_GetState(module);
+    const char *s = gj_py_str(sig, "_parse_signature() takes a str");
+    if (!s || !gj_py_signature_text(sig))   /* the latter: refuses a NUL */
+        return NULL;
+    GjCtx ctx;
+    gj_ctx_init(&ctx);
+    const GjType **args, *ret;
+    int nargs;
+    PyObject *out = NULL, *list = NULL, *r = NULL;
+    if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, NULL);
+        goto done;
+    }
+    if (!(list = PyTuple_New(nargs)))
+        goto done;
+    for (int i = 0; i < nargs; i++) {
+        PyObject *t = type_triple(args[i]);
+        if (!t)
+            goto done;
+        PyTuple_SetItem(list, i, t);
+    }
+    if ((r = ret ? type_triple(ret) : Py_NewRef(Py_None)))
+        out = PyTuple_Pack(2, r, list);
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(list);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
+/* ---- compile_ptx ------------------------------------------------------------------- */
+
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
+
+/* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
+   (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    static const struct { const char *name; unsigned bits; } rows[] = {
+#define X(id, name, bit) {name, GJ_FM_##id},
+        GJ_FASTMATH_FLAGS(X)
+#undef X
+        {"fast", GJ_FM_FAST},
+    };
+    PyObject *flags = PyDict_New();
+    for (size_t k = 0; flags && k < sizeof rows / sizeof rows[0]; k++) {
+        PyObject *bits = PyLong_FromUnsignedLong(rows[k].bits);
+        if (!bits || PyDict_SetItemString(flags, rows[k].name, bits) < 0)
+            Py_CLEAR(flags);
+        Py_XDECREF(bits);
+    }
+    return flags;
+}
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
+                             "debug", "opt", "device", "entry_name", "launch_bounds", NULL};
+    PyObject *func, *sig_obj, *sig_str;
+    unsigned fastmath = 0;   /* GjFastMath bits */
+    int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
+    const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
+    int bounds[3] = {0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii):compile_ptx", kwlist,
+                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
+                                     &contract, &lineinfo, &debug, &opt, &device, &entry_name,
+                                     &bounds[0], &bounds[1], &bounds[2]))
+        return NULL;
+    if (!(sig_str = gj_py_signature_string(sig_obj)))
+        return NULL;
+    const char *sig = gj_py_signature_text(sig_str);
+    if (!sig) {
+        Py_DECREF(sig_str);
+        return NULL;
+    }
+    GjPyState *st = PyModule_GetState(module);
+    if (Py_IS_TYPE(func, st->DispatcherType)) {
+        device = device || ((GjDispatcher *)func)->device_fn;
+        func = ((GjDispatcher *)func)->func;
+    }
+    GjCtx ctx;
+    GjCodeView cv;
+    GjCompileResult res;
+    gj_ctx_init(&ctx);
+    memset(&cv, 0, sizeof cv);
+    memset(&res, 0, sizeof res);
+    PyObject *out = NULL, *names = NULL;
+    const GjType **types, *ret;
+    int ntypes;
+    if (gj_py_codeview(func, &ctx, &cv) < 0)
+        goto done;
+    if (gj_ty_parse_signature(&ctx, sig, &types, &ntypes, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, &cv);
+        goto done;
+    }
+    if (gj_py_plain_parameters(&cv) && ntypes != cv.argcount) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
+                     sig, ntypes, cv.name, (int)cv.argcount);
+        goto done;
+    }
+    if (!device && ret && ret->kind != GJ_TK_NONE) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
+                     "(void); compile a device function with device=True", sig, ret->name);
+        goto done;
+    }
+    cv.argtypes = types;
+    cv.rettype = device ? ret : NULL;
+    GjCompileOptions o;
+    gj_compile_options_default(&o);
+    o.cc_major = cc_major;
+    o.cc_minor = cc_minor;
+    o.fastmath = fastmath;
+    o.contract = contract;
+    o.lineinfo = lineinfo;
+    o.opt_level = opt ? 3 : 0;
+    o.device = device;
+    o.entry_name = entry_name;
+    o.max_threads = bounds[0];
+    o.min_blocks = bounds[1];
+    o.max_cluster = bounds[2];
+    o.debug = debug;
+    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
+        goto done;
+    out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
+    gj_result_free(&res);
+done:
+    Py_XDECREF(names);
+    Py_DECREF(sig_str);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
+PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);
+
+/* _load_ptx(ptx): has the current device's driver load PTX text (its JIT
+   compiles it), as a kernel's first launch does, then unloads it; raises
+   what such a load raises (CudaCompileError with the driver's log).  The
+   troubleshooting tests give it PTX newer than the driver. */
+PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx)
+{
+    GjPyState *st = PyModule_GetState(module);
+    const char *text = gj_py_str(ptx, "_load_ptx() takes PTX text (a str)");
+    if (!text)
+        return NULL;
+    GjCuError err;
+    GjCuStatus rc;
+    void *m = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = gj_cu_ensure(gj_cu_current_device(), &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_module_load(text, 0, &m, &err);
+    if (rc == GJ_CU_OK)
+        rc = gj_cu_module_unload(m, &err);
+    Py_END_ALLOW_THREADS
+    return rc == GJ_CU_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
+}
