@@ -91,8 +91,10 @@ static int make_key(GjPyState *st, GjDispatcher *d, const GjCodeView *cv,
         rc = -1;
     if (rc > 0)
         rc = put_device(&b, device) && !b.failed;
-    if (rc > 0 && gj_py_cache_key(st, &b, key) < 0)
-        rc = -1;
+    if (rc > 0 && gj_py_cache_key(st, &b, key) < 0) {
+        PyErr_Clear();   /* no identity (the extension's file gone in an upgrade): not cached */
+        rc = 0;
+    }
     gj_buf_free(&b);
     return rc;
 }

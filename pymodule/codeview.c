@@ -3,21 +3,29 @@
  * limited API only (codeview_py.h).
  *
  *     cv = CodeView(func)          # pseudo-Python of what this file does
+ *     # gj_py_codeview_frozen: no dis, all a persistent-cache key needs
+ *     cv.names, cv.defaults = func.__code__.co_varnames, ..., func.__defaults__
+ *     cv.code_bytes = put_code(func.__code__)        # every field, constants too
+ *     cv.globals = [(name, classify(lookup(name))) for name in
+ *                   LOAD_GLOBAL names (gj_bc_global_names) + co_freevars]
+ *     # gj_py_codeview_instructions: only to compile
  *     cv.instrs = [(i.opname, i.arg, const(i.argval), i.offset, i.positions,
- *                   i.is_jump_target) for i in dis.get_instructions(func)]
- *     cv.globals = [(name, classify(lookup(name))) for each LOAD_GLOBAL and
- *                   LOAD_DEREF name]
+ *                   i.is_jump_target) for i in dis.get_instructions(code)]
  *
  * Globals are frozen here, as numba does: the compiler sees what a name is
  * bound to now (a module, a builtin, a gpujit intrinsic, a number, a NumPy
  * array's bytes), and a rebinding needs a recompile.  Closure variables
- * (LOAD_DEREF of a free variable) are frozen the same way from
- * func.__closure__.  A global bound to a gpujit.jit function (a device
- * function) gets its own code view, built here recursively: one view per
- * function per compile, so a recursive call points back at a view being
- * built instead of building forever (the compiler reports the recursion).
+ * (co_freevars) are frozen the same way from func.__closure__.  A global
+ * bound to a gpujit.jit function (a device function) gets its own code
+ * view, built here recursively: one view per function per compile, so a
+ * recursive call points back at a view being built instead of building
+ * forever (the compiler reports the recursion).  The names LOAD_GLOBAL
+ * reads come from the raw bytecode rather than from dis, so that the view
+ * a lookup keys and the one a miss compiles freeze the same globals, by the
+ * same code, before dis has run.
  *
- * Every string is copied into c->arena; no Python object outlives the call.
+ * Every string is copied into c->arena; the functions and code objects
+ * viewed are held until gj_py_codeview_release, no Python object longer.
  */
 #include "codeview_py.h"
 
@@ -365,7 +373,7 @@ static const char *builtin_name(GjCtx *c, PyObject *o, PyObject *builtins) {
 
 /* A function whose view this build made (or is making). */
 typedef struct ViewOf {
-    PyObject *func;      /* borrowed: identity only, while the views are built */
+    PyObject *func;      /* held, for its identity: a device function met again */
     PyObject *code;      /* its __code__, held: the instructions are read from it */
     GjCodeView *cv;
     struct ViewOf *next;
@@ -969,7 +977,7 @@ static int build_view(PyObject *func, GjPyViews *w, GjCodeView *cv) {
         Py_DECREF(code);
         return no_memory();
     }
-    *self = (ViewOf){.func = func, .code = code, .cv = cv, .next = w->seen};
+    *self = (ViewOf){.func = Py_NewRef(func), .code = code, .cv = cv, .next = w->seen};
     w->seen = self;   /* before the globals: a recursive call finds this view */
     return read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
            read_defaults(func, c, cv) < 0 || key_code(code, c, cv) < 0 ||
@@ -1013,6 +1021,7 @@ void gj_py_codeview_release(GjPyViews *views) {
     while (views->seen) {
         ViewOf *s = views->seen;
         views->seen = s->next;
+        Py_DECREF(s->func);
         Py_DECREF(s->code);
         PyMem_Free(s);
     }
