@@ -187,6 +187,18 @@ def test_gpujit_cache_1_caches_every_kernel_and_0_none(cache_dir, rng, monkeypat
     assert counts() == (1, 1) and len(entries(cache_dir)) == 1
 
 
+@pytest.mark.parametrize("value, kept", [("1", True), (" yes ", True), ("0", False),
+                                         (" Off ", False), ("FALSE", False), ("no", False),
+                                         ("", False)])
+@pytest.mark.usefixtures("cpu")
+def test_gpujit_cache_values(cache_dir, rng, monkeypatch, value, kept):
+    """0, false, no and off (any case, with white space) turn caching off;
+    any other value on; an empty one leaves it to jit(cache=...)."""
+    monkeypatch.setenv("GPUJIT_CACHE", value)
+    check_axpb(axpb(cache=False), rng)
+    assert len(entries(cache_dir)) == kept
+
+
 @pytest.mark.usefixtures("target")
 def test_gpujit_dump_compiles_instead(cache_dir, rng, monkeypatch, capfd):
     monkeypatch.setenv("GPUJIT_DUMP", "types")
@@ -799,6 +811,25 @@ def test_a_changed_option_in_a_new_process(child):
     options = ["", ", fastmath=True", ", contract=False", ", debug=True", ", opt=False"]
     seen = [counts_of(child(source.format(options=o))) for o in options + options]
     assert seen == [(0, 1)] * len(options) + [(1, 0)] * len(options)
+
+
+def test_a_set_of_fastmath_flags_hits_whatever_the_hash_seed(child):
+    """The jit keywords are keyed by their repr, and a set's order follows
+    string hashes, which differ between processes."""
+    source = """
+    import gpujit
+
+    @gpujit.jit(cache=True, fastmath={"arcp", "contract", "nsz", "afn", "reassoc"})
+    def kernel(x, out):
+        i = gpujit.grid(1)
+        if i < out.size:
+            out[i] = x[i] * 3.0 + 1.0
+
+    def expect(x):
+        return x * 3.0 + 1.0
+    """
+    seen = [counts_of(child(source, PYTHONHASHSEED=str(seed))) for seed in range(1, 5)]
+    assert seen == [(0, 1), (1, 0), (1, 0), (1, 0)]
 
 
 def test_a_global_read_past_the_first_256_names_is_keyed(child):
