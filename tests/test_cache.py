@@ -795,39 +795,31 @@ def test_a_changed_closure_or_default_in_a_new_process(child):
     assert seen == [(0, 1), (0, 1), (0, 1), (1, 0)]
 
 
+OPTIONED = """
+import gpujit
+
+@gpujit.jit(cache=True{options})
+def kernel(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = x[i] * 3.0 + 1.0
+
+def expect(x):
+    return x * 3.0 + 1.0
+"""
+
+
 def test_a_changed_option_in_a_new_process(child):
-    source = """
-    import gpujit
-
-    @gpujit.jit(cache=True{options})
-    def kernel(x, out):
-        i = gpujit.grid(1)
-        if i < out.size:
-            out[i] = x[i] * 3.0 + 1.0
-
-    def expect(x):
-        return x * 3.0 + 1.0
-    """
     options = ["", ", fastmath=True", ", contract=False", ", debug=True", ", opt=False"]
-    seen = [counts_of(child(source.format(options=o))) for o in options + options]
+    seen = [counts_of(child(OPTIONED.format(options=o))) for o in options + options]
     assert seen == [(0, 1)] * len(options) + [(1, 0)] * len(options)
 
 
 def test_a_set_of_fastmath_flags_hits_whatever_the_hash_seed(child):
-    """The jit keywords are keyed by their repr, and a set's order follows
-    string hashes, which differ between processes."""
-    source = """
-    import gpujit
-
-    @gpujit.jit(cache=True, fastmath={"arcp", "contract", "nsz", "afn", "reassoc"})
-    def kernel(x, out):
-        i = gpujit.grid(1)
-        if i < out.size:
-            out[i] = x[i] * 3.0 + 1.0
-
-    def expect(x):
-        return x * 3.0 + 1.0
-    """
+    """The jit keywords are keyed as the Dispatcher has them (a set of
+    fastmath flags as its bits): a set's own order follows string hashes,
+    which differ between processes."""
+    source = OPTIONED.format(options=', fastmath={"arcp", "contract", "nsz", "afn", "reassoc"}')
     seen = [counts_of(child(source, PYTHONHASHSEED=str(seed))) for seed in range(1, 5)]
     assert seen == [(0, 1), (1, 0), (1, 0), (1, 0)]
 
