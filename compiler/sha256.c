@@ -108,7 +108,7 @@ void gj_sha256_final(GjSha256 *s, unsigned char digest[GJ_SHA256_BYTES]) {
             digest[4 * i + j] = (unsigned char)(s->h[i] >> (24 - 8 * j));
 }
 
-void gj_sha256(const void *data, size_t n, unsigned char digest[GJ_SHA256_BYTES]) {
+void gj_sha256_digest(const void *data, size_t n, unsigned char digest[GJ_SHA256_BYTES]) {
     GjSha256 s;
     gj_sha256_init(&s);
     gj_sha256_update(&s, data, n);

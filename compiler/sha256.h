@@ -23,6 +23,6 @@ void gj_sha256_init(GjSha256 *s);
 void gj_sha256_update(GjSha256 *s, const void *data, size_t n);
 void gj_sha256_final(GjSha256 *s, unsigned char digest[GJ_SHA256_BYTES]);
 /* The digest of data[0..n) in one call. */
-void gj_sha256(const void *data, size_t n, unsigned char digest[GJ_SHA256_BYTES]);
+void gj_sha256_digest(const void *data, size_t n, unsigned char digest[GJ_SHA256_BYTES]);
 
 #endif

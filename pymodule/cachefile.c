@@ -223,7 +223,7 @@ static unsigned char *read_entry(const char *path, const unsigned char digest[GJ
          memcmp(h + 12, digest, GJ_SHA256_BYTES) == 0 &&
          get_le(h + 12 + GJ_SHA256_BYTES, 8) == size;
     if (ok) {
-        gj_sha256(data + HEADER_BYTES, size, checksum);
+        gj_sha256_digest(data + HEADER_BYTES, size, checksum);
         ok = memcmp(h + 20 + GJ_SHA256_BYTES, checksum, GJ_SHA256_BYTES) == 0;
     }
     if (ok) {
@@ -270,7 +270,7 @@ PyObject *gj_py_cache_entry(const char *key, const void *payload, size_t n)
     key_digest(key, h + 12);
     for (int i = 0; i < 8; i++)
         h[12 + GJ_SHA256_BYTES + i] = (unsigned char)((uint64_t)n >> (8 * i));
-    gj_sha256(payload, n, h + 20 + GJ_SHA256_BYTES);
+    gj_sha256_digest(payload, n, h + 20 + GJ_SHA256_BYTES);
     PyObject *entry = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(HEADER_BYTES + n));
     if (entry) {
         memcpy(PyBytes_AsString(entry), h, HEADER_BYTES);

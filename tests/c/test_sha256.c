@@ -26,7 +26,7 @@ static void digest_in_pieces(const unsigned char *msg, size_t n, size_t piece,
                              char out[2 * GJ_SHA256_BYTES + 1]) {
     unsigned char d[GJ_SHA256_BYTES];
     if (piece == 0) {
-        gj_sha256(msg, n, d);
+        gj_sha256_digest(msg, n, d);
     } else {
         GjSha256 s;
         gj_sha256_init(&s);
