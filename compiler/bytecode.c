@@ -93,6 +93,33 @@ static const PyVersion *find_version(int major, int minor) {
     return NULL;
 }
 
+/* LOAD_GLOBAL's oparg is its name's index in co_names shifted left once (the
+   low bit asks for a NULL) in every version of py_versions; EXTENDED_ARG
+   gives the oparg's higher bytes.  In co_code an instruction's inline caches
+   are zeroed units (CACHE is opcode 0), which match neither opcode. */
+int32_t gj_bc_global_names(int py_major, int py_minor, const unsigned char *code, size_t n,
+                           int load_global, int extended_arg, int32_t nnames, int32_t *out) {
+    if (!find_version(py_major, py_minor))
+        return -1;
+    int32_t count = 0;
+    uint32_t ext = 0;
+    for (size_t k = 0; k + 1 < n; k += 2) {
+        uint32_t arg = ext | code[k + 1];
+        ext = code[k] == extended_arg ? arg << 8 : 0;
+        if (code[k] != load_global)
+            continue;
+        uint32_t name = arg >> 1;
+        if (name >= (uint32_t)nnames)
+            return -1;
+        int32_t seen = 0;
+        while (seen < count && out[seen] != (int32_t)name)
+            seen++;
+        if (seen == count)
+            out[count++] = (int32_t)name;
+    }
+    return count;
+}
+
 /* ---- the opname table ------------------------------------------------- */
 
 typedef enum Rule {

@@ -96,6 +96,16 @@ typedef struct GjBcCode {
    version records a diagnostic and returns GJ_ERR. */
 GjStatus gj_bc_decode(GjCtx *c, const GjCodeView *cv, GjBcCode *out);
 
+/* The indices into co_names of the globals that LOAD_GLOBAL reads, in the
+   order of first use and each once, into out[0..nnames): code is co_code
+   (n bytes of CPython wordcode), load_global and extended_arg the running
+   interpreter's opcodes (opcode.opmap), nnames len(co_names).  Returns how
+   many, or -1 for a Python version without a row or an index past nnames.
+   pymodule freezes these globals without reading the instructions through
+   dis, which the persistent cache's lookup must not wait for. */
+int32_t gj_bc_global_names(int py_major, int py_minor, const unsigned char *code, size_t n,
+                           int load_global, int extended_arg, int32_t nnames, int32_t *out);
+
 const char *gj_bc_op_name(GjBcOp op);      /* "LOAD_FAST" */
 int gj_bc_op_flags(GjBcOp op);             /* GJ_BCF_* bits */
 void gj_bc_dump(const GjBcCode *bc, void *file /* FILE* */);

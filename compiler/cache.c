@@ -6,16 +6,20 @@
  * code view (pymodule has frozen every global, closure cell and default
  * into it, and built the views of the device functions called), the
  * options, libdevice, LLVM and the host it compiles for, so writing all of
- * them down, field by field, covers everything that changes the code.
- * libdevice alone is checked at unpacking instead: whether a kernel links
- * it is known only after compiling, and searching for it on every lookup
- * would cost a kernel without math functions its fastest load.  An entry
- * names the libdevice file it linked (or none), and is used only while the
- * search finds that same file.
+ * them down, field by field, covers everything that changes the code.  Two
+ * exceptions.  The view's instructions: a lookup is made before pymodule
+ * reads them (through dis, which costs a hit more than all the rest), so
+ * the key has instead the code object they are made of (every field of it,
+ * GjCodeView.code_bytes), and the caller adds Python's exact version, of
+ * which dis is part.  And libdevice, checked at unpacking instead: whether
+ * a kernel links it is known only after compiling, and searching for it on
+ * every lookup would cost a kernel without math functions its fastest
+ * load.  An entry names the libdevice file it linked (or none), and is
+ * used only while the search finds that same file.
  * (The view has no source text: a diagnostic reads its line when rendered,
- * and a compile with a diagnostic is never cached.)  The sizes of the structs written are
- * asserted below, so most fields added to one of them break the build here
- * until they are keyed (or packed).
+ * and a compile with a diagnostic is never cached.)  The sizes of the
+ * structs written are asserted below, so most fields added to one of them
+ * break the build here until they are keyed (or packed).
  *
  * Every number is written little-endian at a fixed width and every string
  * with its length, so the material is the same on every run and no two
@@ -31,7 +35,7 @@
 #include "lower.h"
 
 enum {
-    KEY_VERSION = 1,    /* of the key material's layout */
+    KEY_VERSION = 2,    /* of the key material's layout */
     PACK_VERSION = 3,   /* of gj_cache_pack's layout */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */
@@ -43,9 +47,8 @@ enum {
    (A field that fits in a struct's padding does not change its size: the
    comments at the structs, not these, are the rule.) */
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(GjCodeView) == 136, "a GjCodeView field is not in the cache key");
+_Static_assert(sizeof(GjCodeView) == 152, "a GjCodeView field is not in the cache key");
 _Static_assert(sizeof(GjGlobal) == 96, "a GjGlobal field is not in the cache key");
-_Static_assert(sizeof(GjInstr) == 96, "a GjInstr field is not in the cache key");
 _Static_assert(sizeof(GjConst) == 56, "a GjConst field is not in the cache key");
 _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key");
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
@@ -98,14 +101,14 @@ static void put_f64(GjBuf *b, double f) {   /* the bits: -0.0 and NaN payloads d
 }
 
 /* Bytes with their length; NULL as length -1. */
-static void put_blob(GjBuf *b, const void *data, size_t n) {
+void gj_buf_put_blob(GjBuf *b, const void *data, size_t n) {
     gj_buf_put_i64(b, data ? (int64_t)n : -1);
     if (data)
         gj_buf_put(b, data, n);
 }
 
 void gj_buf_put_str(GjBuf *b, const char *s) {
-    put_blob(b, s, s ? strlen(s) : 0);
+    gj_buf_put_blob(b, s, s ? strlen(s) : 0);
 }
 
 /* ---- the key ---------------------------------------------------------- */
@@ -163,7 +166,7 @@ static void put_array(KeyWriter *w, const GjConstArray *a) {
     }
     if (!a->data)   /* too big for constant memory: kept only for the error */
         w->uncacheable = 1;
-    put_blob(b, a->data, a->nbytes);
+    gj_buf_put_blob(b, a->data, a->nbytes);
 }
 
 static void put_global(KeyWriter *w, const GjGlobal *g) {
@@ -193,17 +196,6 @@ static void put_global(KeyWriter *w, const GjGlobal *g) {
         put_array(w, g->array);
         return;
     }
-}
-
-static void put_instr(GjBuf *b, const GjInstr *in) {
-    gj_buf_put_str(b, in->opname);
-    gj_buf_put_i64(b, in->arg);
-    put_const(b, &in->argval);
-    gj_buf_put_i64(b, in->offset);
-    gj_buf_put_i64(b, in->loc.line);   /* positions reach the PTX's .loc line info */
-    gj_buf_put_i64(b, in->loc.col);
-    gj_buf_put_i64(b, in->loc.end_col);
-    gj_buf_put_i64(b, in->is_jump_target);
 }
 
 /* Whether v was written before; if so its index is written instead. */
@@ -243,9 +235,9 @@ static void put_view(KeyWriter *w, const GjCodeView *v) {
     gj_buf_put_i64(b, v->ndefaults);
     for (int32_t i = 0; i < v->ndefaults; i++)
         put_const(b, &v->defaults[i]);
-    gj_buf_put_i64(b, v->ninstrs);
-    for (int32_t i = 0; i < v->ninstrs; i++)
-        put_instr(b, &v->instrs[i]);
+    if (!v->code_bytes)   /* a constant pymodule cannot write down */
+        w->uncacheable = 1;
+    gj_buf_put_blob(b, v->code_bytes, v->code_nbytes);   /* not instrs: see gj_cache_key */
     gj_buf_put_i64(b, v->argtypes != NULL);
     for (int32_t i = 0; v->argtypes && i < v->argcount; i++)
         put_type(b, v->argtypes[i]);
@@ -343,7 +335,7 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
         gj_buf_put_i64(out, r->error_sites[i].kind);
         gj_buf_put_str(out, r->error_sites[i].message);
     }
-    put_blob(out, r->binary, r->binary_size);
+    gj_buf_put_blob(out, r->binary, r->binary_size);
     put_file(out, r->libdevice);
     /* not packed: cpu_fn and cpu_code, which loading the binary sets */
 }

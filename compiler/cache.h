@@ -22,14 +22,19 @@ typedef struct GjBuf {
 void gj_buf_put(GjBuf *b, const void *data, size_t n);
 void gj_buf_put_i64(GjBuf *b, int64_t v);       /* 8 bytes, little-endian */
 void gj_buf_put_str(GjBuf *b, const char *s);   /* length-prefixed; NULL differs from "" */
+void gj_buf_put_blob(GjBuf *b, const void *data, size_t n);   /* the same for bytes */
 void gj_buf_free(GjBuf *b);
 
-/* Appends the key material of compiling `code` (argtypes set) with `opt`:
-   the code view and the code views of the device functions it calls (every
-   instruction, constant, name, position, default and frozen global), the
-   argument types, the options (GJ_CACHE_OPTIONS), LLVM's version and, for the CPU target, the host CPU.  Returns
-   1, or 0 when the compile must not be cached (a global the compiler knows
-   only by its type), or -1 with c->diag set (no memory, no JIT). */
+/* Appends the key material of compiling `code` (argtypes set; its
+   instructions need not be read) with `opt`: the code view and the code
+   views of the device functions it calls (every name, default and frozen
+   global, and the code object itself, GjCodeView.code_bytes, which the
+   instructions derive from), the argument types, the options
+   (GJ_CACHE_OPTIONS), LLVM's version and, for the CPU target, the host
+   CPU.  The caller adds Python's version.  Returns 1, or 0 when the compile
+   must not be cached (a global the compiler knows only by its type, a code
+   object pymodule could not write down), or -1 with c->diag set (no
+   memory, no JIT). */
 int gj_cache_key(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt, GjBuf *out);
 
 /* Appends r, every field (GJ_CACHE_RESULT) and its binary, to out. */

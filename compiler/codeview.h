@@ -3,8 +3,8 @@
  *
  * pymodule/codeview.c fills it from dis.get_instructions() (opname, arg,
  * argval, offset, positions, is_jump_target) plus co_varnames, the argument
- * count and a resolver for global names.  Nothing here depends on the Python
- * version: instructions keep dis's opname strings, and compiler/bytecode.c
+ * count and every global the code reads, frozen.  Nothing here depends on
+ * the Python version: instructions keep dis's opname strings, and compiler/bytecode.c
  * (the normaliser, the one file that knows versions) turns them into GjBcOp.
  * Everything is owned by the compilation's arena.
  */
@@ -117,7 +117,13 @@ typedef struct GjCodeView {
                                  when a call needs it) */
 
     int32_t ninstrs;
-    GjInstr *instrs;
+    GjInstr *instrs;          /* from dis; pymodule reads them only when compiling */
+    /* The code object as the persistent cache's key writes it (every field,
+       constants included: pymodule/codeview.c), for the instructions, which
+       derive from it and the Python version; NULL when a constant is of a
+       kind it does not write (such a view is not cached). */
+    const unsigned char *code_bytes;
+    size_t code_nbytes;
 
     const struct GjType **argtypes;   /* [argcount], set by the caller */
     const struct GjType *rettype;     /* a device function's declared return

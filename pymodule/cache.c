@@ -2,50 +2,44 @@
  * cache.c - the persistent kernel cache, as the dispatcher uses it (its
  * contract is in dispatch.h).
  *
- *     def compile(d, code, options, device):   # gj_py_cache_compile
- *         return fetch(...) or store(..., gj_py_run_compile(...))
- *     def fetch(d, code, options, device):
- *         if not _cache.enabled(d.cache): return None
- *         material = key(code, options)        # compiler/cache.c
+ *     def compile(d, view, options, device):   # gj_py_cache_compile
+ *         return fetch(...) or store(..., gj_py_run_compile(instructions(view)))
+ *     def fetch(d, view, options, device):     # the view has no instructions yet
+ *         if not enabled(d.cache): return None
+ *         material = key(view, options)        # compiler/cache.c
  *                    + repr(sorted(d.jit_options)) + device's cc and driver
- *         key, payload = _cache.load(material) # sha256, file checks, LRU touch
+ *         key = sha256(identity + material)    # cachefile.c, as the rest of a lookup
+ *         payload = read(key)                  # file checks, LRU touch
  *         return unpack(payload) if payload else None
  *     def store(key, result):                  # gj_py_cache_store
- *         _cache.store(key, pack(result))      # temp file + rename, eviction
+ *         _cache.store(key, entry(key, pack(result)))   # temp file + rename, eviction
  *     def module_load(entry):                  # gj_py_cache_module_load (GPU)
  *         return load(entry.cubin) or load(link(entry.ptx)) or load(entry.ptx)
  *
  * Only a new specialisation gets here (gj_py_entry_compile calls
  * gj_py_cache_compile, gj_py_entry_load gj_py_cache_module_load for the
- * cubin the driver links); a launch that finds its entry never does.
- * gpujit/_cache.py owns the files; compiler/cache.c the bytes.  A compile
- * whose key cannot be made, or whose entry does not unpack, is simply
- * compiled (and stored again).
+ * cubin the driver links); a launch that finds its entry never does.  A
+ * lookup runs before the view's instructions are read (dis costs a hit
+ * more than everything else) and calls no Python module of gpujit's:
+ * cachefile.c reads the files, compiler/cache.c owns the bytes, and
+ * gpujit/_cache.py is imported by a store only.  A compile whose key
+ * cannot be made, or whose entry does not unpack, is simply compiled (and
+ * stored again).
  */
 #include "dispatch.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache.h"
-
-/* gpujit._cache.name(*args) (a new reference), NULL raised. */
-static PyObject *call_cache(const char *name, const char *format, ...)
+/* gpujit._cache.store(key, entry), the one call into it: a store is
+   rare, so its import costs a lookup nothing.  -1 raised. */
+static int call_store(const char *key, PyObject *entry)
 {
     PyObject *mod = PyImport_ImportModule("gpujit._cache");
-    PyObject *fn = mod ? PyObject_GetAttrString(mod, name) : NULL;
+    PyObject *r = mod ? PyObject_CallMethod(mod, "store", "sO", key, entry) : NULL;
     Py_XDECREF(mod);
-    if (!fn)
-        return NULL;
-    va_list ap;
-    va_start(ap, format);
-    PyObject *args = Py_VaBuildValue(format, ap);
-    va_end(ap);
-    PyObject *r = args ? PyObject_CallObject(fn, args) : NULL;
-    Py_XDECREF(args);
-    Py_DECREF(fn);
-    return r;
+    Py_XDECREF(r);
+    return r ? 0 : -1;
 }
 
 /* The options jit() gave the Dispatcher, as repr(sorted(items)): an option
@@ -82,10 +76,10 @@ static int put_device(GjBuf *b, int device)
     return 1;
 }
 
-/* The key material of compiling cv with o on `device` for d: 1 and *out
-   filled, 0 when the compile is not to be cached, -1 raised. */
-static int key_material(GjDispatcher *d, const GjCodeView *cv, const GjCompileOptions *o,
-                        int device, PyObject **out)
+/* The key of compiling cv with o on `device` for d: 1 and key filled, 0
+   when the compile is not to be cached, -1 raised. */
+static int make_key(GjPyState *st, GjDispatcher *d, const GjCodeView *cv,
+                    const GjCompileOptions *o, int device, char key[GJ_CACHE_KEY_LEN + 1])
 {
     GjCtx kc;   /* its own: a failure here must not become the compile's error */
     GjBuf b = {0};
@@ -97,49 +91,31 @@ static int key_material(GjDispatcher *d, const GjCodeView *cv, const GjCompileOp
         rc = -1;
     if (rc > 0)
         rc = put_device(&b, device) && !b.failed;
-    *out = rc > 0 ? PyBytes_FromStringAndSize((const char *)b.data, (Py_ssize_t)b.len) : NULL;
-    gj_buf_free(&b);
-    return rc > 0 && !*out ? -1 : rc;
-}
-
-/* Copies _cache.load's key (a str of GJ_CACHE_KEY_LEN hex digits). */
-static int copy_key(PyObject *k, char key[GJ_CACHE_KEY_LEN + 1])
-{
-    Py_ssize_t n;
-    const char *s = PyUnicode_Check(k) ? PyUnicode_AsUTF8AndSize(k, &n) : NULL;
-    if (!s || n != GJ_CACHE_KEY_LEN) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "gpujit._cache.load() returned a bad key");
-        return -1;
+    if (rc > 0 && gj_py_cache_key(st, &b, key) < 0) {
+        PyErr_Clear();   /* no identity (the extension's file gone in an upgrade): not cached */
+        rc = 0;
     }
-    memcpy(key, s, GJ_CACHE_KEY_LEN + 1);
-    return 0;
+    gj_buf_free(&b);
+    return rc;
 }
 
-/* Rebuilds res from a cache entry's payload: 1, or 0 (after telling
-   gpujit._cache, which counts a miss and drops the file) when it does not
-   unpack; -1 raised. */
-static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
-                  GjCompileResult *res)
+/* Rebuilds res from key's entry, payload[0..n): 1, or 0 (after removing
+   the file) when it does not unpack; -1 raised. */
+static int unpack(const GjCompileOptions *o, const unsigned char *payload, size_t n,
+                  const char *key, GjCompileResult *res)
 {
-    char *data;
-    Py_ssize_t n;
-    if (PyBytes_AsStringAndSize(payload, &data, &n) < 0)
-        return -1;
     GjCtx uc;
     gj_ctx_init(&uc);
     GjStatus st;
     Py_BEGIN_ALLOW_THREADS   /* loading an object file into the JIT links it */
-    st = gj_cache_unpack(&uc, o, data, (size_t)n, res);
+    st = gj_cache_unpack(&uc, o, payload, n, res);
     Py_END_ALLOW_THREADS
     gj_ctx_free(&uc);
     if (st == GJ_OK)
         return 1;
     if (PyErr_Occurred())   /* the libdevice search's own exception */
         return -1;
-    PyObject *r = call_cache("discard", "(s)", key);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
+    return gj_py_cache_discard(key) < 0 ? -1 : 0;
 }
 
 /* Looks up the compile of cv with o on `device` for d: 1 when found (*res
@@ -148,37 +124,41 @@ static int unpack(const GjCompileOptions *o, PyObject *payload, const char *key,
    showing stages, no GPU to key a cubin by).  A hit is a line of
    GPUJIT_DUMP=timing.  Only an entry that linked libdevice searches for it
    (gj_cache_unpack), so a kernel without math functions never does. */
-static int fetch(GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv, GjCompileOptions *o,
-                 int device, GjCompileResult *res, char key[GJ_CACHE_KEY_LEN + 1])
+static int fetch(GjPyState *st, GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
+                 GjCompileOptions *o, int device, GjCompileResult *res,
+                 char key[GJ_CACHE_KEY_LEN + 1])
 {
     key[0] = '\0';
     if (ctx->dump & ~GJ_DUMP_TIMING)   /* GPUJIT_DUMP shows a compile's stages: compile */
         return 0;
-    PyObject *on = call_cache("enabled", "(O)", d->cache ? Py_True : Py_False);
-    int yes = on ? PyObject_IsTrue(on) : -1;
-    Py_XDECREF(on);
-    if (yes <= 0)
-        return yes;
+    if (!gj_py_cache_enabled(d->cache))
+        return 0;
     ctx->funcname = cv->qualname ? cv->qualname : cv->name;   /* GPUJIT_DUMP=timing's lines */
     gj_timing(ctx, "code view");
-    PyObject *material;
-    int rc = key_material(d, cv, o, device, &material);
-    if (rc <= 0)
+    int rc = make_key(st, d, cv, o, device, key);
+    if (rc <= 0) {
+        key[0] = '\0';
         return rc;
+    }
     gj_timing(ctx, "cache key");
-    PyObject *found = call_cache("load", "(O)", material);
-    Py_DECREF(material);
+    unsigned char *payload = NULL;
+    size_t n = 0;
+    rc = gj_py_cache_read(key, &payload, &n);
     gj_timing(ctx, "cache file");
-    PyObject *k, *payload;
-    if (!found || !PyArg_ParseTuple(found, "OO", &k, &payload) || copy_key(k, key) < 0) {
-        Py_XDECREF(found);
+    if (rc > 0) {
+        rc = unpack(o, payload, n, key, res);
+        free(payload);
+    }
+    if (rc < 0) {
         key[0] = '\0';
         return -1;
     }
-    rc = payload == Py_None ? 0 : unpack(o, payload, key, res);
-    Py_DECREF(found);
-    if (rc > 0)   /* GPUJIT_DUMP=timing: a hit has no compile stages to time */
+    if (rc > 0) {   /* GPUJIT_DUMP=timing: a hit has no compile stages to time */
+        st->cache_hits++;
         gj_timing(ctx, "cache entry unpacked");
+    } else {
+        st->cache_misses++;
+    }
     return rc;
 }
 
@@ -200,16 +180,17 @@ PyObject *gj_py_cache_jit_options(PyObject *kw)
 }
 
 int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
-                        GjCompileOptions *o, GjEntry *e)
+                        GjPyViews *views, GjCompileOptions *o, GjEntry *e)
 {
-    int hit = fetch(d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
+    int hit = fetch(st, d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
     if (hit < 0)
         return -1;
     if (hit)
         return (e->sig = gj_py_signature_tuple(cv)) ? 0 : -1;
     if (o->target == GJ_TARGET_CPU && e->cache_key[0])
         o->object_id = e->cache_key;   /* the symbol every process gives it */
-    if (gj_py_run_compile(st, ctx, cv, o, &e->res, &e->sig) < 0)
+    if (gj_py_codeview_instructions(views) < 0 ||
+        gj_py_run_compile(st, ctx, cv, o, &e->res, &e->sig) < 0)
         return -1;
     if (ctx->warnings)   /* not stored, so its warnings show every time */
         e->cache_key[0] = '\0';
@@ -222,14 +203,11 @@ int gj_py_cache_store(const char *key, GjCompileResult *res)
     GjBuf b = {0};
     gj_cache_pack(res, &b);
     drop_binary(res);   /* loaded already: only the file needs it */
-    PyObject *r = NULL;
-    if (b.failed)
-        PyErr_NoMemory();
-    else
-        r = call_cache("store", "(sy#)", key, (const char *)b.data, (Py_ssize_t)b.len);
+    PyObject *entry = b.failed ? PyErr_NoMemory() : gj_py_cache_entry(key, b.data, b.len);
     gj_buf_free(&b);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
+    int rc = entry ? call_store(key, entry) : -1;
+    Py_XDECREF(entry);
+    return rc;
 }
 
 GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err)

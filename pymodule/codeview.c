@@ -3,26 +3,37 @@
  * limited API only (codeview_py.h).
  *
  *     cv = CodeView(func)          # pseudo-Python of what this file does
+ *     # gj_py_codeview_frozen: no dis, all a persistent-cache key needs
+ *     cv.names, cv.defaults = func.__code__.co_varnames, ..., func.__defaults__
+ *     cv.code_bytes = put_code(func.__code__)        # every field, constants too
+ *     cv.globals = [(name, classify(lookup(name))) for name in
+ *                   LOAD_GLOBAL names (gj_bc_global_names) + co_freevars]
+ *     # gj_py_codeview_instructions: only to compile
  *     cv.instrs = [(i.opname, i.arg, const(i.argval), i.offset, i.positions,
- *                   i.is_jump_target) for i in dis.get_instructions(func)]
- *     cv.globals = [(name, classify(lookup(name))) for each LOAD_GLOBAL and
- *                   LOAD_DEREF name]
+ *                   i.is_jump_target) for i in dis.get_instructions(code)]
  *
  * Globals are frozen here, as numba does: the compiler sees what a name is
  * bound to now (a module, a builtin, a gpujit intrinsic, a number, a NumPy
  * array's bytes), and a rebinding needs a recompile.  Closure variables
- * (LOAD_DEREF of a free variable) are frozen the same way from
- * func.__closure__.  A global bound to a gpujit.jit function (a device
- * function) gets its own code view, built here recursively: one view per
- * function per compile, so a recursive call points back at a view being
- * built instead of building forever (the compiler reports the recursion).
+ * (co_freevars) are frozen the same way from func.__closure__.  A global
+ * bound to a gpujit.jit function (a device function) gets its own code
+ * view, built here recursively: one view per function per compile, so a
+ * recursive call points back at a view being built instead of building
+ * forever (the compiler reports the recursion).  The names LOAD_GLOBAL
+ * reads come from the raw bytecode rather than from dis, so that the view
+ * a lookup keys and the one a miss compiles freeze the same globals, by the
+ * same code, before dis has run.
  *
- * Every string is copied into c->arena; no Python object outlives the call.
+ * Every string is copied into c->arena; the functions and code objects
+ * viewed are held until gj_py_codeview_release, no Python object longer.
  */
 #include "codeview_py.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "bytecode.h"
+#include "cache.h"
 #include "intrinsics.h"
 #include "types.h"
 
@@ -373,19 +384,29 @@ static const char *builtin_name(GjCtx *c, PyObject *o, PyObject *builtins) {
     return s;
 }
 
-/* Functions whose code views one compile has built (or is building). */
-typedef struct Seen {
-    PyObject *func;      /* borrowed: identity only, during gj_py_codeview */
+/* A function whose view this build made (or is making). */
+typedef struct ViewOf {
+    PyObject *func;      /* held, for its identity: a device function met again */
+    PyObject *code;      /* its __code__, held: the instructions are read from it */
     GjCodeView *cv;
-    struct Seen *next;
-} Seen;
+    struct ViewOf *next;
+} ViewOf;
 
-static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen);
+/* One build of views (codeview_py.h): the functions met, newest first, and
+   the running interpreter's opcodes that the scan for globals needs. */
+struct GjPyViews {
+    GjCtx *c;
+    ViewOf *seen;
+    int load_global, extended_arg;   /* opcode.opmap's */
+};
+
+static int build_view(PyObject *func, GjPyViews *w, GjCodeView *cv);
 
 /* A gpujit.jit function (its `_gpujit_callee` is (py_func, inline, device,
    signature or None)): 1 and g filled when o is one, 0 when not, -1 on a
    Python error. */
-static int callee_global(GjCtx *c, PyObject *o, GjGlobal *g, Seen **seen) {
+static int callee_global(GjPyViews *w, PyObject *o, GjGlobal *g) {
+    GjCtx *c = w->c;
     PyObject *info = PyObject_GetAttrString(o, "_gpujit_callee");
     PyObject *func, *sig;
     int inline_always, device;
@@ -400,12 +421,12 @@ static int callee_global(GjCtx *c, PyObject *o, GjGlobal *g, Seen **seen) {
         rc = no_memory();
     if (rc > 0) {
         *callee = (GjCallee){.inline_always = inline_always, .device = device};
-        for (Seen *s = *seen; s; s = s->next)
+        for (ViewOf *s = w->seen; s; s = s->next)
             if (s->func == func)
                 callee->code = s->cv;
         if (!callee->code) {
             GjCodeView *cv = GJ_NEW(&c->arena, GjCodeView);
-            rc = cv && build_view(func, c, cv, seen) == 0 ? 1 : cv ? -1 : no_memory();
+            rc = cv && build_view(func, w, cv) == 0 ? 1 : cv ? -1 : no_memory();
             if (rc > 0 && PyUnicode_Check(sig) && !(cv->signature = copy_str(c, sig)))
                 rc = -1;
             callee->code = cv;
@@ -483,7 +504,8 @@ done:
 }
 
 /* Freezes object o, bound to `key`, into g.  -1 only on a Python error. */
-static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g, Seen **seen) {
+static int classify(GjPyViews *w, PyObject *o, PyObject *builtins, GjGlobal *g) {
+    GjCtx *c = w->c;
     if (known_module(o, &g->name)) {
         g->kind = GJ_GLOBAL_MODULE;
         return 0;
@@ -492,7 +514,7 @@ static int classify(GjCtx *c, PyObject *o, PyObject *builtins, GjGlobal *g, Seen
         g->kind = GJ_GLOBAL_INTRINSIC;
         return 0;
     }
-    int r = callee_global(c, o, g, seen);
+    int r = callee_global(w, o, g);
     if (r == 0)
         r = array_global(c, o, g);
     if (r != 0)
@@ -533,76 +555,92 @@ static PyObject *lookup(PyObject *mapping, PyObject *key) {
     return v;
 }
 
-/* The contents of the closure cell for free variable `name`, a new
-   reference; NULL without an exception when name is no free variable or
-   its cell is empty. */
-static PyObject *closure_value(PyObject *func, PyObject *code, PyObject *name) {
+/* Freezes value v of global or closure variable `name` (a str) into a new
+   entry of cv->globals; NULL v: not found (MISSING).  -1 on a Python error. */
+static int freeze(GjPyViews *w, GjCodeView *cv, PyObject *name, PyObject *v,
+                  PyObject *builtins) {
+    GjGlobal *g = &cv->globals[cv->nglobals++];
+    g->kind = GJ_GLOBAL_MISSING;
+    if (!(g->key = copy_str(w->c, name)))
+        return -1;
+    return v ? classify(w, v, builtins, g) : 0;
+}
+
+/* The globals LOAD_GLOBAL reads (gj_bc_global_names: in first-use order),
+   found in globals, else builtins, else MISSING.  -1 on a Python error. */
+static int resolve_load_globals(GjPyViews *w, PyObject *code, GjCodeView *cv,
+                                PyObject *globals, PyObject *builtins) {
+    PyObject *bytes = PyObject_GetAttrString(code, "co_code");
+    PyObject *names = bytes ? PyObject_GetAttrString(code, "co_names") : NULL;
+    Py_ssize_t n, nnames = names ? PyTuple_Size(names) : -1;
+    char *raw;
+    int32_t *found = NULL, count = 0;
+    int rc = nnames >= 0 && PyBytes_AsStringAndSize(bytes, &raw, &n) == 0 ? 0 : -1;
+    if (rc == 0 && !(found = GJ_NEW_N(&w->c->arena, int32_t, nnames + 1)))
+        rc = no_memory();
+    if (rc == 0)   /* -1, no globals: a version without a row, which decoding reports */
+        count = gj_bc_global_names(cv->py_major, cv->py_minor, (const unsigned char *)raw,
+                                   (size_t)n, w->load_global, w->extended_arg,
+                                   (int32_t)nnames, found);
+    for (int32_t k = 0; rc == 0 && k < count; k++) {
+        PyObject *name = PyTuple_GetItem(names, found[k]);
+        PyObject *v = lookup(globals, name);
+        if (!v && !PyErr_Occurred())
+            v = lookup(builtins, name);
+        rc = PyErr_Occurred() ? -1 : freeze(w, cv, name, v, builtins);
+        Py_XDECREF(v);
+    }
+    Py_XDECREF(bytes);
+    Py_XDECREF(names);
+    return rc;
+}
+
+/* The closure variables (co_freevars) whose cells hold a value; an empty
+   cell is left out (build.c reports a read of it).  -1 on a Python error. */
+static int resolve_closure(GjPyViews *w, PyObject *func, PyObject *code, GjCodeView *cv,
+                           PyObject *builtins) {
     PyObject *freevars = PyObject_GetAttrString(code, "co_freevars");
-    PyObject *closure = PyObject_GetAttrString(func, "__closure__");
-    PyObject *v = NULL;
-    if (freevars && closure && PyTuple_Check(closure)) {
-        for (Py_ssize_t i = 0; i < PyTuple_Size(freevars); i++) {
-            PyObject *fv = PyTuple_GetItem(freevars, i);
-            if (PyUnicode_Compare(fv, name) == 0) {
-                PyObject *cell = PyTuple_GetItem(closure, i);
-                v = cell ? PyObject_GetAttrString(cell, "cell_contents") : NULL;
-                break;
-            }
+    PyObject *closure = freevars ? PyObject_GetAttrString(func, "__closure__") : NULL;
+    int rc = freevars && closure ? 0 : -1;
+    Py_ssize_t n = rc == 0 && PyTuple_Check(freevars) && PyTuple_Check(closure)
+                   ? PyTuple_Size(freevars) : 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < n && i < PyTuple_Size(closure); i++) {
+        PyObject *cell = PyTuple_GetItem(closure, i);
+        PyObject *v = PyObject_GetAttrString(cell, "cell_contents");
+        if (!v && PyErr_ExceptionMatches(PyExc_ValueError)) {   /* empty */
+            PyErr_Clear();
+            continue;
         }
+        rc = v ? freeze(w, cv, PyTuple_GetItem(freevars, i), v, builtins) : -1;
+        Py_XDECREF(v);
     }
     Py_XDECREF(freevars);
     Py_XDECREF(closure);
-    PyErr_Clear();
-    return v;
+    return rc;
 }
 
-static int already_resolved(const GjCodeView *cv, const char *name) {
-    for (int32_t i = 0; i < cv->nglobals; i++) {
-        if (strcmp(cv->globals[i].key, name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* Resolves every name LOAD_GLOBAL or LOAD_DEREF reads, in first-use order. */
-static int resolve_globals(PyObject *func, PyObject *code, GjCtx *c, GjCodeView *cv,
-                           Seen **seen) {
+/* Freezes every global LOAD_GLOBAL reads and every closure variable, from
+   the raw bytecode: no dis, so a persistent-cache hit never waits for it. */
+static int resolve_globals(GjPyViews *w, PyObject *func, PyObject *code, GjCodeView *cv) {
     PyObject *globals = PyObject_GetAttrString(func, "__globals__");
     PyObject *builtins = PyObject_GetAttrString(func, "__builtins__");
+    PyObject *names = PyObject_GetAttrString(code, "co_names");
+    PyObject *freevars = PyObject_GetAttrString(code, "co_freevars");
+    Py_ssize_t most = names && freevars ? PyTuple_Size(names) + PyTuple_Size(freevars) : -1;
     int rc = -1;
-    cv->globals = GJ_NEW_N(&c->arena, GjGlobal, cv->ninstrs > 0 ? cv->ninstrs : 1);
-    if (!globals || !builtins || (!cv->globals && no_memory()))
+    if (!globals || !builtins || most < 0)
         goto done;
-    for (int32_t k = 0; k < cv->ninstrs; k++) {
-        const GjInstr *in = &cv->instrs[k];
-        int is_global = strcmp(in->opname, "LOAD_GLOBAL") == 0;
-        int is_deref = strcmp(in->opname, "LOAD_DEREF") == 0;
-        if ((!is_global && !is_deref) || in->argval.kind != GJ_CONST_STR ||
-            already_resolved(cv, in->argval.s))
-            continue;
-        PyObject *name = PyUnicode_FromString(in->argval.s);
-        if (!name)
-            goto done;
-        PyObject *v = is_deref ? closure_value(func, code, name) : lookup(globals, name);
-        if (!v && !PyErr_Occurred() && is_global)
-            v = lookup(builtins, name);
-        Py_DECREF(name);
-        if (!v && PyErr_Occurred())
-            goto done;
-        if (!v && is_deref)
-            continue;   /* a cell of this function: build.c reports it */
-        GjGlobal *g = &cv->globals[cv->nglobals++];
-        g->key = in->argval.s;
-        g->kind = GJ_GLOBAL_MISSING;
-        int err = v ? classify(c, v, builtins, g, seen) : 0;
-        Py_XDECREF(v);
-        if (err < 0)
-            goto done;
+    if (!(cv->globals = GJ_NEW_N(&w->c->arena, GjGlobal, most + 1))) {
+        no_memory();
+        goto done;
     }
-    rc = 0;
+    rc = resolve_load_globals(w, code, cv, globals, builtins) < 0 ||
+         resolve_closure(w, func, code, cv, builtins) < 0 ? -1 : 0;
 done:
     Py_XDECREF(globals);
     Py_XDECREF(builtins);
+    Py_XDECREF(names);
+    Py_XDECREF(freevars);
     return rc;
 }
 
@@ -667,12 +705,12 @@ static int read_instr(GjCtx *c, PyObject *instr, PyObject *consts, GjInstr *in) 
     return rc;
 }
 
-static int read_instructions(PyObject *func, GjCtx *c, GjCodeView *cv) {
+/* cv's instructions, from dis.get_instructions(code). */
+static int read_instructions(PyObject *code, GjCtx *c, GjCodeView *cv) {
     PyObject *dis = PyImport_ImportModule("dis");
-    PyObject *it = dis ? PyObject_CallMethod(dis, "get_instructions", "O", func) : NULL;
+    PyObject *it = dis ? PyObject_CallMethod(dis, "get_instructions", "O", code) : NULL;
     PyObject *list = it ? PySequence_List(it) : NULL;
-    PyObject *code = list ? PyObject_GetAttrString(func, "__code__") : NULL;
-    PyObject *consts = code ? PyObject_GetAttrString(code, "co_consts") : NULL;
+    PyObject *consts = list ? PyObject_GetAttrString(code, "co_consts") : NULL;
     if (consts && !PyTuple_Check(consts))
         Py_CLEAR(consts);
     PyErr_Clear();
@@ -693,9 +731,170 @@ done:
     Py_XDECREF(dis);
     Py_XDECREF(it);
     Py_XDECREF(list);
-    Py_XDECREF(code);
     Py_XDECREF(consts);
     return rc;
+}
+
+/* ---- the code object as key bytes ---------------------------------------- */
+
+/* Every field of a code object, as marshal writes one (and more): dis makes
+   the instructions of these and of nothing else but the Python version. */
+static const char *const code_fields[] = {
+    "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize",
+    "co_flags", "co_firstlineno", "co_code", "co_consts", "co_names", "co_varnames",
+    "co_freevars", "co_cellvars", "co_filename", "co_name", "co_qualname", "co_linetable",
+    "co_exceptiontable",
+};
+
+enum { MAX_OBJECT_DEPTH = 64 };   /* deeper constants are not keyed (nor cached) */
+
+static int put_object(GjBuf *b, PyObject *o, PyTypeObject *code_type, int depth);
+
+static int put_code(GjBuf *b, PyObject *code, int depth) {
+    gj_buf_put(b, "C", 1);
+    for (size_t i = 0; i < sizeof code_fields / sizeof code_fields[0]; i++) {
+        PyObject *v = PyObject_GetAttrString(code, code_fields[i]);
+        int ok = v && put_object(b, v, Py_TYPE(code), depth + 1);
+        Py_XDECREF(v);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static int compare_bufs(const void *x, const void *y) {
+    const GjBuf *a = x, *b = y;
+    int c = memcmp(a->data, b->data, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* A frozenset's items in the order of their bytes: its own order follows
+   string hashes, which differ between processes. */
+static int put_frozenset(GjBuf *b, PyObject *o, PyTypeObject *code_type, int depth) {
+    Py_ssize_t n = PySet_Size(o);
+    GjBuf *items = n >= 0 ? PyMem_Calloc((size_t)n + 1, sizeof *items) : NULL;
+    PyObject *it = items ? PyObject_GetIter(o) : NULL, *item;
+    Py_ssize_t k = 0;
+    int ok = it != NULL;
+    while (ok && (item = PyIter_Next(it))) {
+        ok = k < n && put_object(&items[k++], item, code_type, depth + 1);
+        Py_DECREF(item);
+    }
+    ok = ok && k == n && !PyErr_Occurred();
+    if (ok) {
+        qsort(items, (size_t)n, sizeof *items, compare_bufs);
+        gj_buf_put(b, "z", 1);
+        gj_buf_put_i64(b, n);
+        for (Py_ssize_t i = 0; i < n; i++)
+            gj_buf_put_blob(b, items[i].data, items[i].len);
+    }
+    for (Py_ssize_t i = 0; items && i < n; i++)
+        gj_buf_free(&items[i]);
+    PyMem_Free(items);
+    Py_XDECREF(it);
+    return ok;
+}
+
+/* A str, bytes or int too big for int64, tagged: its bytes with their length. */
+static int put_text(GjBuf *b, char tag, PyObject *o) {
+    Py_ssize_t n;
+    char *data;
+    const char *utf8 = NULL;
+    if (PyBytes_CheckExact(o))
+        utf8 = PyBytes_AsStringAndSize(o, &data, &n) == 0 ? data : NULL;
+    else
+        utf8 = PyUnicode_AsUTF8AndSize(o, &n);   /* a lone surrogate fails: not keyed */
+    if (!utf8)
+        return 0;
+    gj_buf_put(b, &tag, 1);
+    gj_buf_put_blob(b, utf8, (size_t)n);
+    return 1;
+}
+
+/* o, a constant of a code object (what marshal can write) or a field of
+   one, as bytes that no other value writes: 1, or 0 for an object of
+   another kind (the view is then not keyed, so not cached). */
+static int put_object(GjBuf *b, PyObject *o, PyTypeObject *code_type, int depth) {
+    if (depth > MAX_OBJECT_DEPTH)
+        return 0;
+    if (o == Py_None || o == Py_True || o == Py_False || o == Py_Ellipsis) {
+        gj_buf_put(b, o == Py_None ? "N" : o == Py_True ? "T" : o == Py_False ? "F" : "E", 1);
+        return 1;
+    }
+    if (PyLong_CheckExact(o)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            PyObject *text = PyObject_Repr(o);
+            int ok = text && put_text(b, 'I', text);
+            Py_XDECREF(text);
+            return ok;
+        }
+        gj_buf_put(b, "i", 1);
+        gj_buf_put_i64(b, v);
+        return !PyErr_Occurred();
+    }
+    if (PyFloat_CheckExact(o) || PyComplex_CheckExact(o)) {   /* the bits: -0.0 is not 0.0 */
+        double parts[2] = {PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)};
+        int64_t bits[2];
+        memcpy(bits, parts, sizeof bits);
+        gj_buf_put(b, PyFloat_CheckExact(o) ? "f" : "c", 1);
+        gj_buf_put_i64(b, bits[0]);
+        gj_buf_put_i64(b, bits[1]);
+        return !PyErr_Occurred();
+    }
+    if (PyUnicode_CheckExact(o) || PyBytes_CheckExact(o))
+        return put_text(b, PyBytes_CheckExact(o) ? 'b' : 's', o);
+    if (PyTuple_CheckExact(o)) {
+        Py_ssize_t n = PyTuple_Size(o);
+        gj_buf_put(b, "t", 1);
+        gj_buf_put_i64(b, n);
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!put_object(b, PyTuple_GetItem(o, i), code_type, depth + 1))
+                return 0;
+        return 1;
+    }
+    if (PyFrozenSet_CheckExact(o))
+        return put_frozenset(b, o, code_type, depth);
+    if (Py_IS_TYPE(o, code_type))
+        return put_code(b, o, depth);
+    if (PySlice_Check(o)) {   /* 3.14 folds constant slices */
+        static const char *const parts[3] = {"start", "stop", "step"};
+        gj_buf_put(b, "S", 1);
+        for (int i = 0; i < 3; i++) {
+            PyObject *part = PyObject_GetAttrString(o, parts[i]);
+            int ok = part && put_object(b, part, code_type, depth + 1);
+            Py_XDECREF(part);
+            if (!ok)
+                return 0;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* cv->code_bytes: code as put_code writes it, or NULL (and no error) when
+   a constant of it is of a kind put_object does not write. */
+static int key_code(PyObject *code, GjCtx *c, GjCodeView *cv) {
+    GjBuf b = {0};
+    int ok = put_code(&b, code, 0);
+    PyErr_Clear();   /* an attribute or a value put_object cannot write: not keyed */
+    if (b.failed) {
+        gj_buf_free(&b);
+        return no_memory();
+    }
+    unsigned char *copy = ok ? gj_arena_alloc(&c->arena, b.len) : NULL;
+    if (ok && !copy) {
+        gj_buf_free(&b);
+        return no_memory();
+    }
+    if (copy) {
+        memcpy(copy, b.data, b.len);
+        cv->code_bytes = copy;
+        cv->code_nbytes = b.len;
+    }
+    gj_buf_free(&b);
+    return 0;
 }
 
 /* ---- code object and source ------------------------------------------- */
@@ -778,18 +977,11 @@ static int read_defaults(PyObject *func, GjCtx *c, GjCodeView *cv) {
     return rc;
 }
 
-int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
-    Seen *seen = NULL;
-    return build_view(func, c, cv, &seen);
-}
-
-static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
+/* The view of func without its instructions, and of each device function
+   it calls, recursively; the code objects held in w->seen. */
+static int build_view(PyObject *func, GjPyViews *w, GjCodeView *cv) {
+    GjCtx *c = w->c;
     memset(cv, 0, sizeof *cv);
-    Seen *self = GJ_NEW(&c->arena, Seen);
-    if (!self)
-        return no_memory();
-    *self = (Seen){.func = func, .cv = cv, .next = *seen};
-    *seen = self;   /* before the globals: a recursive call finds this view */
     PyObject *code = PyObject_HasAttrString(func, "__globals__")
                    ? PyObject_GetAttrString(func, "__code__") : NULL;
     if (!code) {
@@ -799,11 +991,67 @@ static int build_view(PyObject *func, GjCtx *c, GjCodeView *cv, Seen **seen) {
                      type ? type : "this object");
         return -1;
     }
-    int rc = read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
-             read_defaults(func, c, cv) < 0 ||
-             read_instructions(func, c, cv) < 0 || resolve_globals(func, code, c, cv, seen) < 0
-             ? -1 : 0;
-    Py_DECREF(code);
+    ViewOf *self = PyMem_Malloc(sizeof *self);
+    if (!self) {
+        Py_DECREF(code);
+        return no_memory();
+    }
+    *self = (ViewOf){.func = Py_NewRef(func), .code = code, .cv = cv, .next = w->seen};
+    w->seen = self;   /* before the globals: a recursive call finds this view */
+    return read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
+           read_defaults(func, c, cv) < 0 || key_code(code, c, cv) < 0 ||
+           resolve_globals(w, func, code, cv) < 0 ? -1 : 0;
+}
+
+/* opcode.opmap[name] */
+static int opcode_of(PyObject *opmap, const char *name) {
+    PyObject *v = opmap ? PyMapping_GetItemString(opmap, name) : NULL;
+    long op = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    if (!PyErr_Occurred() && (op < 0 || op > 255))
+        PyErr_Format(PyExc_RuntimeError, "opcode.opmap['%s'] is not an opcode", name);
+    return PyErr_Occurred() ? -1 : (int)op;
+}
+
+int gj_py_codeview_frozen(PyObject *func, GjCtx *c, GjCodeView *cv, GjPyViews **views) {
+    GjPyViews *w = *views = PyMem_Calloc(1, sizeof *w);
+    if (!w)
+        return no_memory();
+    w->c = c;
+    PyObject *opcode = PyImport_ImportModule("opcode");
+    PyObject *opmap = opcode ? PyObject_GetAttrString(opcode, "opmap") : NULL;
+    w->load_global = opcode_of(opmap, "LOAD_GLOBAL");
+    w->extended_arg = w->load_global < 0 ? -1 : opcode_of(opmap, "EXTENDED_ARG");
+    Py_XDECREF(opcode);
+    Py_XDECREF(opmap);
+    return w->extended_arg < 0 ? -1 : build_view(func, w, cv);
+}
+
+int gj_py_codeview_instructions(GjPyViews *views) {
+    for (ViewOf *s = views->seen; s; s = s->next)
+        if (!s->cv->instrs && read_instructions(s->code, views->c, s->cv) < 0)
+            return -1;
+    return 0;
+}
+
+void gj_py_codeview_release(GjPyViews *views) {
+    if (!views)
+        return;
+    while (views->seen) {
+        ViewOf *s = views->seen;
+        views->seen = s->next;
+        Py_DECREF(s->func);
+        Py_DECREF(s->code);
+        PyMem_Free(s);
+    }
+    PyMem_Free(views);
+}
+
+int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
+    GjPyViews *views;
+    int rc = gj_py_codeview_frozen(func, c, cv, &views) < 0 ||
+             gj_py_codeview_instructions(views) < 0 ? -1 : 0;
+    gj_py_codeview_release(views);
     return rc;
 }
 

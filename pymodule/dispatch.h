@@ -13,6 +13,8 @@
 
 #include "gjpy.h"
 
+#include "cache.h"
+#include "codeview_py.h"
 #include "compile.h"
 #include "exec.h"
 
@@ -126,12 +128,14 @@ PyObject *gj_py_signature_tuple(const GjCodeView *cv);
    keyword-only parameters is refused by the compiler at its def line). */
 int gj_py_plain_parameters(const GjCodeView *cv);
 
-/* cache.c: the persistent cache.  e->res and e->sig for cv with o on device
-   e->key[0], from the cache or else compiled (gj_py_run_compile) and, when
-   it is to be kept (e->cache_key), stored: a CPU object file now, a cubin
-   when gj_py_entry_load has the driver link it.  -1 raised. */
+/* cache.c: the persistent cache.  e->res and e->sig for cv (argument
+   types set, instructions not yet read: views holds its code objects) with
+   o on device e->key[0], from the cache or else compiled
+   (gj_py_codeview_instructions, then gj_py_run_compile) and, when it is to
+   be kept (e->cache_key), stored: a CPU object file now, a cubin when
+   gj_py_entry_load has the driver link it.  -1 raised. */
 int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
-                        GjCompileOptions *o, GjEntry *e);
+                        GjPyViews *views, GjCompileOptions *o, GjEntry *e);
 /* The options of a persistent-cache key: jit()'s keyword arguments to the
    Dispatcher (kw, may be NULL) but the function and `cache`; NULL raised. */
 PyObject *gj_py_cache_jit_options(PyObject *kw);
@@ -171,6 +175,27 @@ int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int devic
     extern const char gj_py_doc_##name[];
 GJ_PY_OCCUPANCY_METHODS(X)
 #undef X
+/* cachefile.c: the entry files.  Whether to cache a kernel whose
+   jit(cache=...) is flag: GPUJIT_CACHE overrides it when set (1 caches
+   every kernel, 0, false, no or off none). */
+int gj_py_cache_enabled(int flag);
+/* _gpujit._cache_directory(): the directory, a str; NULL raised. */
+PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);
+/* The key of material: SHA-256, in hex, of this build's identity (st)
+   and material.  -1 raised. */
+int gj_py_cache_key(GjPyState *st, const GjBuf *material,
+                    char key[GJ_CACHE_KEY_LEN + 1]);
+/* key's entry, when its file is this user's, whole and key's: 1 and
+   *payload (malloc'd, *n bytes), touched so it is evicted last; 0 when
+   there is none to use; -1 raised (no directory can be named). */
+int gj_py_cache_read(const char *key, unsigned char **payload, size_t *n);
+/* Removes key's entry file, if any.  -1 raised. */
+int gj_py_cache_discard(const char *key);
+/* The bytes of key's entry file holding payload (header and payload);
+   NULL raised. */
+PyObject *gj_py_cache_entry(const char *key, const void *payload, size_t n);
+/* _gpujit._cache_counts(): (hits, misses) of this process. */
+PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused);
 
 /* kernelerror.c: raises the exception of the error site `record` (the
    kernel's error record, compile.h) names and returns -1, or returns 0 when

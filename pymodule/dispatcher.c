@@ -239,7 +239,8 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     gj_ctx_init(&ctx);
     memset(&cv, 0, sizeof cv);
     GjEntry *e = NULL;
-    if (gj_py_codeview(d->func, &ctx, &cv) < 0)
+    GjPyViews *views = NULL;   /* instructions are read on a cache miss only */
+    if (gj_py_codeview_frozen(d->func, &ctx, &cv, &views) < 0)
         goto done;
     int nargs, leaves, expect;
     gj_py_key_count(key, nkey, &nargs, &leaves, &expect);
@@ -271,7 +272,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     }
     e->nkey = nkey;
     memcpy(e->key, key, (size_t)nkey * sizeof *key);
-    if (gj_py_cache_compile(st, d, &ctx, &cv, &o, e) < 0) {
+    if (gj_py_cache_compile(st, d, &ctx, &cv, views, &o, e) < 0) {
         entry_free(e);
         e = NULL;
         goto done;
@@ -290,6 +291,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
         e = NULL;
     }
 done:
+    gj_py_codeview_release(views);
     gj_ctx_free(&ctx);
     return e;
 }

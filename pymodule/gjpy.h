@@ -73,6 +73,11 @@ typedef struct GjPyState {
     /* libdevice.10.bc's path (bytes, file-system encoding) or None when
        gpujit/_libdevice.py found none; NULL until a GPU compile first needs it */
     PyObject *libdevice;
+    /* the persistent cache (cachefile.c): this build's identity, which
+       every key hashes (bytes; NULL until the first lookup), and this
+       process's lookups that loaded an entry and that compiled */
+    PyObject *cache_identity;
+    Py_ssize_t cache_hits, cache_misses;
     /* execution target: GJ_TARGET_NVPTX ("cuda") or GJ_TARGET_CPU ("cpu");
        -1 until first needed (GPUJIT_TARGET, else a GPU if usable) */
     int target;

@@ -675,6 +675,8 @@ PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /
 PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* compileptx.c */
 PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* compileptx.c */
 PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);                     /* compileptx.c */
+PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);           /* cachefile.c */
+PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused);              /* cachefile.c */
 
 static PyMethodDef module_methods[] = {
     {"_parse_signature", gj_py_parse_signature, METH_O,
@@ -689,6 +691,12 @@ static PyMethodDef module_methods[] = {
     {"_load_ptx", gj_py_load_ptx, METH_O,
      "_load_ptx(ptx)\n--\n\nHas the current device's driver load PTX text, then unloads "
      "it; raises as a kernel's load does (tests)."},
+    {"_cache_directory", gj_py_cache_directory, METH_NOARGS,
+     "_cache_directory()\n--\n\nThe persistent cache's directory: GPUJIT_CACHE_DIR, else "
+     "$XDG_CACHE_HOME/gpujit, else ~/.cache/gpujit (an absolute path)."},
+    {"_cache_counts", gj_py_cache_counts, METH_NOARGS,
+     "_cache_counts()\n--\n\n(hits, misses): this process's persistent-cache lookups that "
+     "loaded an entry and that compiled."},
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
      "Never raises; loads the driver on first call."},
@@ -817,7 +825,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 28 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
+enum { STATE_OBJECTS = 29 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -829,7 +837,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
         &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
         &st->GpujitPerformanceWarning,
-        (PyObject **)&st->HostAllocType, (PyObject **)&st->HostRegType,
+        (PyObject **)&st->HostAllocType, (PyObject **)&st->HostRegType, &st->cache_identity,
     };
     size_t n = sizeof all / sizeof all[0];
     _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES ==

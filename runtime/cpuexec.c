@@ -497,6 +497,17 @@ __attribute__((noinline)) static int capture_context(ucontext_t *uc)
 
 /* Maps n fiber stacks of stack bytes (a multiple of the page), each above
    a guard page while the pool's guards stay within GUARD_BUDGET. */
+/* munmap of fiber stacks.  Under ASan, their frames' redzones are unpoisoned
+   first: ASan keeps a region's shadow through munmap, and the addresses,
+   mapped again by malloc, would read as stack redzones. */
+static void unmap_stacks(void *stacks, size_t bytes)
+{
+#ifdef GJ_ASAN
+    __asan_unpoison_memory_region(stacks, bytes);
+#endif
+    munmap(stacks, bytes);
+}
+
 static int grow_fibers(Worker *w, unsigned n, size_t stack)
 {
     size_t slot = P.page + stack;
@@ -543,7 +554,7 @@ static int grow_fibers(Worker *w, unsigned n, size_t stack)
         __tsan_destroy_fiber(w->fibers[i].ctx.tsan);
 #endif
     if (w->stacks)
-        munmap(w->stacks, w->stacks_bytes);
+        unmap_stacks(w->stacks, w->stacks_bytes);
     free(w->fibers);
     free(w->threads);
     free(w->ucs);

@@ -11,6 +11,8 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import struct
 import subprocess
 import sys
 import textwrap
@@ -185,6 +187,18 @@ def test_gpujit_cache_1_caches_every_kernel_and_0_none(cache_dir, rng, monkeypat
     assert counts() == (1, 1) and len(entries(cache_dir)) == 1
 
 
+@pytest.mark.parametrize("value, kept", [("1", True), (" yes ", True), ("0", False),
+                                         (" Off ", False), ("FALSE", False), ("no", False),
+                                         ("", False)])
+@pytest.mark.usefixtures("cpu")
+def test_gpujit_cache_values(cache_dir, rng, monkeypatch, value, kept):
+    """0, false, no and off (any case, with white space) turn caching off;
+    any other value on; an empty one leaves it to jit(cache=...)."""
+    monkeypatch.setenv("GPUJIT_CACHE", value)
+    check_axpb(axpb(cache=False), rng)
+    assert len(entries(cache_dir)) == kept
+
+
 @pytest.mark.usefixtures("target")
 def test_gpujit_dump_compiles_instead(cache_dir, rng, monkeypatch, capfd):
     monkeypatch.setenv("GPUJIT_DUMP", "types")
@@ -266,28 +280,42 @@ def test_a_changed_global_array_or_closure_is_a_new_entry(cache_dir, rng):
     assert len(keys) == 4
 
 
-@pytest.mark.usefixtures("target")
-def test_a_changed_device_function_is_a_new_entry(cache_dir, rng):
-    src = """
-    import gpujit
-    K = {k}
-    @gpujit.jit(device=True)
-    def inner(v):
-        return v {op} K
-    @gpujit.jit(device=True)
-    def middle(v):
-        return inner(v) + 1
+# A kernel that calls a device function through a closure, which calls
+# another through a global: each one's bytecode and globals are in its key.
+DEVICE_CHAIN = """
+import gpujit
+K = {k}
+
+@gpujit.jit(device=True)
+def inner(v):
+    return v {op} K
+
+@gpujit.jit(device=True)
+def middle(v):
+    return inner(v) + {add}
+
+def make(f):
     @gpujit.jit(cache=True)
-    def outer(x, out):
+    def kernel(x, out):
         i = gpujit.grid(1)
         if i < out.size:
-            out[i] = middle(x[i])
-    """
+            out[i] = f(x[i])
+    return kernel
+
+kernel = make(middle)
+
+def expect(x):
+    return (x {op} K) + {add}
+"""
+
+
+@pytest.mark.usefixtures("target")
+def test_a_changed_device_function_is_a_new_entry(cache_dir, rng):
     x = random_array(rng, N, np.float64)
     counts = Counts()
     for op, k in [("*", 2), ("-", 2), ("*", 3), ("*", 2)]:
         out = poison(N, np.float64)
-        make(src, "outer", op=op, k=k)[4, 256](x, out)
+        make(DEVICE_CHAIN, "kernel", op=op, k=k, add=1)[4, 256](x, out)
         inner = x * k if op == "*" else x - k
         assert_fma_close(out, inner + 1, inner)   # inner(v) + 1 may fuse
     assert counts() == (1, 3) and len(entries(cache_dir)) == 3
@@ -316,6 +344,13 @@ def test_argument_types_are_separate_entries(cache_dir, rng):
 
 
 # ---- entries that must not be read ---------------------------------------------------
+
+def entry_file(key, payload):
+    """An entry file as docs/internals.md describes it: magic, format, key,
+    the payload's length and SHA-256, the payload."""
+    return struct.pack("<8sI32sQ32s", b"GPUJITK\0", 1, bytes.fromhex(key), len(payload),
+                       hashlib.sha256(payload).digest()) + payload
+
 
 def only_entry(cache_dir):
     (path,) = entries(cache_dir)
@@ -349,8 +384,7 @@ def test_a_damaged_entry_is_ignored_and_replaced(cache_dir, rng, damage):
         data = other   # whole and checksummed, but for another key
     else:              # a whole entry whose payload is not a result
         payload = b"\x01" + bytes(range(200))
-        data = _cache._HEADER.pack(_cache.MAGIC, _cache.FORMAT, bytes.fromhex(path.stem),
-                                   len(payload), hashlib.sha256(payload).digest()) + payload
+        data = entry_file(path.stem, payload)
     path.write_bytes(bytes(data))
     counts = Counts()
     check_axpb(axpb(), rng)
@@ -623,3 +657,236 @@ def test_an_entry_that_linked_libdevice_is_used_only_with_that_file(cache_dir, t
     assert (other["hits"], other["misses"], other["entries"]) == (1, 1, 2)
     back = run(two, 4)
     assert (back["hits"], back["misses"]) == (2, 0)
+
+
+# ---- new processes: the key is made before the code view ----------------------------------
+#
+# A lookup keys the function's code object, its frozen globals, closure
+# cells and defaults and those of the device functions it calls, without
+# reading its instructions through dis; only a miss reads them.  Each test
+# below runs a child process per variant of a module of kernels (always the
+# same file, so that only the variant differs) on the CPU target, checks
+# the kernel's result against NumPy there, and counts hits and misses.
+
+CHILD = """
+import dis
+import json
+import sys
+
+import numpy as np
+import gpujit
+
+calls = []
+real_get_instructions = dis.get_instructions
+
+
+def counted(*args, **kwargs):
+    calls.append(args)
+    return real_get_instructions(*args, **kwargs)
+
+
+dis.get_instructions = counted
+sys.path.insert(0, sys.argv[1])
+import kernels
+
+x = np.random.default_rng(int(sys.argv[2])).random(1000) + 0.5
+out = np.full_like(x, np.nan)
+kernels.kernel[4, 256](x, out)
+np.testing.assert_allclose(out, kernels.expect(x), rtol=1e-12)
+cache_module = "gpujit._cache" in sys.modules
+print(json.dumps(dict(gpujit.cache_info(), dis=len(calls), cache_module=cache_module,
+                      gpujit=gpujit.__file__)))
+"""
+
+
+@pytest.fixture
+def child(tmp_path, cache_dir):
+    """child(module_source, **environ) -> cache_info() of a new process that
+    imports module_source as `kernels` and launches its `kernel`, with
+    "dis" (how many times dis read instructions) and "cache_module" (whether
+    gpujit._cache was imported by the launch)."""
+    script = tmp_path / "cache_child.py"
+    script.write_text(CHILD)
+    module_dir = tmp_path / "kernels"
+    module_dir.mkdir()
+    seeds = iter(range(1000))
+
+    def run(source, **environ):
+        (module_dir / "kernels.py").write_text(textwrap.dedent(source))
+        env = dict(os.environ, GPUJIT_CACHE_DIR=str(cache_dir), GPUJIT_TARGET="cpu",
+                   PYTHONDONTWRITEBYTECODE="1", **environ)   # no stale .pyc of kernels.py
+        for var in ("GPUJIT_CACHE", "GPUJIT_CACHE_SIZE", "GPUJIT_DUMP"):
+            env.pop(var, None)
+        proc = subprocess.run([sys.executable, "-P", str(script), str(module_dir),
+                               str(next(seeds))], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.splitlines()[-1])
+
+    return run
+
+
+def counts_of(info):
+    return info["hits"], info["misses"]
+
+
+SCALED = """
+import gpujit
+SCALE = {scale}
+
+@gpujit.jit(cache=True)
+def kernel(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = x[i] * SCALE + {offset}
+
+def expect(x):
+    return x * SCALE + {offset}
+"""
+
+
+def test_a_hit_in_a_new_process_reads_no_instructions_and_imports_no_cache_module(child):
+    first = child(SCALED.format(scale=3, offset=1))
+    assert counts_of(first) == (0, 1) and first["dis"] == 1 and first["cache_module"]
+    second = child(SCALED.format(scale=3, offset=1))
+    assert counts_of(second) == (1, 0)
+    assert second["dis"] == 0 and not second["cache_module"]
+
+
+def test_a_changed_global_or_constant_in_a_new_process(child):
+    """SCALE is a frozen global, the offset a constant of the bytecode."""
+    seen = [child(SCALED.format(scale=3, offset=1))]
+    for scale, offset in [(4, 1), (3, 2), (3.0, 1), (3, 1)]:
+        seen.append(child(SCALED.format(scale=scale, offset=offset)))
+    assert [counts_of(i) for i in seen] == [(0, 1), (0, 1), (0, 1), (0, 1), (1, 0)]
+
+
+def test_a_changed_device_function_in_a_new_process(child):
+    variants = [dict(k=2, op="*", add=1), dict(k=2, op="-", add=1), dict(k=3, op="*", add=1),
+                dict(k=2, op="*", add=5), dict(k=2, op="*", add=1)]
+    seen = [counts_of(child(DEVICE_CHAIN.format(**v))) for v in variants]
+    assert seen == [(0, 1), (0, 1), (0, 1), (0, 1), (1, 0)]
+
+
+def test_a_changed_closure_or_default_in_a_new_process(child):
+    source = """
+    import gpujit
+
+    @gpujit.jit(device=True)
+    def shift(v, by={default}):
+        return v + by
+
+    def make(factor):
+        @gpujit.jit(cache=True)
+        def kernel(x, out):
+            i = gpujit.grid(1)
+            if i < out.size:
+                out[i] = shift(x[i] * factor)
+        return kernel
+
+    kernel = make({factor})
+
+    def expect(x):
+        return x * {factor} + {default}
+    """
+    variants = [dict(default=1, factor=2), dict(default=1.5, factor=2),
+                dict(default=1, factor=3), dict(default=1, factor=2)]
+    seen = [counts_of(child(source.format(**v))) for v in variants]
+    assert seen == [(0, 1), (0, 1), (0, 1), (1, 0)]
+
+
+OPTIONED = """
+import gpujit
+
+@gpujit.jit(cache=True{options})
+def kernel(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = x[i] * 3.0 + 1.0
+
+def expect(x):
+    return x * 3.0 + 1.0
+"""
+
+
+def test_a_changed_option_in_a_new_process(child):
+    options = ["", ", fastmath=True", ", contract=False", ", debug=True", ", opt=False"]
+    seen = [counts_of(child(OPTIONED.format(options=o))) for o in options + options]
+    assert seen == [(0, 1)] * len(options) + [(1, 0)] * len(options)
+
+
+def test_a_set_of_fastmath_flags_hits_whatever_the_hash_seed(child):
+    """The jit keywords are keyed as the Dispatcher has them (a set of
+    fastmath flags as its bits): a set's own order follows string hashes,
+    which differ between processes."""
+    source = OPTIONED.format(options=', fastmath={"arcp", "contract", "nsz", "afn", "reassoc"}')
+    seen = [counts_of(child(source, PYTHONHASHSEED=str(seed))) for seed in range(1, 5)]
+    assert seen == [(0, 1), (1, 0), (1, 0), (1, 0)]
+
+
+def test_a_global_read_past_the_first_256_names_is_keyed(child):
+    """LOAD_GLOBAL of a name whose index needs EXTENDED_ARG: the scan that
+    finds a kernel's globals without dis reads it too."""
+    names = [f"G{k}" for k in range(300)]
+    source = "\n".join(["import gpujit"] + [f"{n} = {k}" for k, n in enumerate(names[:-1])] + [
+        f"{names[-1]} = {{last}}",
+        "@gpujit.jit(cache=True)",
+        "def kernel(x, out):",
+        "    i = gpujit.grid(1)",
+        "    if i < out.size:",
+        "        out[i] = x[i] + (" + " + ".join(names) + ")",
+        "def expect(x):",
+        "    return x + (" + " + ".join(names) + ")",
+    ])
+    seen = [counts_of(child(source.format(last=v))) for v in (1, 2, 1)]
+    assert seen == [(0, 1), (0, 1), (1, 0)]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip a byte of the object code",
+                                    "checksummed garbage", "another file format"])
+def test_a_damaged_entry_in_a_new_process_is_compiled_again(child, cache_dir, damage):
+    source = SCALED.format(scale=3, offset=1)
+    child(source)
+    path = only_entry(cache_dir)
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[:len(data) - 100]
+    elif damage == "flip a byte of the object code":
+        data[data.find(b"\x7fELF") + 64] ^= 0x10
+    elif damage == "checksummed garbage":
+        data = entry_file(path.stem, b"\x02" + bytes(range(256)) * 4)
+    else:
+        data[8:12] = (2).to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+    again = child(source)
+    assert counts_of(again) == (0, 1) and again["dis"] == 1
+    assert counts_of(child(source)) == (1, 0)   # replaced by a whole entry
+
+
+def test_another_build_of_gpujit_compiles_again(child, tmp_path):
+    """The key holds gpujit's version and the extension file's path, size
+    and modification time: a copy of the package elsewhere, a rebuilt
+    extension (here: its modification time moved) or another version never
+    loads this build's entries."""
+    source = SCALED.format(scale=3, offset=1)
+    installed = os.path.dirname(gpujit.__file__)
+    copy = tmp_path / "site" / "gpujit"
+    shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {"PYTHONPATH": str(tmp_path / "site")}
+    (ext,) = copy.glob("_gpujit*.so")
+
+    assert counts_of(child(source)) == (0, 1)            # the installed build
+    first = child(source, **env)
+    assert first["gpujit"] == str(copy / "__init__.py")
+    assert counts_of(first) == (0, 1)                     # the copy: another path
+    assert counts_of(child(source, **env)) == (1, 0)
+    st = ext.stat()
+    os.utime(ext, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert counts_of(child(source, **env)) == (0, 1)      # "rebuilt"
+    assert counts_of(child(source, **env)) == (1, 0)
+    init = copy / "__init__.py"
+    text = init.read_text()
+    assert '__version__ = "' in text
+    init.write_text(text.replace('__version__ = "', '__version__ = "1+other.', 1))
+    assert counts_of(child(source, **env)) == (0, 1)      # another version
+    assert counts_of(child(source)) == (1, 0)             # the installed build's entry is whole

@@ -64,6 +64,9 @@ def test_cpuexec(build, variant, threads):
         pytest.skip(f"{variant} runs with GPUJIT_CPU_THREADS={SLOW[variant]} only")
     env = dict(os.environ)
     env.pop("GPUJIT_CPU_THREADS", None)
+    # scripts/sanitize-tests.sh preloads libasan into Python; these programs
+    # link their own sanitizer (ThreadSanitizer cannot run beside ASan)
+    env.pop("LD_PRELOAD", None)
     if threads is not None:
         env["GPUJIT_CPU_THREADS"] = threads
     if variant == "asan":

@@ -1,0 +1,49 @@
+"""SHA-256 (compiler/sha256.c), which keys and checks the persistent kernel
+cache's entries: tests/c/test_sha256.c is compiled with the C compiler
+against it, as the project's warnings make errors, plainly and under
+AddressSanitizer/UBSan where the compiler can link them, and checks FIPS
+180-4's examples and the digests hashlib gives for random messages of
+every length around the block size and a few long ones."""
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMPILER = os.path.join(ROOT, "compiler")
+SOURCES = [os.path.join(ROOT, "tests", "c", "test_sha256.c"), os.path.join(COMPILER, "sha256.c")]
+FLAGS = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
+         "-Wmissing-prototypes", "-Wstrict-prototypes", "-Wswitch-enum", "-Werror"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+            "-fno-sanitize-recover=undefined"]
+
+CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
+
+
+def cases():
+    rng = random.Random(20240611)
+    lengths = list(range(0, 200)) + [255, 256, 511, 512, 1000, 4095, 4096, 65537, 300_001]
+    lines = []
+    for n in lengths:
+        msg = rng.randbytes(n)
+        lines.append(f"{msg.hex()} {hashlib.sha256(msg).hexdigest()}\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("variant", ["plain", "asan"])
+def test_sha256_agrees_with_fips_and_hashlib(tmp_path, variant):
+    exe = str(tmp_path / "test_sha256")
+    cmd = [CC, *FLAGS, *(SANITIZE if variant == "asan" else []), "-I", COMPILER, *SOURCES,
+           "-o", exe]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if variant == "asan" and res.returncode != 0 and "sanitize" in res.stderr:
+        pytest.skip("the C compiler cannot link the sanitizers here")
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
+    assert res.stderr == "", f"warnings:\n{res.stderr}"
+    run = subprocess.run([exe], input=cases(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("209 cases from hashlib, 0 failures")
