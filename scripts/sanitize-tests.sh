@@ -41,7 +41,10 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export PYTHONPATH="$root/$pkg"
 cd tests
 status=0
-"$py" -P -m pytest -q -rfE -p no:cacheprovider "$@" || status=$?
+# The notebooks are left out: matplotlib's ft2font throws a C++ exception
+# while it is imported, which the preloaded libasan's __cxa_throw
+# interceptor aborts on (a CHECK in asan_interceptors.cpp, not a report).
+"$py" -P -m pytest -q -rfE -p no:cacheprovider --ignore=test_notebooks.py "$@" || status=$?
 if ((status == 5)); then
     echo "sanitize-tests: pytest collected no tests" >&2
 fi
