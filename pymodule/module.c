@@ -413,6 +413,31 @@ int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
 
 /* ---- module functions ------------------------------------------------------- */
 
+/* _inject_fault(where, n, code=2): tests' fault injection (runtime/). */
+static PyObject *mod_inject_fault(PyObject *module, PyObject *args)
+{
+    (void)module;
+    const char *where;
+    long n;
+    int code = 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
+    if (!PyArg_ParseTuple(args, "sl|i:_inject_fault", &where, &n, &code))
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "_inject_fault(): n must be >= 0");
+        return NULL;
+    }
+    if (strcmp(where, "cuda") == 0)
+        gj_cu_inject_fault(n, code);
+    else if (strcmp(where, "host") == 0)
+        gj_mem_inject_fault(n);
+    else {
+        PyErr_Format(PyExc_ValueError, "_inject_fault(): where must be 'cuda' or 'host', not "
+                     "'%s'", where);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *mod_is_available(PyObject *module, PyObject *unused)
 {
     (void)module;
@@ -697,6 +722,10 @@ static PyMethodDef module_methods[] = {
     {"_cache_counts", gj_py_cache_counts, METH_NOARGS,
      "_cache_counts()\n--\n\n(hits, misses): this process's persistent-cache lookups that "
      "loaded an entry and that compiled."},
+    {"_inject_fault", mod_inject_fault, METH_VARARGS,
+     "_inject_fault(where, n, code=2)\n--\n\nTests only: the n-th driver call ('cuda', "
+     "failing with CUresult code) or host allocation of the CPU target ('host') from now "
+     "fails; n = 0 stops."},
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a CUDA driver and at least one device can be used. "
      "Never raises; loads the driver on first call."},

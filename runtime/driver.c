@@ -248,8 +248,25 @@ static GjCuStatus check(GjCuError *err, const char *call, CUresult res)
     return GJ_CU_DRIVER_ERROR;
 }
 
+/* Test-only fault injection (gj_cu_inject_fault): the driver call that
+   brings the countdown to 0 is not made, and fails with inject_code. */
+static long inject_countdown;
+static CUresult inject_code;
+
+static int injected(void)
+{
+    return __atomic_load_n(&inject_countdown, __ATOMIC_RELAXED) > 0
+           && __atomic_sub_fetch(&inject_countdown, 1, __ATOMIC_RELAXED) == 0;
+}
+
+void gj_cu_inject_fault(long n, int code)
+{
+    inject_code = code;
+    __atomic_store_n(&inject_countdown, n, __ATOMIC_RELAXED);
+}
+
 /* The one way gpujit calls the driver: CU(err, cuMemAlloc, (&p, n)). */
-#define CU(err, fn, args) check((err), #fn, D.fn args)
+#define CU(err, fn, args) check((err), #fn, injected() ? inject_code : D.fn args)
 
 /* Returns from the calling function unless the driver call succeeded. */
 #define CU_TRY(err, fn, args)                                                  \

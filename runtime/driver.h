@@ -66,6 +66,10 @@ typedef struct GjCuDeviceInfo {
     int pci_domain, pci_bus, pci_device;   /* where it sits on the PCI bus */
 } GjCuDeviceInfo;
 
+/* Tests only: the n-th driver call gpujit makes from now (n >= 1) is not
+   made and fails with CUresult `code` instead; n = 0 stops injecting. */
+void gj_cu_inject_fault(long n, int code);
+
 /* Kernel faults that leave the context unusable (700, 715, 716, 719, ...). */
 int gj_cu_is_fault(int code);
 

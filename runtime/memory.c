@@ -33,11 +33,21 @@ void gj_mem_leave(int device, int prev) {
         gj_cu_ensure(prev, &ignored);
 }
 
+/* Test-only fault injection (gj_mem_inject_fault): the allocation of host
+   memory that brings the countdown to 0 fails. */
+static long inject_countdown;
+
+void gj_mem_inject_fault(long n) {
+    __atomic_store_n(&inject_countdown, n, __ATOMIC_RELAXED);
+}
+
 GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err) {
     if (device >= 0)
         GJ_MEM_ON_DEVICE(device, err, gj_cu_alloc(bytes, ptr, err));
     size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
-    if (rounded < bytes)
+    if (rounded < bytes
+        || (__atomic_load_n(&inject_countdown, __ATOMIC_RELAXED) > 0
+            && __atomic_sub_fetch(&inject_countdown, 1, __ATOMIC_RELAXED) == 0))
         return host_oom(bytes, err);
     void *p = aligned_alloc(HOST_ALIGN, rounded ? rounded : HOST_ALIGN);
     if (!p)

@@ -37,6 +37,9 @@ void gj_mem_leave(int device, int prev);
     } while (0)
 
 GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err);
+/* Tests only: the n-th allocation of host memory for the CPU target from now
+   (n >= 1) fails as out of memory; n = 0 stops injecting. */
+void gj_mem_inject_fault(long n);
 GjCuStatus gj_mem_free(int device, uint64_t ptr, GjCuError *err);
 GjCuStatus gj_mem_htod(int device, uint64_t dst, const void *src, size_t bytes, void *stream,
                        GjCuError *err);
