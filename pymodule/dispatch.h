@@ -50,6 +50,9 @@ typedef struct GjEntry {
     uint64_t error_record;     /* GPU: the module's error record when the kernel has error
                                   sites (compile.h), else 0 */
     PyObject *sig;             /* tuple of type names, ('float32', 'array(float32, 1d, C)') */
+    int busy;                  /* launches and loads using it now (they release the GIL) */
+    int retired;               /* dropped from the table (recompile()) while busy: the
+                                  last of those frees it */
     char cache_key[GJ_CACHE_KEY_LEN + 1];   /* its persistent-cache key, or "" when the
                                                persistent cache does not keep it */
     int nkey;                  /* key[0] = device ordinal, key[1 + i] = argument i */
@@ -105,6 +108,11 @@ PyObject *gj_py_signature_string(PyObject *sig);
 /* The UTF-8 of a signature string, or NULL raised: ValueError for one with
    a NUL, which C would cut short ("void(float32[:])\0junk"). */
 const char *gj_py_signature_text(PyObject *sig);
+/* An entry a launch uses across GIL releases is held: recompile() (or the
+   dispatcher's end) then retires it instead of freeing it under the launch,
+   and the last release frees it.  Both with the GIL held. */
+void gj_py_entry_hold(GjEntry *e);
+void gj_py_entry_release(GjEntry *e);
 /* Loads e's PTX (or its cached cubin) into its device's context (once)
    and reads what it uses (e->use); -1 raised. */
 int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e);

@@ -95,7 +95,10 @@ static void entry_free(GjEntry *e)
     if (e->module) {
         GjCuError err;
         int prev = gj_cu_current_device();
-        if (gj_cu_ensure((int)e->key[0], &err) == GJ_CU_OK)
+        /* Its kernels may still be queued (launches return before they
+           run): wait for them before the code goes. */
+        if (gj_cu_ensure((int)e->key[0], &err) == GJ_CU_OK
+            && gj_cu_synchronize(&err) == GJ_CU_OK)
             gj_cu_module_unload(e->module, &err);
         gj_cu_ensure(prev, &err);
     }
@@ -580,12 +583,27 @@ static int dispatcher_clear(PyObject *self)
     return 0;
 }
 
+void gj_py_entry_hold(GjEntry *e)
+{
+    e->busy++;
+}
+
+void gj_py_entry_release(GjEntry *e)
+{
+    if (--e->busy == 0 && e->retired)
+        entry_free(e);
+}
+
 static void table_clear(GjDispatcher *d)
 {
     for (size_t i = 0; i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i], *next; e; e = next) {
             next = e->next;
-            entry_free(e);
+            e->next = NULL;
+            if (e->busy)
+                e->retired = 1;   /* a launch in another thread still runs it */
+            else
+                entry_free(e);
         }
     PyMem_Free(d->buckets);
     d->buckets = NULL;
@@ -833,10 +851,12 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
     Py_XDECREF(str);
     if (!e)
         return NULL;
-    if ((device == GJ_MEM_HOST || gj_cu_available())
-        && gj_py_entry_load(st, (GjDispatcher *)self, e) < 0)
-        return NULL;
-    return Py_NewRef(e->sig);
+    gj_py_entry_hold(e);   /* the load runs without the GIL */
+    PyObject *r = (device == GJ_MEM_HOST || gj_cu_available())
+                          && gj_py_entry_load(st, (GjDispatcher *)self, e) < 0
+                      ? NULL : Py_NewRef(e->sig);
+    gj_py_entry_release(e);
+    return r;
 }
 
 /* None if signature string sig parses and has as many argument types as d's

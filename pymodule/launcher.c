@@ -889,6 +889,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     Launcher *l = (Launcher *)self;
     GjDispatcher *d = l->disp;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    GjEntry *held = NULL;   /* kept alive through a recompile() until done */
     if (kw && PyDict_Size(kw) > 0) {
         PyErr_SetString(PyExc_TypeError, "kernel arguments are positional only");
         return NULL;
@@ -964,6 +965,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     }
     if (!e && !(e = gj_py_entry_compile(st, d, key, nkey)))
         goto done;
+    gj_py_entry_hold(held = e);   /* the launch and the load run without the GIL */
     if (gj_py_entry_load(st, d, e) < 0 || gj_py_prepare_shared(st, d, e, l->shared, device) < 0)
         goto done;
     if (l->forall_best && forall_config(st, l, e, device) < 0)
@@ -987,6 +989,8 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     if (launch(st, l, e, args, parsed, params, slots, copies, device) == 0)
         result = Py_NewRef(Py_None);
 done:
+    if (held)
+        gj_py_entry_release(held);
     if (args)
         release_args(args, parsed);
     if (args != stack_args) {

@@ -86,7 +86,9 @@ static int device_entries(GjPyState *st, GjDispatcher *d, int device)
 }
 
 /* The loaded entry on `device` of signature sig; for sig None, of the one
-   signature the kernel has (TypeError when it has none or several). */
+   signature the kernel has (TypeError when it has none or several).  It is
+   held (the load runs without the GIL, when a recompile() may come): the
+   caller releases it. */
 static GjEntry *one_entry(GjPyState *st, GjDispatcher *d, PyObject *sig, int device,
                           const char *what)
 {
@@ -115,7 +117,14 @@ static GjEntry *one_entry(GjPyState *st, GjDispatcher *d, PyObject *sig, int dev
             return NULL;
         }
     }
-    return e && gj_py_entry_load(st, d, e) == 0 ? e : NULL;
+    if (!e)
+        return NULL;
+    gj_py_entry_hold(e);
+    if (gj_py_entry_load(st, d, e) < 0) {
+        gj_py_entry_release(e);
+        return NULL;
+    }
+    return e;
 }
 
 static PyObject *use_value(const GjEntry *e, UseField field)
@@ -140,16 +149,29 @@ static PyObject *use_dict(GjPyState *st, GjDispatcher *d, int device, UseField f
 {
     if (device_entries(st, d, device) < 0)
         return NULL;
+    /* Held first, then loaded: a load releases the GIL, and a recompile()
+       then may empty the table being walked. */
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i]; e; e = e->next)
+            n += (int)e->key[0] == device;
+    GjEntry **held = PyMem_Calloc(n ? n : 1, sizeof *held);
+    if (!held)
+        return PyErr_NoMemory();
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (GjEntry *e = d->buckets[i]; e; e = e->next)
+            if ((int)e->key[0] == device)
+                gj_py_entry_hold(held[k++] = e);
     PyObject *out = PyDict_New();
-    for (size_t i = 0; out && i < d->nbuckets; i++)
-        for (GjEntry *e = d->buckets[i]; out && e; e = e->next) {
-            if ((int)e->key[0] != device)
-                continue;
-            PyObject *v = gj_py_entry_load(st, d, e) == 0 ? use_value(e, field) : NULL;
-            if (!v || PyDict_SetItem(out, e->sig, v) < 0)
-                Py_CLEAR(out);
-            Py_XDECREF(v);
-        }
+    for (k = 0; out && k < n; k++) {
+        PyObject *v = gj_py_entry_load(st, d, held[k]) == 0 ? use_value(held[k], field) : NULL;
+        if (!v || PyDict_SetItem(out, held[k]->sig, v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(v);
+    }
+    for (k = 0; k < n; k++)
+        gj_py_entry_release(held[k]);
+    PyMem_Free(held);
     return out;
 }
 
@@ -187,7 +209,10 @@ static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseFiel
             return use_dict(st, d, device, field);
     }
     GjEntry *e = one_entry(st, d, sig, device, what);
-    return e ? use_value(e, field) : NULL;
+    PyObject *v = e ? use_value(e, field) : NULL;
+    if (e)
+        gj_py_entry_release(e);
+    return v;
 }
 
 PyObject *gj_py_get_regs_per_thread(PyObject *self, PyObject *args, PyObject *kw)
@@ -299,8 +324,12 @@ PyObject *gj_py_suggest_config(PyObject *self, PyObject *args, PyObject *kw)
         || gj_py_device(st, &device) < 0)
         return NULL;
     GjEntry *e = one_entry(st, d, sig, device, "suggest_config");
-    if (!e || gj_py_prepare_shared(st, d, e, (unsigned)shared, device) < 0
-        || gj_py_entry_best_block(st, e, (unsigned)shared, device, &block) < 0)
+    if (!e)
+        return NULL;
+    int rc = gj_py_prepare_shared(st, d, e, (unsigned)shared, device) < 0
+             || gj_py_entry_best_block(st, e, (unsigned)shared, device, &block) < 0;
+    gj_py_entry_release(e);
+    if (rc)
         return NULL;
     long long blocks = n / block + (n % block != 0);
     GjCuDeviceInfo info;
