@@ -1,15 +1,18 @@
 /*
- * lower_error.c - run-time checks that report an error to the host (debug
- * builds; compile.h's error record and GjErrorSite).
+ * lower_error.c - run-time checks that report an error to the host
+ * (compile.h's error record and GjErrorSite): reads of maybe-unassigned
+ * locals and raise statements under debug, array and tuple indices under
+ * boundscheck.
  *
  * A check is an error site: its exception kind and message (with the
  * Python file and line) go into the launch plan, and the code branches on
  * the checked condition.  A thread that fails it races the others for the
  * record's first word with a compare-and-swap from 0 to 1 + the site's
  * index; the winner writes its threadIdx, blockIdx and the site's values.
- * The thread then goes on (the check's caller decides with what value), so
- * no `trap` ends the kernel: the CUDA context survives, and the host raises
- * the exception once the kernel has completed.
+ * Then the thread goes on with zero (an unassigned local) or ends (a raise,
+ * an index out of bounds: lower.c's gj_lower_end_thread), so no `trap` ends
+ * the kernel: the CUDA context survives, and the host raises the exception
+ * once the kernel has completed.
  *
  * The sites of the kernel and of its device functions share one list
  * (GjErrorSites, owned by gj_lower_kernel), so a site's index means the same
@@ -24,27 +27,36 @@
 
 #include "target.h"
 
-/* The message of a new site, "<text> (file.py:12)", in the arena; its index
-   in L->errors, or -1 with a diag. */
-static int32_t add_site(GjLower *L, GjErrorKind kind, const char *text) {
+int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
+                            const char *fmt, ...) {
     GjErrorSites *s = L->errors;
     if (s->n == s->cap) {
         int32_t cap = s->cap ? 2 * s->cap : 8;
         GjErrorSiteIR *grown = GJ_NEW_N(&L->c->arena, GjErrorSiteIR, cap);
         if (!grown)
-            return -1;
+            goto oom;
         if (s->n)
             memcpy(grown, s->sites, sizeof *grown * (size_t)s->n);
         s->sites = grown;
         s->cap = cap;
     }
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
     const GjCodeView *code = L->c->code;
     const char *file = code && code->filename ? code->filename : "<kernel>";
-    char *message = gj_arena_printf(&L->c->arena, "%s (%s:%d)", text, file, L->loc.line);
+    /* "message (file.py:12)"; a raise without a message is just "file.py:12" */
+    char *message = text[0] ? gj_arena_printf(&L->c->arena, "%s (%s:%d)", text, file, L->loc.line)
+                            : gj_arena_printf(&L->c->arena, "%s:%d", file, L->loc.line);
     if (!message)
-        return -1;
-    s->sites[s->n] = (GjErrorSiteIR){kind, message};
+        goto oom;
+    s->sites[s->n] = (GjErrorSiteIR){kind, axis, message, exception};
     return s->n++;
+oom:
+    gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    return -1;
 }
 
 /* record[word] = v (an i64). */
@@ -54,29 +66,15 @@ static void store_word(GjLower *L, LLVMValueRef record, int word, LLVMValueRef v
     LLVMBuildStore(L->b, v, p);
 }
 
-GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
-                        LLVMValueRef b, const char *fmt, ...) {
-    char text[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    int32_t site = add_site(L, kind, text);
-    if (site < 0)
-        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
-
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.fail");
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.first");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.ok");
-    LLVMBuildCondBr(L->b, ok, cont, fail);
-
-    LLVMPositionBuilderAtEnd(L->b, fail);
+GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b) {
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "report.first");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "report.done");
     LLVMValueRef record = L->target->error_record(L);
     LLVMValueRef pair = LLVMBuildAtomicCmpXchg(L->b, record, gj_lower_i64(L, 0),
                                                gj_lower_i64(L, site + 1),
                                                LLVMAtomicOrderingMonotonic,
                                                LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(L->b, LLVMBuildExtractValue(L->b, pair, 1, "won"), first, cont);
+    LLVMBuildCondBr(L->b, LLVMBuildExtractValue(L->b, pair, 1, "won"), first, done);
 
     LLVMPositionBuilderAtEnd(L->b, first);
     static const GjSreg regs[2] = {GJ_SREG_TID, GJ_SREG_CTAID};
@@ -89,8 +87,89 @@ GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValue
         }
     store_word(L, record, 7, a ? a : gj_lower_i64(L, 0));
     store_word(L, record, 8, b ? b : gj_lower_i64(L, 0));
-    LLVMBuildBr(L->b, cont);
+    LLVMBuildBr(L->b, done);
+    LLVMPositionBuilderAtEnd(L->b, done);
+    return GJ_OK;
+}
 
+void gj_lower_branch_unlikely(GjLower *L, LLVMValueRef ok, LLVMBasicBlockRef then,
+                              LLVMBasicBlockRef unlikely) {
+    /* Branch weights, as __builtin_expect gives: the failing path is laid out
+       away from the hot code, and the backends predict the branch taken. */
+    LLVMValueRef br = LLVMBuildCondBr(L->b, ok, then, unlikely);
+    LLVMMetadataRef md[3] = {
+        LLVMMDStringInContext2(L->ctx, "branch_weights", 14),
+        LLVMValueAsMetadata(LLVMConstInt(L->i32, 1 << 20, 0)),
+        LLVMValueAsMetadata(LLVMConstInt(L->i32, 1, 0)),
+    };
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(L->ctx, "prof", 4),
+                    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
+}
+
+GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
+                        LLVMValueRef b, const char *fmt, ...) {
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    int32_t site = gj_lower_error_site(L, kind, NULL, 0, "%s", text);
+    if (site < 0)
+        return GJ_ERR;
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.ok");
+    gj_lower_branch_unlikely(L, ok, cont, fail);
+    LLVMPositionBuilderAtEnd(L->b, fail);
+    if (gj_lower_report(L, site, a, b) != GJ_OK)
+        return GJ_ERR;
+    LLVMBuildBr(L->b, cont);
+    LLVMPositionBuilderAtEnd(L->b, cont);
+    return GJ_OK;
+}
+
+LLVMValueRef gj_lower_wrap_index(GjLower *L, LLVMValueRef i, LLVMValueRef n) {
+    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
+    return LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, n, ""), i, "");
+}
+
+GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind, int n,
+                               const GjIndexCheck *ix) {
+    /* One unsigned compare per index covers both ends: a wrapped index still
+       negative is huge as unsigned.  The hot path tests them all at once; the
+       cold one finds the first failing axis for the report. */
+    LLVMValueRef all = NULL;
+    LLVMValueRef *ok = GJ_NEW_N(&L->c->arena, LLVMValueRef, n > 0 ? n : 1);
+    if (!ok)
+        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    for (int k = 0; k < n; k++) {
+        ok[k] = LLVMBuildICmp(L->b, LLVMIntULT, ix[k].wrapped, ix[k].extent, "inbounds");
+        all = all ? LLVMBuildAnd(L->b, all, ok[k], "") : ok[k];
+    }
+    if (!all)
+        return GJ_OK;
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.ok");
+    gj_lower_branch_unlikely(L, all, cont, fail);
+    LLVMPositionBuilderAtEnd(L->b, fail);
+    for (int k = 0; k < n; k++) {
+        int32_t site = gj_lower_error_site(L, kind, NULL, ix[k].axis, "%s", subject);
+        if (site < 0)
+            return GJ_ERR;
+        if (k + 1 < n) {   /* the last axis fails when no earlier one did */
+            LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axis");
+            LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.next");
+            LLVMBuildCondBr(L->b, ok[k], next, report);
+            LLVMPositionBuilderAtEnd(L->b, report);
+            if (gj_lower_report(L, site, ix[k].index, ix[k].extent) != GJ_OK)
+                return GJ_ERR;
+            gj_lower_end_thread(L);
+            LLVMPositionBuilderAtEnd(L->b, next);
+            continue;
+        }
+        if (gj_lower_report(L, site, ix[k].index, ix[k].extent) != GJ_OK)
+            return GJ_ERR;
+        gj_lower_end_thread(L);
+    }
     LLVMPositionBuilderAtEnd(L->b, cont);
     return GJ_OK;
 }
@@ -104,9 +183,13 @@ GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan) {
         return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
     plan->nerror_sites = s->n;
     for (int32_t i = 0; i < s->n; i++) {
-        plan->error_sites[i].kind = s->sites[i].kind;
-        plan->error_sites[i].message = strdup(s->sites[i].message);
-        if (!plan->error_sites[i].message)
+        const GjErrorSiteIR *from = &s->sites[i];
+        GjErrorSite *to = &plan->error_sites[i];
+        to->kind = from->kind;
+        to->axis = from->axis;
+        to->message = strdup(from->message);
+        to->exception = from->exception ? strdup(from->exception) : NULL;
+        if (!to->message || (from->exception && !to->exception))
             return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
     }
     return GJ_OK;

@@ -325,17 +325,6 @@ def test_the_implicit_copy_warning_comes_once_per_kernel(target, rng, monkeypatc
 
 # ---- not supported yet (the page's last table) ------------------------------------------
 
-def assert_in_kernel(a, out):
-    assert a.size > 0
-    out[0] = a[0]
-
-
-def raise_in_kernel(a, out):
-    if a.size == 0:
-        raise ValueError("empty")
-    out[0] = a[0]
-
-
 @cuda.jit("float64(float64)", device=True)
 def halve_to_one(x):
     if x <= 1.0:
@@ -360,8 +349,7 @@ def cooperative_groups(a, out):
     out[0] = a[0]
 
 
-@pytest.mark.parametrize("func", [assert_in_kernel, raise_in_kernel, recursion, transpose,
-                                  fp16, cooperative_groups])
+@pytest.mark.parametrize("func", [recursion, transpose, fp16, cooperative_groups])
 def test_not_supported_yet(func):
     with pytest.raises((UnsupportedError, TypingError)):
         cuda.compile_ptx(func, "void(float64[::1], float64[::1])")
