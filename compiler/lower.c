@@ -754,6 +754,14 @@ static LLVMValueRef param_value(GjLower *L, const GjType *t, const char *name, u
                                               field == 1 ? "shape" : "stride", k);
                 if (dname)
                     LLVMSetValueName2(d, dname, strlen(dname));
+                if (field == 1 && L->opt->boundscheck) {
+                    /* An extent is never negative: with this, a kernel's own test
+                       `if i < a.shape[0]` (signed) proves a bounds check of a[i]
+                       (unsigned), which LLVM's constraint elimination then drops. */
+                    LLVMValueRef nonnegative = LLVMBuildICmp(L->b, LLVMIntSGE, d,
+                                                             gj_lower_i64(L, 0), "");
+                    gj_lower_call_intrinsic(L, "llvm.assume", NULL, &nonnegative, 1);
+                }
                 dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
             }
             v = LLVMBuildInsertValue(L->b, v, dims, field, "");

@@ -6,9 +6,10 @@
  *
  * A check is an error site: its exception kind and message (with the
  * Python file and line) go into the launch plan, and the code branches on
- * the checked condition.  A thread that fails it races the others for the
- * record's first word with a compare-and-swap from 0 to 1 + the site's
- * index; the winner writes its threadIdx, blockIdx and the site's values.
+ * the checked condition.  A thread that fails it calls the module's
+ * _gj_report, which races the other threads for the record's first word
+ * with a compare-and-swap from 0 to 1 + the site's index; the winner writes
+ * its threadIdx, blockIdx and the site's values.
  * Then the thread goes on with zero (an unassigned local) or ends (a raise,
  * an index out of bounds: lower.c's gj_lower_end_thread), so no `trap` ends
  * the kernel: the CUDA context survives, and the host raises the exception
@@ -66,29 +67,73 @@ static void store_word(GjLower *L, LLVMValueRef record, int word, LLVMValueRef v
     LLVMBuildStore(L->b, v, p);
 }
 
-GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b) {
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "report.first");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "report.done");
-    LLVMValueRef record = L->target->error_record(L);
-    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(L->b, record, gj_lower_i64(L, 0),
-                                               gj_lower_i64(L, site + 1),
+#define REPORT_FUNCTION "_gj_report"
+
+/* The module's reporting function, made on first use: void _gj_report(i64
+   site, i64 a, i64 b[, ptr thread]), cold and never inlined, so that each
+   check's failing path is one call and the code around the checks stays
+   small (on the GPU, the instruction cache's; on the host, the JIT's
+   time).  The thread's context is the last parameter where the target's
+   code takes one (the CPU: its error record and registers are in it). */
+static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
+    LLVMTypeRef params[4] = {L->i64, L->i64, L->i64, LLVMPointerTypeInContext(L->ctx, 0)};
+    *type = LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params,
+                             L->target->thread_param ? 4 : 3, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, REPORT_FUNCTION);
+    if (fn)
+        return fn;
+    fn = LLVMAddFunction(L->mod, REPORT_FUNCTION, *type);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    static const char *const attrs[] = {"cold", "noinline"};
+    for (int k = 0; k < 2; k++)
+        LLVMAddAttributeAtIndex(
+            fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+            LLVMCreateEnumAttribute(L->ctx, LLVMGetEnumAttributeKindForName(attrs[k],
+                                                                            strlen(attrs[k])), 0));
+    GjLower R = *L;   /* the target's hooks build into R's function */
+    R.fn = fn;
+    R.b = LLVMCreateBuilderInContext(L->ctx);
+    R.thread = L->target->thread_param ? LLVMGetParam(fn, 3) : NULL;
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(L->ctx, fn, "entry");
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, fn, "first");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, fn, "done");
+    LLVMPositionBuilderAtEnd(R.b, entry);
+    LLVMValueRef record = L->target->error_record(&R);
+    LLVMValueRef won_site = LLVMBuildAdd(R.b, LLVMGetParam(fn, 0), gj_lower_i64(L, 1), "");
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(R.b, record, gj_lower_i64(L, 0), won_site,
                                                LLVMAtomicOrderingMonotonic,
                                                LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(L->b, LLVMBuildExtractValue(L->b, pair, 1, "won"), first, done);
-
-    LLVMPositionBuilderAtEnd(L->b, first);
+    LLVMBuildCondBr(R.b, LLVMBuildExtractValue(R.b, pair, 1, "won"), first, done);
+    LLVMPositionBuilderAtEnd(R.b, first);
     static const GjSreg regs[2] = {GJ_SREG_TID, GJ_SREG_CTAID};
-    for (int r = 0; r < 2; r++)
+    for (int r = 0; r < 2 && fn; r++)
         for (int axis = 0; axis < 3; axis++) {
-            LLVMValueRef v = L->target->special_reg(L, regs[r], axis);
-            if (!v)
-                return GJ_ERR;
-            store_word(L, record, 1 + 3 * r + axis, LLVMBuildZExt(L->b, v, L->i64, ""));
+            LLVMValueRef v = L->target->special_reg(&R, regs[r], axis);
+            if (!v) {
+                fn = NULL;
+                break;
+            }
+            store_word(&R, record, 1 + 3 * r + axis, LLVMBuildZExt(R.b, v, L->i64, ""));
         }
-    store_word(L, record, 7, a ? a : gj_lower_i64(L, 0));
-    store_word(L, record, 8, b ? b : gj_lower_i64(L, 0));
-    LLVMBuildBr(L->b, done);
-    LLVMPositionBuilderAtEnd(L->b, done);
+    if (fn) {
+        store_word(&R, record, 7, LLVMGetParam(fn, 1));
+        store_word(&R, record, 8, LLVMGetParam(fn, 2));
+        LLVMBuildBr(R.b, done);
+        LLVMPositionBuilderAtEnd(R.b, done);
+        LLVMBuildRetVoid(R.b);
+    }
+    LLVMDisposeBuilder(R.b);
+    return fn;
+}
+
+GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef type;
+    LLVMValueRef fn = report_function(L, &type);
+    if (!fn)
+        return GJ_ERR;
+    LLVMValueRef args[4] = {gj_lower_i64(L, site), a ? a : gj_lower_i64(L, 0),
+                            b ? b : gj_lower_i64(L, 0), L->thread};
+    LLVMBuildCall2(L->b, type, fn, args, L->target->thread_param ? 4 : 3, "");
     return GJ_OK;
 }
 
