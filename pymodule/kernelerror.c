@@ -20,25 +20,53 @@
 
 #include <string.h>
 
-/* The class of a raise site, "module:qualname" as codeview.c froze it, from
-   the module the class was defined in (already imported: its kernel was);
-   NULL with RuntimeError when that module no longer has it. */
-static PyObject *raised_class(const char *name)
+/* The first component of qualname `part` (length n) in the module `modname`
+   names: in the kernel's own globals when they are that module's (so a
+   class of a script or notebook, or of code run by exec, is found), else
+   in the module itself.  New reference, or NULL. */
+static PyObject *module_member(PyObject *func, PyObject *modname, const char *part, Py_ssize_t n)
+{
+    PyObject *key = PyUnicode_FromStringAndSize(part, n);
+    PyObject *globals = key ? PyObject_GetAttrString(func, "__globals__") : NULL;
+    PyObject *gname = globals ? PyMapping_GetItemString(globals, "__name__") : NULL;
+    PyErr_Clear();
+    PyObject *o = NULL;
+    if (gname && PyObject_RichCompareBool(gname, modname, Py_EQ) == 1)
+        o = PyObject_GetItem(globals, key);
+    if (!o && key) {
+        PyErr_Clear();
+        PyObject *modules = PySys_GetObject("modules");   /* borrowed */
+        PyObject *module = modules ? PyObject_GetItem(modules, modname) : NULL;
+        o = module ? PyObject_GetAttr(module, key) : NULL;
+        Py_XDECREF(module);
+    }
+    Py_XDECREF(key);
+    Py_XDECREF(globals);
+    Py_XDECREF(gname);
+    return o;
+}
+
+/* The class of a raise site, "module:qualname" as codeview.c froze it;
+   NULL with RuntimeError when it cannot be found any more. */
+static PyObject *raised_class(PyObject *func, const char *name)
 {
     const char *colon = strchr(name, ':');
-    PyObject *modules = PySys_GetObject("modules");   /* borrowed */
+    const char *part = colon ? colon + 1 : name;
+    const char *dot = strchr(part, '.');
     PyObject *modname = colon ? PyUnicode_FromStringAndSize(name, colon - name) : NULL;
-    PyObject *o = modname && modules ? PyObject_GetItem(modules, modname) : NULL;
+    PyObject *o = modname ? module_member(func, modname, part, dot ? dot - part
+                                                                   : (Py_ssize_t)strlen(part))
+                          : NULL;
     Py_XDECREF(modname);
-    for (const char *part = colon ? colon + 1 : NULL; o && part;) {
-        const char *dot = strchr(part, '.');
+    while (o && dot) {   /* a nested class: Outer.Inner */
+        part = dot + 1;
+        dot = strchr(part, '.');
         PyObject *attr = PyUnicode_FromStringAndSize(part, dot ? dot - part
                                                                : (Py_ssize_t)strlen(part));
         PyObject *next = attr ? PyObject_GetAttr(o, attr) : NULL;
         Py_XDECREF(attr);
         Py_DECREF(o);
         o = next;
-        part = dot ? dot + 1 : NULL;
     }
     if (o && PyType_Check(o) &&
         PyType_IsSubtype((PyTypeObject *)o, (PyTypeObject *)PyExc_BaseException))
@@ -51,7 +79,7 @@ static PyObject *raised_class(const char *name)
 }
 
 /* The Python exception of a site: new reference, or NULL with an error. */
-static PyObject *exception_of(const GjErrorSite *s)
+static PyObject *exception_of(PyObject *func, const GjErrorSite *s)
 {
     switch (s->kind) {
     case GJ_ERROR_UNBOUND_LOCAL:
@@ -60,7 +88,7 @@ static PyObject *exception_of(const GjErrorSite *s)
     case GJ_ERROR_TUPLE_INDEX:
         return Py_NewRef(PyExc_IndexError);
     case GJ_ERROR_RAISE:
-        return s->exception ? raised_class(s->exception) : Py_NewRef(PyExc_RuntimeError);
+        return s->exception ? raised_class(func, s->exception) : Py_NewRef(PyExc_RuntimeError);
     }
     return Py_NewRef(PyExc_RuntimeError);
 }
@@ -95,7 +123,7 @@ int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *r
     const GjErrorSite *s = &e->res.error_sites[site];
     PyObject *name = PyObject_GetAttrString(d->func, "__qualname__");
     PyObject *values = name ? values_text(s, record) : NULL;
-    PyObject *cls = values ? exception_of(s) : NULL;
+    PyObject *cls = values ? exception_of(d->func, s) : NULL;
     PyObject *msg = cls ? PyUnicode_FromFormat(
         "%U%s, in kernel %U at threadIdx (%lld, %lld, %lld) of blockIdx (%lld, %lld, %lld)",
         values, s->message, name, (long long)record[1], (long long)record[2],
