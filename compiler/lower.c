@@ -372,9 +372,10 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot, LLVM
     }
     if (ot->kind == GJ_TK_TUPLE && gj_lower_class(it) != GJ_NC_OTHER && ot->n > 0) {
         LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-        if (i && subject) {
+        if (i && subject) {   /* an unsigned index never counts from the end */
             LLVMValueRef n = gj_lower_i64(L, ot->n);
-            GjIndexCheck ix = {i, gj_lower_wrap_index(L, i, n), n, 0};
+            GjIndexCheck ix = {i, gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
+                                                                     : i, n, 0};
             if (gj_lower_check_bounds(L, subject, GJ_ERROR_TUPLE_INDEX, 1, &ix) != GJ_OK)
                 return NULL;
         }

@@ -22,7 +22,6 @@
 #include "lower_ops.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,11 +40,12 @@ int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception,
         s->sites = grown;
         s->cap = cap;
     }
-    char text[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    char *text = gj_arena_vprintf(&L->c->arena, fmt, ap);
     va_end(ap);
+    if (!text)
+        goto oom;
     const GjCodeView *code = L->c->code;
     const char *file = code && code->filename ? code->filename : "<kernel>";
     /* "message (file.py:12)"; a raise without a message is just "file.py:12" */
@@ -153,14 +153,14 @@ void gj_lower_branch_unlikely(GjLower *L, LLVMValueRef ok, LLVMBasicBlockRef the
 
 GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
                         LLVMValueRef b, const char *fmt, ...) {
-    char text[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    char *text = gj_arena_vprintf(&L->c->arena, fmt, ap);
     va_end(ap);
-    int32_t site = gj_lower_error_site(L, kind, NULL, 0, "%s", text);
+    int32_t site = text ? gj_lower_error_site(L, kind, NULL, 0, "%s", text) : -1;
     if (site < 0)
-        return GJ_ERR;
+        return text ? GJ_ERR
+                    : gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
     LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.fail");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.ok");
     gj_lower_branch_unlikely(L, ok, cont, fail);

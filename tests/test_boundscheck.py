@@ -352,6 +352,9 @@ def test_a_variable_tuple_index(rng):
     which[3] = 3
     msg = raises_index_error(checked(pick), N, (10, 20, 30), which, poison(N, "int64"))
     assert msg.startswith("tuple index 3 is out of range for 3 items: tuple 't' ")
+    huge = np.full(N, 2**64 - 1, np.uint64)            # unsigned: never counted from the end
+    with pytest.raises(IndexError, match="^tuple index -1 is out of range"):   # as int64
+        launch(checked(pick), N, (10, 20, 30), huge, poison(N, "int64"))
 
 
 # ---- device functions ---------------------------------------------------------------
