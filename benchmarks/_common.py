@@ -118,19 +118,27 @@ def numba_framework():
     return PythonFramework("numba", import_numba_cuda())
 
 
-def median_ms(fw, launch, runs):
+def median_ms(fw, launch, runs, *others):
     """Median kernel time in ms of ``runs`` calls of launch(), each between
-    two of fw's events, after one warm-up call."""
-    launch()
+    two of fw's events, after one warm-up call.  With ``others`` (more
+    launch functions on fw's arrays), the launches take turns, one of each
+    per run, and the result is a list of medians, launch's first: so that
+    a drift of the machine (a host warming up, another process) weighs on
+    all alike."""
+    launches = (launch,) + others
+    for each in launches:
+        each()
     start, end = fw.event(), fw.event()
-    times = []
+    times = [[] for _ in launches]
     for _ in range(runs):
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        times.append(fw.elapsed(start, end))
-    return float(np.median(times))
+        for each, kept in zip(launches, times):
+            start.record()
+            each()
+            end.record()
+            end.synchronize()
+            kept.append(fw.elapsed(start, end))
+    medians = [float(np.median(kept)) for kept in times]
+    return medians if others else medians[0]
 
 
 def not_available(exc):

@@ -29,7 +29,8 @@ kernels   Kernel times of eight kernels (_kernels.py) in CUDA C (NVRTC through
           (a wrong one prints WRONG and is not timed), then timed with the
           framework's CUDA events, the median of --runs runs after a warm-up.
           With --boundscheck, also gpujit's kernels compiled with
-          boundscheck=True, and their time over gpujit's.
+          boundscheck=True, and their time over gpujit's (the two launched
+          in turns on the same arrays).
 
 A figure that cannot be measured (a framework missing or failing, no GPU)
 prints as "n/a (reason)" and the run goes on.  --json PATH writes every
@@ -489,23 +490,24 @@ class Case:
         self.arrays, self.args, self.c_args = arrays, args, c_args
         self.outputs, self.check = outputs, check
 
-    def run(self, fw, runs):
-        """Median ms, or "WRONG (...)" without timing it."""
-        device = {name: fw.to_device(a) for name, a in self.arrays.items()}
-
-        def resolve(args):
-            return tuple(device[a] if isinstance(a, str) else a for a in args)
-
-        args, c_args = resolve(self.args), resolve(self.c_args)
-
-        def launch():
-            fw.launch(self.kernel, self.grid, self.block, args, c_args)
-
-        launch()
-        problem = self.check({name: fw.to_host(device[name]) for name in self.outputs})
-        if problem:
-            return f"WRONG ({problem})"
-        return median_ms(fw, launch, runs)
+    def run(self, fw, runs, *others):
+        """Median ms, or "WRONG (...)" without timing it.  With ``others``
+        (frameworks of fw's kind: gpujit compiled with other options), a
+        list, fw's first, of their times, each on arrays of its own,
+        launched in turns (median_ms)."""
+        launches, results = [], []
+        for f in (fw,) + others:
+            device = {name: fw.to_device(a) for name, a in self.arrays.items()}
+            args, c_args = (tuple(device[a] if isinstance(a, str) else a for a in given)
+                            for given in (self.args, self.c_args))
+            launches.append(lambda f=f, args=args, c_args=c_args:
+                            f.launch(self.kernel, self.grid, self.block, args, c_args))
+            launches[-1]()
+            problem = self.check({name: fw.to_host(device[name]) for name in self.outputs})
+            results.append(f"WRONG ({problem})" if problem else None)
+        if any(results):
+            return [r or "n/a (another was wrong)" for r in results] if others else results[0]
+        return median_ms(fw, launches[0], runs, *launches[1:])
 
 
 def blocks_for(n, threads):
@@ -758,13 +760,23 @@ def section_kernels(opts):
             notes.append(f"{make.__name__}: {not_available(exc)}")
             continue
         for name, fw in frameworks.items():
-            if isinstance(fw, str):
-                times[case.kernel, name] = fw
+            # gpujit's checked kernels are timed with gpujit's, in turns
+            checked = frameworks.get(BOUNDSCHECK) if name == "gpujit" else None
+            both = [name] + ([BOUNDSCHECK] if checked else [])
+            if name == BOUNDSCHECK:
+                continue
+            if isinstance(fw, str) or isinstance(checked, str):
+                for k in both:
+                    times[case.kernel, k] = frameworks[k] if isinstance(frameworks[k], str) \
+                        else "n/a (not timed without the other)"
                 continue
             try:
-                times[case.kernel, name] = case.run(fw, opts.runs)
+                got = case.run(fw, opts.runs, *([checked] if checked else []))
+                for k, t in zip(both, got if checked else [got]):
+                    times[case.kernel, k] = t
             except Exception as exc:
-                times[case.kernel, name] = not_available(exc)
+                for k in both:
+                    times[case.kernel, k] = not_available(exc)
         row = [case.label]
         for name in frameworks:
             said = isinstance(frameworks[name], str)
