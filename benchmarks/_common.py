@@ -36,14 +36,16 @@ def import_numba_cuda():
     return cuda
 
 
-def jit_kernels(module, names=None):
-    """jit_kernels(module, names=None) -> {name: dispatcher}
+def jit_kernels(module, names=None, **options):
+    """jit_kernels(module, names=None, **options) -> {name: dispatcher}
 
     The kernels of _kernels.py (those in ``names``, default all), jitted by
-    ``module`` (gpujit or numba.cuda): copies of the same code objects whose
-    global ``cuda`` is ``module``.  The device functions they call are
-    jitted first, with device=True, under their own names (only those, so
-    that bench_speed's first-kernel timing decorates no more than it launches).
+    ``module`` (gpujit or numba.cuda) with ``options`` (``boundscheck=True``):
+    copies of the same code objects whose global ``cuda`` is ``module``.  The
+    device functions they call are jitted first, with device=True, under
+    their own names (only those, so that bench_speed's first-kernel timing
+    decorates no more than it launches); they are compiled into each kernel
+    with the kernel's options.
     """
     env = dict(vars(_kernels), cuda=module)
     chosen = [func for func in _kernels.KERNELS if names is None or func.__name__ in names]
@@ -54,15 +56,16 @@ def jit_kernels(module, names=None):
     for func in _kernels.DEVICE_FUNCTIONS:
         if any(func.__name__ in kernel.__code__.co_names for kernel in chosen):
             env[func.__name__] = module.jit(device=True)(bound(func))
-    return {func.__name__: module.jit(bound(func)) for func in chosen}
+    return {func.__name__: module.jit(**options)(bound(func)) for func in chosen}
 
 
 class PythonFramework:
-    """gpujit or numba-cuda (``module``), running the Python kernels."""
+    """gpujit or numba-cuda (``module``), running the Python kernels compiled
+    with ``options``."""
 
-    def __init__(self, name, module):
+    def __init__(self, name, module, **options):
         self.name = name
-        self.kernels = jit_kernels(module)
+        self.kernels = jit_kernels(module, **options)
         self.to_device = module.to_device
         self.event = module.event
         self.synchronize = module.synchronize
@@ -101,32 +104,41 @@ class CudaC:
         self.kernels[kernel](dim3(grid), dim3(block), tuple(c_args))
 
 
-def gpujit_framework(require_gpu=True):
-    """PythonFramework of gpujit; ImportError without a GPU when ``require_gpu``
-    (otherwise it runs on whatever target gpujit chose, the CPU one included)."""
+def gpujit_framework(require_gpu=True, **options):
+    """PythonFramework of gpujit, its kernels jitted with ``options``;
+    ImportError without a GPU when ``require_gpu`` (otherwise it runs on
+    whatever target gpujit chose, the CPU one included)."""
     import gpujit
     if require_gpu and not gpujit.is_available():
         raise ImportError("gpujit finds no CUDA GPU here")
-    return PythonFramework("gpujit", gpujit)
+    return PythonFramework("gpujit", gpujit, **options)
 
 
 def numba_framework():
     return PythonFramework("numba", import_numba_cuda())
 
 
-def median_ms(fw, launch, runs):
+def median_ms(fw, launch, runs, *others):
     """Median kernel time in ms of ``runs`` calls of launch(), each between
-    two of fw's events, after one warm-up call."""
-    launch()
+    two of fw's events, after one warm-up call.  With ``others`` (more
+    launch functions on fw's arrays), the launches take turns, one of each
+    per run, and the result is a list of medians, launch's first: so that
+    a drift of the machine (a host warming up, another process) weighs on
+    all alike."""
+    launches = (launch,) + others
+    for each in launches:
+        each()
     start, end = fw.event(), fw.event()
-    times = []
+    times = [[] for _ in launches]
     for _ in range(runs):
-        start.record()
-        launch()
-        end.record()
-        end.synchronize()
-        times.append(fw.elapsed(start, end))
-    return float(np.median(times))
+        for each, kept in zip(launches, times):
+            start.record()
+            each()
+            end.record()
+            end.synchronize()
+            kept.append(fw.elapsed(start, end))
+    medians = [float(np.median(kept)) for kept in times]
+    return medians if others else medians[0]
 
 
 def not_available(exc):

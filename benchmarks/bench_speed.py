@@ -28,13 +28,16 @@ kernels   Kernel times of eight kernels (_kernels.py) in CUDA C (NVRTC through
           launch configurations: each result is checked against NumPy first
           (a wrong one prints WRONG and is not timed), then timed with the
           framework's CUDA events, the median of --runs runs after a warm-up.
+          With --boundscheck, also gpujit's kernels compiled with
+          boundscheck=True, and their time over gpujit's (the two launched
+          in turns on the same arrays).
 
 A figure that cannot be measured (a framework missing or failing, no GPU)
 prints as "n/a (reason)" and the run goes on.  --json PATH writes every
 figure (a number, or that text) to PATH after each section.
 
     python -P benchmarks/bench_speed.py [--quick] [--only SECTIONS] [--json PATH]
-                                        [--launches N] [--runs R]
+                                        [--launches N] [--runs R] [--boundscheck]
 """
 import argparse
 import ctypes
@@ -65,7 +68,10 @@ LAUNCH_THREADS = 32        # the one block of the launch-overhead kernel
 LAUNCH_BURST = 100         # launches per timed burst: far fewer than the driver queues
 THREADS_1D = 256           # threads per block of the element-wise kernels
 CHILD_TIMEOUT_S = 120      # a subprocess that takes longer is n/a
-GOALS = {"launch_raw": 1.1, "launch_cupy": 1.3, "kernel_geomean": 1.00, "kernel_max": 1.05}
+GOALS = {"launch_raw": 1.1, "launch_cupy": 1.3, "kernel_geomean": 1.00, "kernel_max": 1.05,
+         "boundscheck_memory": 1.3}
+# The kernels whose time is the memory's: boundscheck's goal is judged on them.
+MEMORY_BOUND = ("vector_add", "saxpy", "stencil", "block_sum_atomic", "histogram")
 
 
 # ---- tables -------------------------------------------------------------------------------
@@ -484,23 +490,24 @@ class Case:
         self.arrays, self.args, self.c_args = arrays, args, c_args
         self.outputs, self.check = outputs, check
 
-    def run(self, fw, runs):
-        """Median ms, or "WRONG (...)" without timing it."""
-        device = {name: fw.to_device(a) for name, a in self.arrays.items()}
-
-        def resolve(args):
-            return tuple(device[a] if isinstance(a, str) else a for a in args)
-
-        args, c_args = resolve(self.args), resolve(self.c_args)
-
-        def launch():
-            fw.launch(self.kernel, self.grid, self.block, args, c_args)
-
-        launch()
-        problem = self.check({name: fw.to_host(device[name]) for name in self.outputs})
-        if problem:
-            return f"WRONG ({problem})"
-        return median_ms(fw, launch, runs)
+    def run(self, fw, runs, *others):
+        """Median ms, or "WRONG (...)" without timing it.  With ``others``
+        (frameworks of fw's kind: gpujit compiled with other options), a
+        list, fw's first, of their times, each on arrays of its own,
+        launched in turns (median_ms)."""
+        launches, results = [], []
+        for f in (fw,) + others:
+            device = {name: fw.to_device(a) for name, a in self.arrays.items()}
+            args, c_args = (tuple(device[a] if isinstance(a, str) else a for a in given)
+                            for given in (self.args, self.c_args))
+            launches.append(lambda f=f, args=args, c_args=c_args:
+                            f.launch(self.kernel, self.grid, self.block, args, c_args))
+            launches[-1]()
+            problem = self.check({name: fw.to_host(device[name]) for name in self.outputs})
+            results.append(f"WRONG ({problem})" if problem else None)
+        if any(results):
+            return [r or "n/a (another was wrong)" for r in results] if others else results[0]
+        return median_ms(fw, launches[0], runs, *launches[1:])
 
 
 def blocks_for(n, threads):
@@ -709,13 +716,36 @@ KERNEL_CASES = (   # (make, size in the full run, size with --quick)
 
 KERNEL_FRAMEWORKS = (("CUDA C", CudaC), ("gpujit", lambda: gpujit_framework(require_gpu=False)),
                      ("numba", numba_framework))
+BOUNDSCHECK = "gpujit boundscheck"   # --boundscheck's framework: gpujit's kernels, checked
+
+
+def boundscheck_summary(times):
+    """The line that sums up gpujit boundscheck / gpujit: geomean, worst, and
+    the worst memory-bound kernel against the goal."""
+    ratios = {k: r for (k, name), r in times.items()
+              if name == f"{BOUNDSCHECK}/gpujit" and r is not None}
+    if not ratios:
+        return "  boundscheck / gpujit: n/a"
+    geomean = math.exp(sum(map(math.log, ratios.values())) / len(ratios))
+    worst = max(ratios, key=ratios.get)
+    memory = {k: r for k, r in ratios.items() if k in MEMORY_BOUND}
+    text = (f"  boundscheck / gpujit: geomean {geomean:.2f}, worst {ratios[worst]:.2f} "
+            f"({worst})")
+    if memory:
+        slowest = max(memory, key=memory.get)
+        text += (f"; memory-bound worst {slowest}: "
+                 f"{goal_text(memory[slowest], GOALS['boundscheck_memory'])}")
+    return text
 
 
 def section_kernels(opts):
     import gpujit
     on_gpu = gpujit.current_target() == "cuda"
     frameworks, times, notes = {}, {}, []
-    for name, make in KERNEL_FRAMEWORKS:
+    kinds = KERNEL_FRAMEWORKS
+    if opts.boundscheck:
+        kinds += ((BOUNDSCHECK, lambda: gpujit_framework(require_gpu=False, boundscheck=True)),)
+    for name, make in kinds:
         try:
             frameworks[name] = make()
         except Exception as exc:   # its column is n/a, said once
@@ -730,15 +760,25 @@ def section_kernels(opts):
             notes.append(f"{make.__name__}: {not_available(exc)}")
             continue
         for name, fw in frameworks.items():
-            if isinstance(fw, str):
-                times[case.kernel, name] = fw
+            # gpujit's checked kernels are timed with gpujit's, in turns
+            checked = frameworks.get(BOUNDSCHECK) if name == "gpujit" else None
+            both = [name] + ([BOUNDSCHECK] if checked else [])
+            if name == BOUNDSCHECK:
+                continue
+            if isinstance(fw, str) or isinstance(checked, str):
+                for k in both:
+                    times[case.kernel, k] = frameworks[k] if isinstance(frameworks[k], str) \
+                        else "n/a (not timed without the other)"
                 continue
             try:
-                times[case.kernel, name] = case.run(fw, opts.runs)
+                got = case.run(fw, opts.runs, *([checked] if checked else []))
+                for k, t in zip(both, got if checked else [got]):
+                    times[case.kernel, k] = t
             except Exception as exc:
-                times[case.kernel, name] = not_available(exc)
+                for k in both:
+                    times[case.kernel, k] = not_available(exc)
         row = [case.label]
-        for name in ("CUDA C", "gpujit", "numba"):
+        for name in frameworks:
             said = isinstance(frameworks[name], str)
             row.append(cell(times[case.kernel, name], ".4f", [] if said else notes,
                             f"{case.kernel}, {name}"))
@@ -746,6 +786,10 @@ def section_kernels(opts):
             r = ratio(times[case.kernel, name], times[case.kernel, "CUDA C"])
             r = r if on_gpu or name != "gpujit" else None   # CPU-target times: no ratio
             times[case.kernel, f"{name}/CUDA C"] = r
+            row.append("-" if r is None else f"{r:.2f}")
+        if opts.boundscheck:   # the same target's times: a ratio on the CPU target too
+            r = ratio(times[case.kernel, BOUNDSCHECK], times[case.kernel, "gpujit"])
+            times[case.kernel, f"{BOUNDSCHECK}/gpujit"] = r
             row.append("-" if r is None else f"{r:.2f}")
         rows.append(row)
 
@@ -756,11 +800,15 @@ def section_kernels(opts):
     print(f"\n== kernels: ms per launch, median of {opts.runs} runs after a warm-up (each "
           f"framework's CUDA events); results checked against NumPy first; gpujit target: "
           f"{gpujit.current_target()}")
-    print_table(("kernel", "CUDA C ms", "gpujit ms", "numba ms", "gpujit/CUDA C",
-                 "numba/CUDA C"), rows, notes)
+    header = ("kernel", "CUDA C ms", "gpujit ms", "numba ms") + \
+        (("checked ms",) if opts.boundscheck else ()) + ("gpujit/CUDA C", "numba/CUDA C") + \
+        (("checked/gpujit",) if opts.boundscheck else ())
+    print_table(header, rows, notes)
     print(f"  geomean gpujit/CUDA C over {len(ratios)} kernels: "
           f"{goal_text(geomean, GOALS['kernel_geomean'])}; above "
           f"{GOALS['kernel_max']}: {', '.join(above) if above else 'none'}")
+    if opts.boundscheck:
+        print(f"  checked: gpujit with boundscheck=True\n{boundscheck_summary(times)}")
     return {"unit": "ms per launch (ratios: none)",
             "times": {f"{k} | {name}": v for (k, name), v in times.items()},
             "geomean_gpujit/CUDA C": geomean, "above_max": above}
@@ -800,6 +848,9 @@ def parse_args():
                              f"{LAUNCH_BURST} (default 20000, --quick 2000)")
     parser.add_argument("--runs", type=int,
                         help="timed runs per kernel (default 30, --quick 5)")
+    parser.add_argument("--boundscheck", action="store_true",
+                        help="kernels section: also time gpujit's kernels compiled with "
+                             "boundscheck=True, against gpujit's")
     parser.add_argument("--child-first-kernel", choices=("gpujit", "numba"),
                         help=argparse.SUPPRESS)
     opts = parser.parse_args()

@@ -10,8 +10,10 @@
  *
  * A Val is a temp of the current block, or something not emitted yet: a
  * constant, a compile-time object (module, builtin, intrinsic or attribute
- * of one: a "static"), the call protocol's NULL, or a stack slot inherited
- * from a predecessor.  Constants and statics are emitted where they are
+ * of one: a "static"), the call protocol's NULL, a stack slot inherited
+ * from a predecessor, or an exception made by calling an exception class,
+ * which only RAISE consumes (it becomes the RAISE instruction's immediates:
+ * kernels have no exception objects).  Constants and statics are emitted where they are
  * used, so `math.sqrt` costs nothing until called and `min(a if c else b, 1)`
  * does not push a callable through a variable.
  *
@@ -46,14 +48,15 @@ typedef enum ValKind {
     V_CONST,    /* constant *c, not emitted yet */
     V_STATIC,   /* compile-time object *s, not emitted yet */
     V_NULL,     /* the call protocol's NULL */
+    V_EXC,      /* exception class *s called with message *c (NULL: no argument) */
 } ValKind;
 
 typedef struct Val {
     ValKind kind;
     int32_t n;            /* V_TEMP, V_SLOT */
     int is_bool;          /* V_TEMP from COMPARE or TRUTH: no TRUTH needed */
-    const GjConst *c;     /* V_CONST */
-    const Static *s;      /* V_STATIC */
+    const GjConst *c;     /* V_CONST; V_EXC: the message */
+    const Static *s;      /* V_STATIC, V_EXC */
     GjLoc loc;            /* V_CONST, V_STATIC: where it was loaded */
 } Val;
 
@@ -192,6 +195,11 @@ static int32_t materialise(Builder *b, Val v, GjLoc loc) {
         return emit_const(b, v.c, v.loc);
     case V_STATIC:
         return emit_static(b, v.s);
+    case V_EXC:
+        gj_error(b->c, GJ_DIAG_UNSUPPORTED, v.loc,
+                 "an exception can only be raised in a kernel (raise %s(...)), not kept as "
+                 "a value", v.s->global->key);
+        return -1;
     case V_NULL:
         break;
     }
@@ -349,7 +357,9 @@ static GjStatus load_global(Builder *b, const GjBcIns *ins) {
                         "%s '%s' of type %s cannot be used in a kernel%s",
                         is_deref ? "closure variable" : "global", ins->name, g->name,
                         strcmp(g->name, "function") == 0
-                            ? "; decorate it with @gpujit.jit to call it from one" : "");
+                            ? "; decorate it with @gpujit.jit to call it from one"
+                        : strcmp(g->name, GJ_LOCAL_EXCEPTION_CLASS) == 0
+                            ? "; define it at module level to raise it in a kernel" : "");
     case GJ_GLOBAL_CONST:
         return push(b, (Val){.kind = V_CONST, .c = &g->value, .loc = ins->loc});
     case GJ_GLOBAL_MODULE:
@@ -357,6 +367,7 @@ static GjStatus load_global(Builder *b, const GjBcIns *ins) {
     case GJ_GLOBAL_INTRINSIC:
     case GJ_GLOBAL_FUNCTION:
     case GJ_GLOBAL_ARRAY:
+    case GJ_GLOBAL_EXCEPTION:
         break;
     }
     Static *s = GJ_NEW(&b->c->arena, Static);
@@ -467,6 +478,93 @@ static GjStatus bind_args(Builder *b, const GjBcIns *ins, const GjCodeView *code
     return GJ_OK;
 }
 
+/* The exception class v is (a global, or an assert's AssertionError), or NULL. */
+static const GjGlobal *exception_class(Val v) {
+    if (v.kind != V_STATIC || !v.s->global || v.s->global->kind != GJ_GLOBAL_EXCEPTION)
+        return NULL;
+    return v.s->global;
+}
+
+/* LOAD_EXCEPTION: the builtin class an assert (or 3.14's `raise
+   NotImplementedError`) loads without naming a global. */
+static GjStatus load_exception(Builder *b, const GjBcIns *ins) {
+    GjGlobal *g = GJ_NEW(&b->c->arena, GjGlobal);
+    Static *s = GJ_NEW(&b->c->arena, Static);
+    char *name = gj_arena_printf(&b->c->arena, "builtins:%s", ins->name);
+    if (!g || !s || !name)
+        return oom(b, ins->loc);
+    *g = (GjGlobal){.key = ins->name, .kind = GJ_GLOBAL_EXCEPTION, .name = name};
+    *s = (Static){.global = g, .loc = ins->loc};
+    return push(b, (Val){.kind = V_STATIC, .s = s});
+}
+
+/* The text of an exception's argument: str(arg) for the constants a kernel
+   can raise with (a string, an integer, a bool, None). */
+static GjConst *exception_message(Builder *b, const Val *arg, GjLoc loc) {
+    const GjConst *k = arg->kind == V_CONST ? arg->c : NULL;
+    GjConst *msg = GJ_NEW(&b->c->arena, GjConst);
+    if (!msg) {
+        oom(b, loc);
+        return NULL;
+    }
+    *msg = (GjConst){.kind = GJ_CONST_STR};
+    switch (k ? k->kind : GJ_CONST_OTHER) {
+    case GJ_CONST_STR:
+        msg->s = k->s;
+        break;
+    case GJ_CONST_INT:
+        msg->s = gj_arena_printf(&b->c->arena, "%lld", (long long)k->i);
+        break;
+    case GJ_CONST_BOOL:
+        msg->s = k->i ? "True" : "False";
+        break;
+    case GJ_CONST_NONE:
+        msg->s = "None";
+        break;
+    case GJ_CONST_FLOAT: case GJ_CONST_COMPLEX: case GJ_CONST_TUPLE: case GJ_CONST_SLICE:
+    case GJ_CONST_OTHER:
+        gj_error(b->c, GJ_DIAG_UNSUPPORTED, loc,
+                 "the argument of an exception raised in a kernel must be a constant string "
+                 "(or integer): the kernel cannot format values");
+        return NULL;
+    }
+    if (!msg->s)
+        oom(b, loc);
+    return msg->s ? msg : NULL;
+}
+
+/* E(arg) for an exception class E: the n (0 or 1) arguments at args,
+   above [callable, self_or_null] (an assert's message is the `self`), are
+   replaced by a V_EXC for RAISE. */
+static GjStatus make_exception(Builder *b, const GjBcIns *ins, Val cls, const Val *args,
+                               int32_t n) {
+    if (ins->c.kind == GJ_CONST_TUPLE || n > 1)
+        return gj_error(b->c, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "an exception raised in a kernel takes one argument at most, a "
+                        "constant string (%s(\"message\"))", cls.s->global->key);
+    const GjConst *msg = n == 1 ? exception_message(b, args, ins->loc) : NULL;
+    if (n == 1 && !msg)
+        return GJ_ERR;
+    b->sp -= ins->arg + 2;
+    return push(b, (Val){.kind = V_EXC, .s = cls.s, .c = msg, .loc = ins->loc});
+}
+
+/* RAISE of TOS: an exception class, or one called (V_EXC). */
+static GjStatus raise(Builder *b, const GjBcIns *ins) {
+    Val v = pop(b);
+    const GjGlobal *cls = v.kind == V_EXC ? v.s->global : exception_class(v);
+    if (!cls)
+        return gj_error(b->c, GJ_DIAG_UNSUPPORTED, ins->loc,
+                        "a kernel can raise an exception class or an instance made by calling "
+                        "one (raise ValueError(\"message\")), nothing else");
+    GjIns *out = gj_ir_emit(b->c, b->cur, GJ_OP_RAISE, ins->loc, 0, NULL);
+    if (!out)
+        return GJ_ERR;
+    out->global = *cls;
+    out->c = v.kind == V_EXC && v.c ? *v.c : (GjConst){.kind = GJ_CONST_NONE};
+    return GJ_OK;
+}
+
 /* Stack [..., callable, self_or_null, arg1..argn]: one of the two below the
    arguments is NULL (a function call), or neither (a method and its self).
    A call of a device function passes every parameter by position
@@ -476,6 +574,8 @@ static GjStatus call(Builder *b, const GjBcIns *ins) {
     Val *base = &b->stack[b->sp - n - 2];
     Val callee = base[0].kind == V_NULL ? base[1] : base[0];
     int has_self = base[0].kind != V_NULL && base[1].kind != V_NULL;
+    if (exception_class(callee))   /* an assert's message is the `self` */
+        return make_exception(b, ins, callee, &base[2 - has_self], n + has_self);
     const GjCodeView *code = has_self ? NULL : device_callee(callee);
     Val *given = &base[2];
     int32_t nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0;
@@ -596,6 +696,7 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_LOAD_DEREF:
     case GJ_BC_PUSH_NULL:
     case GJ_BC_JUMP:
+    case GJ_BC_LOAD_EXCEPTION:
     case GJ_BC_NOPS:
         return 0;
     case GJ_BC_STORE_FAST:
@@ -609,6 +710,7 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_JUMP_IF_FALSE_OR_POP:
     case GJ_BC_JUMP_IF_TRUE_OR_POP:
     case GJ_BC_RETURN_VALUE:
+    case GJ_BC_RAISE:
         return 1;
     case GJ_BC_BINARY_OP:
     case GJ_BC_COMPARE_OP:
@@ -735,6 +837,10 @@ static GjStatus step(Builder *b, int32_t bi, int32_t k) {
         if ((t = pop_value(b, loc)) < 0)
             return GJ_ERR;
         return gj_ir_emit(b->c, b->cur, GJ_OP_RETURN, loc, 1, &t) ? GJ_OK : GJ_ERR;
+    case GJ_BC_LOAD_EXCEPTION:
+        return load_exception(b, ins);
+    case GJ_BC_RAISE:
+        return raise(b, ins);
     case GJ_BC_NOPS:
         break;
     }

@@ -32,8 +32,10 @@
  *     TO_BOOL (dropped: the consumer applies Python truth itself) and fused
  *     LOAD_FAST_LOAD_FAST / STORE_FAST_STORE_FAST / STORE_FAST_LOAD_FAST;
  *   - 3.14's LOAD_SMALL_INT, borrowed loads (LOAD_FAST_BORROW*), NOT_TAKEN
- *     (dropped), LOAD_COMMON_CONSTANT (AssertionError, all, ...: refused;
- *     3.15 also loads None, True, False, '' and -1 with it: constants).
+ *     (dropped), LOAD_COMMON_CONSTANT (AssertionError and NotImplementedError:
+ *     LOAD_EXCEPTION, as 3.11-3.13's LOAD_ASSERTION_ERROR; all, any, ...:
+ *     refused; 3.15 also loads None, True, False, '' and -1 with it:
+ *     constants).
  */
 #include "bytecode.h"
 
@@ -146,6 +148,8 @@ typedef enum Rule {
     R_GET_ITER,          /* GET_ITER [+ PUSH_NULL where an iterator takes two entries] */
     R_POP_ITER,          /* 3.14+: POP_TOP for each entry of the iterator */
     R_COMMON_CONSTANT,   /* 3.14+ LOAD_COMMON_CONSTANT: a constant, or a refused object */
+    R_EXCEPTION,         /* LOAD_EXCEPTION of the builtin class `what` */
+    R_RAISE,             /* RAISE_VARARGS: RAISE for `raise x`; refuses re-raise and `from` */
 } Rule;
 
 typedef struct DisOp {
@@ -233,7 +237,7 @@ static const DisOp dis_ops[] = {
     NO(LIST_APPEND, "list construction"),
     NO(LIST_EXTEND, "list construction"),
     NO(LIST_TO_TUPLE, "list construction"),
-    NO(LOAD_ASSERTION_ERROR, "assert statements"),
+    {"LOAD_ASSERTION_ERROR", R_EXCEPTION, GJ_BC_LOAD_EXCEPTION, 0, 0, "AssertionError"},
     SPECIAL(LOAD_ATTR, R_LOAD_ATTR),
     NO(LOAD_BUILD_CLASS, "class definitions"),
     NO(LOAD_CLASSDEREF, "module or class body code"),
@@ -291,7 +295,7 @@ static const DisOp dis_ops[] = {
     NO(PRINT_EXPR, "module or class body code"),
     NO(PUSH_EXC_INFO, "exception handling"),
     MAP(PUSH_NULL, PUSH_NULL),
-    NO(RAISE_VARARGS, "raise statements"),
+    SPECIAL(RAISE_VARARGS, R_RAISE),
     NO(RERAISE, "exception handling"),
     DROP(RESUME),
     SPECIAL(RETURN_CONST, R_RETURN_CONST),
@@ -620,18 +624,31 @@ static GjStatus decode_call_intrinsic_1(Decoder *d, const GjInstr *in) {
 }
 
 /* LOAD_COMMON_CONSTANT: an object of the interpreter's table.  3.15 loads
-   None, True, False, '' and -1 with it (dis resolves argval); the others,
-   in both versions (3.14's dis leaves argval the index), are objects a
-   kernel cannot use, named by what Python code loads them for. */
+   None, True, False, '' and -1 with it (dis resolves argval); its first
+   two rows, in both versions (3.14's dis leaves argval the index), are the
+   exception classes an assert and `raise NotImplementedError` load; the
+   others are objects a kernel cannot use (all, any, tuple: generator
+   expressions). */
 static GjStatus decode_common_constant(Decoder *d, const GjInstr *in) {
-    enum { ASSERTION_ERROR, NOT_IMPLEMENTED_ERROR };   /* the table's first rows */
+    static const char *const exceptions[] = {"AssertionError", "NotImplementedError"};
     GjConstKind kind = in->argval.kind;
     if (d->v->common_constants && kind != GJ_CONST_OTHER && kind != GJ_CONST_TUPLE)
         return append_const(d, in);
-    const char *what = in->arg == ASSERTION_ERROR        ? "assert statements"
-                       : in->arg == NOT_IMPLEMENTED_ERROR ? "raise statements"
-                                                          : "generator expressions";
-    return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "gpujit kernels do not support %s", what);
+    if (in->arg >= 0 && in->arg < 2)
+        return append_named(d, in, GJ_BC_LOAD_EXCEPTION, exceptions[in->arg]);
+    return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc,
+                    "gpujit kernels do not support generator expressions");
+}
+
+/* RAISE_VARARGS n: `raise x` (n = 1); a bare `raise` re-raises the exception
+   being handled, which a kernel never has, and `raise x from y` sets a
+   cause the host's exception would not show. */
+static GjStatus decode_raise(Decoder *d, const GjInstr *in) {
+    if (in->arg == 1)
+        return append(d, in, GJ_BC_RAISE) ? GJ_OK : GJ_ERR;
+    return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "gpujit kernels do not support %s",
+                    in->arg == 0 ? "a bare raise (there is no exception to re-raise)"
+                                 : "raise ... from ... (raise the exception alone)");
 }
 
 static GjStatus decode_one(Decoder *d, const GjInstr *in) {
@@ -699,6 +716,10 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
         return GJ_OK;
     case R_COMMON_CONSTANT:
         return decode_common_constant(d, in);
+    case R_EXCEPTION:
+        return append_named(d, in, op->op, op->what);
+    case R_RAISE:
+        return decode_raise(d, in);
     case R_BINARY_OP:
         return decode_binary_op(d, in);
     case R_COMPARE_OP:
@@ -854,6 +875,7 @@ static int dump_operand(FILE *out, const GjBcIns *ins) {
     case GJ_BC_LOAD_GLOBAL:
     case GJ_BC_LOAD_DEREF:
     case GJ_BC_LOAD_ATTR:
+    case GJ_BC_LOAD_EXCEPTION:
         return fprintf(out, " %s", ins->name);
     case GJ_BC_PUSH_NULL:
     case GJ_BC_BINARY_SUBSCR:
@@ -861,6 +883,7 @@ static int dump_operand(FILE *out, const GjBcIns *ins) {
     case GJ_BC_POP_TOP:
     case GJ_BC_GET_ITER:
     case GJ_BC_RETURN_VALUE:
+    case GJ_BC_RAISE:
     case GJ_BC_NOPS:
         break;
     }

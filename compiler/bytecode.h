@@ -68,7 +68,10 @@ enum {
     X(POP_JUMP_IF_TRUE, GJ_BCF_JUMP, "pop TOS; go to target if it is true")                \
     X(JUMP_IF_FALSE_OR_POP, GJ_BCF_JUMP, "go to target keeping TOS if false, else pop it") \
     X(JUMP_IF_TRUE_OR_POP, GJ_BCF_JUMP, "go to target keeping TOS if true, else pop it")   \
-    X(RETURN_VALUE,     GJ_BCF_NOFALL, "return TOS")
+    X(RETURN_VALUE,     GJ_BCF_NOFALL, "return TOS")                                      \
+    X(LOAD_EXCEPTION,   0, "push builtin exception class `name` (an assert's AssertionError)") \
+    X(RAISE,            GJ_BCF_NOFALL, "raise TOS: an exception class, or an instance made " \
+                           "by calling one")
 
 typedef enum GjBcOp {
 #define X(name, flags, doc) GJ_BC_##name,
@@ -81,7 +84,8 @@ typedef struct GjBcIns {
     GjBcOp op;
     int32_t arg;          /* count, GjBinop/GjUnop/GjCmp, COPY/SWAP/FOR_ITER depth */
     int32_t target;       /* jumps: index into GjBcCode.ins; else -1 */
-    const char *name;     /* LOAD/STORE_FAST, LOAD_GLOBAL, LOAD_DEREF, LOAD_ATTR */
+    const char *name;     /* LOAD/STORE_FAST, LOAD_GLOBAL, LOAD_DEREF, LOAD_ATTR,
+                             LOAD_EXCEPTION */
     GjConst c;            /* LOAD_CONST; CALL: keyword names (a tuple) or None */
     int32_t offset;       /* byte offset of the dis instruction it came from */
     GjLoc loc;

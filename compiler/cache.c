@@ -35,8 +35,8 @@
 #include "lower.h"
 
 enum {
-    KEY_VERSION = 2,    /* of the key material's layout */
-    PACK_VERSION = 3,   /* of gj_cache_pack's layout */
+    KEY_VERSION = 3,    /* of the key material's layout */
+    PACK_VERSION = 4,   /* of gj_cache_pack's layout */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */
 };
@@ -54,7 +54,7 @@ _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
 _Static_assert(sizeof(GjCompileResult) == 160, "a GjCompileResult field is not packed");
 _Static_assert(sizeof(GjParamPlan) == 48, "a GjParamPlan field is not packed");
-_Static_assert(sizeof(GjErrorSite) == 16, "a GjErrorSite field is not packed");
+_Static_assert(sizeof(GjErrorSite) == 24, "a GjErrorSite field is not packed");
 #endif
 
 /* ---- writing ------------------------------------------------------------ */
@@ -181,6 +181,7 @@ static void put_global(KeyWriter *w, const GjGlobal *g) {
     case GJ_GLOBAL_MODULE:
     case GJ_GLOBAL_BUILTIN:
     case GJ_GLOBAL_INTRINSIC:
+    case GJ_GLOBAL_EXCEPTION:
         gj_buf_put_str(b, g->name);
         return;
     case GJ_GLOBAL_CONST:
@@ -333,7 +334,9 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
     gj_buf_put_i64(out, r->nerror_sites);
     for (int i = 0; i < r->nerror_sites; i++) {
         gj_buf_put_i64(out, r->error_sites[i].kind);
+        gj_buf_put_i64(out, r->error_sites[i].axis);
         gj_buf_put_str(out, r->error_sites[i].message);
+        gj_buf_put_str(out, r->error_sites[i].exception);
     }
     gj_buf_put_blob(out, r->binary, r->binary_size);
     put_file(out, r->libdevice);
@@ -432,9 +435,12 @@ static void get_error_sites(Reader *r, GjCompileResult *res) {
     }
     res->nerror_sites = n;
     for (int i = 0; i < n && !r->bad; i++) {
-        res->error_sites[i].kind = (GjErrorKind)get_range(r, 0, INT32_MAX);
-        if (!(res->error_sites[i].message = get_str(r)))
+        GjErrorSite *site = &res->error_sites[i];
+        site->kind = (GjErrorKind)get_range(r, 0, INT32_MAX);
+        site->axis = (int)get_range(r, 0, INT32_MAX);
+        if (!(site->message = get_str(r)))
             r->bad = 1;
+        site->exception = get_str(r);   /* NULL but for raise sites */
     }
 }
 

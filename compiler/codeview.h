@@ -64,7 +64,13 @@ typedef enum GjGlobalKind {
     GJ_GLOBAL_OTHER,      /* bound to something gpujit cannot use; name = type name */
     GJ_GLOBAL_FUNCTION,   /* a @gpujit.jit function: callee; name = its __name__ */
     GJ_GLOBAL_ARRAY,      /* a NumPy array, frozen into constant memory: array */
+    GJ_GLOBAL_EXCEPTION,  /* an exception class defined at module level (a kernel can
+                             raise it); name = "module:qualname", "builtins:ValueError" */
 } GjGlobalKind;
+
+/* The OTHER name of an exception class defined inside a function, which the
+   host could not find by name to raise it. */
+#define GJ_LOCAL_EXCEPTION_CLASS "exception class defined inside a function"
 
 /* A module-level NumPy array frozen at compile time (GJ_GLOBAL_ARRAY): a
    C-contiguous copy of its bytes, placed in constant memory by lowering. */

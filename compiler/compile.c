@@ -45,8 +45,10 @@ void gj_result_free(GjCompileResult *r) {
     for (int i = 0; r->params && i < r->nparams; i++)
         free((char *)r->params[i].name);
     free(r->params);
-    for (int i = 0; r->error_sites && i < r->nerror_sites; i++)
+    for (int i = 0; r->error_sites && i < r->nerror_sites; i++) {
         free(r->error_sites[i].message);
+        free(r->error_sites[i].exception);
+    }
     free(r->error_sites);
     free(r->kernel_name);
     free(r->ptx);

@@ -91,7 +91,10 @@ typedef struct GjCompileOptions {
     int contract;
     int lineinfo;
     int debug;                /* run-time checks that report errors to the host (error
-                                 sites below): reads of maybe-unassigned locals */
+                                 sites below): reads of maybe-unassigned locals,
+                                 raise and assert statements */
+    int boundscheck;          /* every array element access (and variable tuple index)
+                                 is checked against its axis: an IndexError site */
     int want_llvm_ir;         /* keep the optimised LLVM IR text in the result */
     int device;               /* compile a device function (PTX .func, by-value
                                  arguments, may return a value), not a kernel */
@@ -129,20 +132,29 @@ typedef struct GjCompileOptions {
 
    The record is GJ_ERROR_RECORD_WORDS int64 words: [0] 0, or 1 + the index
    of the site that failed first; [1..3] that thread's threadIdx, [4..6] its
-   blockIdx; [7..8] values of the site's kind (none yet).  NVPTX: the module's
+   blockIdx; [7..8] values of the site's kind (GjErrorKind says which).  NVPTX: the module's
    global GJ_ERROR_RECORD_SYMBOL, which the host reads and clears; CPU: the
    one the launch passes (runtime/cpuexec.h's gj_cpu_error_record). */
 #define GJ_ERROR_RECORD_WORDS 9
 #define GJ_ERROR_RECORD_SYMBOL "_gj_error"
 
 typedef enum GjErrorKind {
-    GJ_ERROR_UNBOUND_LOCAL = 1,   /* UnboundLocalError: a local read before assignment */
+    GJ_ERROR_UNBOUND_LOCAL = 1,   /* UnboundLocalError: a local read before assignment;
+                                     the thread goes on with zero */
+    GJ_ERROR_INDEX,               /* IndexError: an array index outside axis `axis`
+                                     (boundscheck); values: the index, the extent */
+    GJ_ERROR_TUPLE_INDEX,         /* IndexError: a variable tuple index out of range
+                                     (boundscheck); values: the index, the length */
+    GJ_ERROR_RAISE,               /* a raise or assert statement (debug): `exception` */
 } GjErrorKind;
 
 typedef struct GjErrorSite {
     GjErrorKind kind;
-    char *message;            /* the exception's text, with the Python file and line
-                                 (malloc-owned) */
+    int axis;                 /* GJ_ERROR_INDEX: the axis checked */
+    char *message;            /* the exception's text (after the values, for the index
+                                 kinds), with the Python file and line (malloc-owned) */
+    char *exception;          /* GJ_ERROR_RAISE: the class, "module:qualname"
+                                 ("builtins:ValueError"); else NULL (malloc-owned) */
 } GjErrorSite;
 
 typedef struct GjParamPlan {

@@ -165,6 +165,7 @@ static const char *const global_kind_names[] = {
     [GJ_GLOBAL_BUILTIN] = "builtin", [GJ_GLOBAL_INTRINSIC] = "intrinsic",
     [GJ_GLOBAL_CONST] = "const",     [GJ_GLOBAL_OTHER] = "other",
     [GJ_GLOBAL_FUNCTION] = "function", [GJ_GLOBAL_ARRAY] = "array",
+    [GJ_GLOBAL_EXCEPTION] = "exception",
 };
 
 static const char *const var_kind_names[] = {
@@ -223,6 +224,8 @@ static int dump_operands(FILE *out, const GjFunc *f, const GjIns *ins) {
         return fprintf(out, " t%d .%s", ins->args[0], ins->name);
     case GJ_OP_TUPLE_GET:
         return fprintf(out, " t%d [%lld]", ins->args[0], (long long)ins->i);
+    case GJ_OP_RAISE:
+        return fprintf(out, " %s ", ins->global.name) + dump_const(out, &ins->c);
     case GJ_OP_JUMP:
     case GJ_OP_BRANCH:
     case GJ_OP_TRUTH:

@@ -2,7 +2,7 @@
  * ir.h - gpujit's typed intermediate representation.
  *
  * A GjFunc is a control-flow graph of GjBlocks; each block is a list of
- * GjIns ending in one terminator (JUMP, BRANCH, RETURN).  Values are temps:
+ * GjIns ending in one terminator (JUMP, BRANCH, RETURN, RAISE).  Values are temps:
  * numbered, each defined once by one instruction and used only inside the
  * block that defines it.  Everything that crosses a block boundary is a
  * variable (GjVar): the function's locals (parameters first) and the
@@ -61,7 +61,9 @@ enum {
     X(ITER_NEXT,   1, 0, 0, "iterator a0 advanced one step")                                 \
     X(JUMP,        0, 1, 0, "go to succ[0]")                                                 \
     X(BRANCH,      1, 1, 0, "a0 (bool) ? succ[0] : succ[1]")                                 \
-    X(RETURN,      1, 1, 0, "return a0")
+    X(RETURN,      1, 1, 0, "return a0")                                                     \
+    X(RAISE,       0, 1, 0, "raise imm.global (an exception class) with message imm.c (a str, " \
+                            "or None): the thread ends; under debug the host raises it")
 
 typedef enum GjOp {
 #define X(name, nargs, term, effects, doc) GJ_OP_##name,
@@ -96,8 +98,8 @@ typedef struct GjIns {
     int32_t sub;          /* BINOP/UNOP/COMPARE kind; LOAD_VAR: 1 if some path may reach
                              it before any assignment (defassign.c) */
     int64_t i;            /* TUPLE_GET index */
-    GjConst c;            /* CONST */
-    GjGlobal global;      /* GLOBAL */
+    GjConst c;            /* CONST; RAISE: the message */
+    GjGlobal global;      /* GLOBAL; RAISE: the exception class */
     const char *name;     /* GETATTR */
     GjLoc loc;
 } GjIns;
@@ -149,6 +151,8 @@ typedef struct GjSpec {
     GjFunc *f;                   /* typed IR; f->ret_type is the return type */
     int busy;                    /* being typed now: a call to it is recursion */
     void *llfn;                  /* LLVMValueRef once lowered (lower.c) */
+    int ends_thread;             /* lower.c: 0 not known yet, 1 no, 2 a call may end the
+                                    thread (it raises, or calls one that may) */
     char *written;               /* [nargs] once analysed (effects.c): may store through arg i */
 } GjSpec;
 

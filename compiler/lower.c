@@ -75,6 +75,68 @@ LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty) {
     return p;
 }
 
+/* ---- ending the thread ------------------------------------------------------ */
+
+/* The LLVM return type of the function being lowered. */
+static LLVMTypeRef return_type(GjLower *L) {
+    return LLVMGetReturnType(LLVMGlobalGetValueType(L->fn));
+}
+
+void gj_lower_end_thread(GjLower *L) {
+    LLVMTypeRef ret = return_type(L);
+    LLVMValueRef ended = LLVMConstInt(L->i1, 1, 0);
+    if (L->status_ret && ret == L->i1)
+        LLVMBuildRet(L->b, ended);
+    else if (L->status_ret)
+        LLVMBuildRet(L->b, LLVMBuildInsertValue(L->b, LLVMGetUndef(ret), ended, 1, ""));
+    else if (LLVMGetTypeKind(ret) == LLVMVoidTypeKind)
+        LLVMBuildRet(L->b, NULL);
+    else   /* compile_ptx(device=True)'s own function: its caller is not ours to end */
+        LLVMBuildRet(L->b, LLVMConstNull(ret));
+}
+
+static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec **out);
+
+/* Whether a call of spec may end the thread: under boundscheck any function
+   may index out of bounds; else one that raises, or calls one that may.
+   Such a function returns its `ended` flag with its value (status_ret);
+   after inlining, a flag that is always false costs nothing. */
+static int spec_ends_thread(GjLower *L, GjSpec *spec) {
+    if (L->opt->boundscheck)
+        return 1;
+    if (spec->ends_thread == 0) {
+        spec->ends_thread = 1;   /* no, unless found below (typing refused recursion) */
+        const GjFunc *f = spec->f;
+        for (int32_t b = 0; b < f->nblocks && spec->ends_thread == 1; b++)
+            for (int32_t k = 0; k < f->blocks[b]->nins; k++) {
+                const GjIns *in = &f->blocks[b]->ins[k];
+                const GjType *ft = in->op == GJ_OP_CALL ? f->temp_types[in->args[0]] : NULL;
+                GjSpec *callee;
+                if (in->op == GJ_OP_RAISE ||
+                    (ft && ft->kind == GJ_TK_CALLABLE && ft->callee &&
+                     call_spec(L, f, in, &callee) == GJ_OK && spec_ends_thread(L, callee))) {
+                    spec->ends_thread = 2;
+                    break;
+                }
+            }
+    }
+    return spec->ends_thread == 2;
+}
+
+/* raise: under debug the host raises the exception (a site with the class
+   and the message); with or without, the thread ends there, as numba-cuda's
+   kernels end at a raise whose status only a debug launch reads. */
+static GjStatus lower_raise(GjLower *L, const GjIns *in) {
+    if (L->opt->debug) {
+        int32_t site = gj_lower_error_site(L, GJ_ERROR_RAISE, in->global.name, 0, "%s",
+                                           in->c.kind == GJ_CONST_STR ? in->c.s : "");
+        if (site < 0 || gj_lower_report(L, site, NULL, NULL) != GJ_OK)
+            return GJ_ERR;
+    }
+    gj_lower_end_thread(L);
+    return GJ_OK;
+}
+
 /* ---- constants ------------------------------------------------------------ */
 
 /* The value of constant k as type t (the temp's type, which may differ from
@@ -165,28 +227,47 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
 /* A call of a @gpujit.jit function: its specialisation for these argument
    types (typed already), lowered on first use, called with each argument
    converted to the parameter's concrete type. */
-static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
+/* The specialisation a CALL of a device function in f calls (typed already). */
+static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec **out) {
     int32_t n = in->nargs - 1;
     const GjType **types = GJ_NEW_N(&L->c->arena, const GjType *, n + 1);
-    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 2);   /* + thread */
-    const GjType *ft = L->f->temp_types[in->args[0]];
-    GjSpec *spec;
-    if (!types || !args)
-        return gj_lower_fail(L, "out of memory");
+    if (!types)
+        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
     for (int32_t k = 0; k < n; k++)
-        types[k] = L->f->temp_types[in->args[k + 1]];
-    if (gj_spec_get(L->c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
+        types[k] = f->temp_types[in->args[k + 1]];
+    return gj_spec_get(L->c, f->temp_types[in->args[0]]->callee, types, n, in->loc, out);
+}
+
+static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
+    int32_t n = in->nargs - 1;
+    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 2);   /* + thread */
+    GjSpec *spec;
+    if (!args)
+        return gj_lower_fail(L, "out of memory");
+    if (call_spec(L, L->f, in, &spec) != GJ_OK)
         return NULL;
     LLVMValueRef fn = spec_function(L, spec);
     if (!fn)
         return NULL;
     for (int32_t k = 0; k < n; k++)
-        if (!(args[k] = gj_lower_cast(L, L->temps[in->args[k + 1]], types[k], spec->argtypes[k])))
+        if (!(args[k] = gj_lower_cast(L, L->temps[in->args[k + 1]],
+                                      L->f->temp_types[in->args[k + 1]], spec->argtypes[k])))
             return NULL;
     if (L->target->thread_param)
         args[n++] = L->thread;
     LLVMValueRef r = LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)n, "");
-    if (spec->f->ret_type->kind == GJ_TK_NONE)
+    int none = spec->f->ret_type->kind == GJ_TK_NONE;
+    if (spec_ends_thread(L, spec)) {   /* {value, ended}: an ended callee ends this thread */
+        LLVMValueRef ended = none ? r : LLVMBuildExtractValue(L->b, r, 1, "ended");
+        r = none ? r : LLVMBuildExtractValue(L->b, r, 0, "");
+        LLVMBasicBlockRef end = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "call.ended");
+        LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "call.ok");
+        gj_lower_branch_unlikely(L, LLVMBuildNot(L->b, ended, ""), cont, end);
+        LLVMPositionBuilderAtEnd(L->b, end);
+        gj_lower_end_thread(L);
+        LLVMPositionBuilderAtEnd(L->b, cont);
+    }
+    if (none)
         return LLVMGetUndef(L->empty);
     return gj_lower_cast(L, r, spec->f->ret_type, rt);
 }
@@ -264,8 +345,7 @@ static LLVMValueRef build_tuple(GjLower *L, const GjIntrCall *a, const GjType *r
    selects, for a variable index into a tuple whose items share one type. */
 LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
                                  const GjType *rt) {
-    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
-    i = LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, gj_lower_i64(L, tt->n), ""), i, "");
+    i = gj_lower_wrap_index(L, i, gj_lower_i64(L, tt->n));
     LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
     for (int k = 0; k < tt->n; k++) {
         LLVMValueRef e = gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""),
@@ -278,12 +358,13 @@ LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt,
     return v;
 }
 
-static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
-                            LLVMValueRef idx, const GjType *it, const GjType *rt) {
+/* obj[idx]; subject names obj under boundscheck (access_subject), else NULL. */
+static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot, LLVMValueRef idx,
+                            const GjType *it, const GjType *rt, const char *subject) {
     if (ot->kind == GJ_TK_ARRAY && rt->kind == GJ_TK_ARRAY)
-        return gj_lower_array_view(L, obj, ot, idx, it, rt);
+        return gj_lower_array_view(L, obj, ot, idx, it, rt, subject);
     if (ot->kind == GJ_TK_ARRAY)
-        return gj_lower_load_element(L, obj, ot, idx, it);
+        return gj_lower_load_element(L, obj, ot, idx, it, subject);
     if (ot->kind == GJ_TK_TUPLE && LLVMIsAConstantInt(idx)) {
         int64_t k = LLVMConstIntGetSExtValue(idx);
         LLVMValueRef v = tuple_get(L, obj, ot, k);
@@ -291,6 +372,13 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot,
     }
     if (ot->kind == GJ_TK_TUPLE && gj_lower_class(it) != GJ_NC_OTHER && ot->n > 0) {
         LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
+        if (i && subject) {   /* an unsigned index never counts from the end */
+            LLVMValueRef n = gj_lower_i64(L, ot->n);
+            GjIndexCheck ix = {i, gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
+                                                                     : i, n, 0};
+            if (gj_lower_check_bounds(L, subject, GJ_ERROR_TUPLE_INDEX, 1, &ix) != GJ_OK)
+                return NULL;
+        }
         return i ? gj_lower_tuple_item(L, obj, ot, i, rt) : NULL;
     }
     return gj_lower_fail(L, "indexing %s with %s is not supported", ot->name, it->name);
@@ -347,12 +435,20 @@ static LLVMValueRef load_var(GjLower *L, int32_t var, const GjType *rt, int unch
    return type inference unified from all its returns. */
 static GjStatus build_return(GjLower *L, LLVMValueRef v, const GjType *vt) {
     const GjType *rt = L->f->ret_type;
+    LLVMValueRef going_on = LLVMConstInt(L->i1, 0, 0);   /* status_ret's `ended` */
     if (!L->f->is_device || !rt || rt->kind == GJ_TK_NONE) {
-        LLVMBuildRetVoid(L->b);
+        if (L->status_ret)
+            LLVMBuildRet(L->b, going_on);
+        else
+            LLVMBuildRetVoid(L->b);
         return GJ_OK;
     }
     if (!(v = gj_lower_cast(L, v, vt, rt)))
         return GJ_ERR;
+    if (L->status_ret) {
+        LLVMValueRef pair = LLVMBuildInsertValue(L->b, LLVMGetUndef(return_type(L)), v, 0, "");
+        v = LLVMBuildInsertValue(L->b, pair, going_on, 1, "");
+    }
     LLVMBuildRet(L->b, v);
     return GJ_OK;
 }
@@ -363,6 +459,30 @@ static const GjIns *defining_ins(const GjBlock *blk, int32_t temp) {
         if (blk->ins[k].dst == temp)
             return &blk->ins[k];
     return NULL;
+}
+
+/* What temp (of block blk) is, for the message of an IndexError: "array
+   'a'", "shared array 'tile'", "tuple 't'", "a view of array 'a'"; NULL
+   without boundscheck, which is what turns the checks off. */
+static const char *describe(GjLower *L, const GjBlock *blk, int32_t temp, int depth) {
+    const GjType *t = L->f->temp_types[temp];
+    const char *what = t->kind == GJ_TK_TUPLE ? "tuple"
+                     : t->addrspace == GJ_AS_SHARED ? "shared array"
+                     : t->addrspace == GJ_AS_LOCAL ? "local array" : "array";
+    const GjIns *def = defining_ins(blk, temp);
+    const char *name = NULL;
+    if (def && def->op == GJ_OP_LOAD_VAR && L->f->vars[def->var].kind != GJ_VAR_STACK)
+        name = L->f->vars[def->var].name;
+    else if (def && def->op == GJ_OP_GLOBAL)
+        name = def->global.key;
+    else if (def && def->op == GJ_OP_GETITEM && depth < 4)
+        return gj_arena_printf(&L->c->arena, "a view of %s",
+                               describe(L, blk, def->args[0], depth + 1));
+    return name ? gj_arena_printf(&L->c->arena, "%s '%s'", what, name) : what;
+}
+
+static const char *access_subject(GjLower *L, const GjBlock *blk, int32_t temp) {
+    return L->opt->boundscheck ? describe(L, blk, temp, 0) : NULL;
 }
 
 /* Lowers one instruction; sets L->temps[in->dst] for those with a result. */
@@ -418,12 +538,13 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         v = getattr(L, a[0], t[0], in->name, rt);
         break;
     case GJ_OP_GETITEM:
-        v = getitem(L, a[0], t[0], a[1], t[1], rt);
+        v = getitem(L, a[0], t[0], a[1], t[1], rt, access_subject(L, blk, in->args[0]));
         break;
     case GJ_OP_SETITEM:
         if (t[0]->kind != GJ_TK_ARRAY)
             return fail_status(L, "%s does not support item assignment", t[0]->name);
-        return gj_lower_store_element(L, a[0], t[0], a[1], t[1], a[2], t[2]);
+        return gj_lower_store_element(L, a[0], t[0], a[1], t[1], a[2], t[2],
+                                      access_subject(L, blk, in->args[0]));
     case GJ_OP_CALL: {
         if (t[0]->kind == GJ_TK_CALLABLE && t[0]->callee) {
             v = device_call(L, in, rt);
@@ -438,6 +559,8 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
             args[k] = L->temps[in->args[k + 1]];
             types[k] = f->temp_types[in->args[k + 1]];
         }
+        if (ca.n > 0 && types[0]->kind == GJ_TK_ARRAY)   /* atomics index it */
+            ca.subject = access_subject(L, blk, in->args[1]);
         if (gj_intrinsic_row((GjIntrinsic)t[0]->intrinsic)->rule == GJ_TR_RECEIVER) {
             /* x.conjugate(): x is args[0] */
             const GjIns *def = defining_ins(blk, in->args[0]);
@@ -495,6 +618,8 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
     }
     case GJ_OP_RETURN:
         return build_return(L, a[0], t[0]);
+    case GJ_OP_RAISE:
+        return lower_raise(L, in);
     case GJ_NOPS:
         break;
     }
@@ -630,6 +755,14 @@ static LLVMValueRef param_value(GjLower *L, const GjType *t, const char *name, u
                                               field == 1 ? "shape" : "stride", k);
                 if (dname)
                     LLVMSetValueName2(d, dname, strlen(dname));
+                if (field == 1 && L->opt->boundscheck) {
+                    /* An extent is never negative: with this, a kernel's own test
+                       `if i < a.shape[0]` (signed) proves a bounds check of a[i]
+                       (unsigned), which LLVM's constraint elimination then drops. */
+                    LLVMValueRef nonnegative = LLVMBuildICmp(L->b, LLVMIntSGE, d,
+                                                             gj_lower_i64(L, 0), "");
+                    gj_lower_call_intrinsic(L, "llvm.assume", NULL, &nonnegative, 1);
+                }
                 dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
             }
             v = LLVMBuildInsertValue(L->b, v, dims, field, "");
@@ -709,6 +842,12 @@ static GjStatus declare_function(GjLower *L, const char *name) {
         if (L->target->declare_kernel(L, name, params, nparams) != GJ_OK)
             return GJ_ERR;
     } else {
+        L->status_ret = L->spec && spec_ends_thread(L, L->spec);
+        if (L->status_ret) {   /* {value, ended}, or ended alone */
+            LLVMTypeRef pair[2] = {ret, L->i1};
+            ret = LLVMGetTypeKind(ret) == LLVMVoidTypeKind
+                      ? L->i1 : LLVMStructTypeInContext(L->ctx, pair, 2, 0);
+        }
         if (L->target->thread_param)
             params[nparams++] = LLVMPointerTypeInContext(L->ctx, 0);
         L->fn = LLVMAddFunction(L->mod, name, LLVMFunctionType(ret, params, nparams, 0));

@@ -25,6 +25,8 @@
 
 /* ---- arrays ----------------------------------------------------------------- */
 
+enum { MAX_AXES = 32 };   /* of an indexed array: typeinfer.h's GJ_MAX_NDIM_INDEX */
+
 /* Field `field` (1 shape, 2 strides) of array value arr, axis k, as i64. */
 LLVMValueRef gj_lower_array_dim(GjLower *L, LLVMValueRef arr, unsigned field, int k) {
     LLVMValueRef dims = LLVMBuildExtractValue(L->b, arr, field, "");
@@ -59,53 +61,73 @@ static unsigned element_align(const GjType *dtype) {
     return (unsigned)(dtype->kind == GJ_TK_COMPLEX ? n / 2 : n);
 }
 
-/* Index k of idx (an integer, or a tuple of ndim integers) as a wrapped i64:
-   a negative index counts from the end of axis k. */
+/* Index k of idx (an integer, or a tuple of ndim integers) as an i64, as
+   written (*raw, when asked for) and wrapped: a negative index counts from
+   the end of axis k (unsigned ones never are). */
 static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
-                                const GjType *it, int k) {
+                                const GjType *it, int k, LLVMValueRef *raw) {
     if (it->kind == GJ_TK_TUPLE) {
         idx = LLVMBuildExtractValue(L->b, idx, (unsigned)k, "");
         it = it->elems[k];
     }
     LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
+    if (raw)
+        *raw = i;
     if (!i || gj_lower_class(it) != GJ_NC_SINT)
         return i;
-    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
-    LLVMValueRef wrapped = LLVMBuildAdd(L->b, i, gj_lower_array_dim(L, arr, 1, k), "");
-    return LLVMBuildSelect(L->b, negative, wrapped, i, "");
+    return gj_lower_wrap_index(L, i, gj_lower_array_dim(L, arr, 1, k));
+}
+
+/* The wrapped indices of the n axes that `fixed` (NULL: all) marks, checked
+   against their extents when there is a subject (boundscheck); out[k] gets
+   axis k's.  0 after an error. */
+static int array_indices(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                         const GjType *it, const char *fixed, const char *subject,
+                         LLVMValueRef *out) {
+    GjIndexCheck ix[MAX_AXES];
+    int n = 0;
+    for (int k = 0; k < at->ndim; k++) {
+        if (fixed && !fixed[k])
+            continue;
+        LLVMValueRef raw;
+        if (!(out[k] = array_index(L, arr, idx, it, k, &raw)))
+            return 0;
+        ix[n++] = (GjIndexCheck){raw, out[k], gj_lower_array_dim(L, arr, 1, k), k};
+    }
+    return !subject || gj_lower_check_bounds(L, subject, GJ_ERROR_INDEX, n, ix) == GJ_OK;
 }
 
 /* Address of arr[idx]: data + sum(idx_k * stride_k) bytes.  The contiguous
    axis of a C or F array steps by the itemsize instead (a typed GEP), which
    is what lets the backend fold the address into one mul.wide + add. */
 LLVMValueRef gj_lower_element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                                  const GjType *it) {
+                                  const GjType *it, const char *subject) {
     int ndim = at->ndim;
     int contiguous = at->layout == GJ_LAYOUT_C ? ndim - 1 : at->layout == GJ_LAYOUT_F ? 0 : -1;
+    LLVMValueRef index[MAX_AXES];
+    if (ndim > MAX_AXES)
+        return gj_lower_fail(L, "internal: %s has more than %d axes", at->name, MAX_AXES);
+    if (!array_indices(L, arr, at, idx, it, NULL, subject, index))
+        return NULL;
     LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
-    LLVMValueRef offset = NULL, contiguous_index = NULL;
+    LLVMValueRef offset = NULL;
     for (int k = 0; k < ndim; k++) {
-        LLVMValueRef i = array_index(L, arr, idx, it, k);
-        if (!i)
-            return NULL;
-        if (k == contiguous) {
-            contiguous_index = i;
+        if (k == contiguous)
             continue;
-        }
-        LLVMValueRef bytes = LLVMBuildMul(L->b, i, gj_lower_array_dim(L, arr, 2, k), "");
+        LLVMValueRef bytes = LLVMBuildMul(L->b, index[k], gj_lower_array_dim(L, arr, 2, k), "");
         offset = offset ? LLVMBuildAdd(L->b, offset, bytes, "") : bytes;
     }
     LLVMValueRef p = data;
     if (offset)
         p = LLVMBuildInBoundsGEP2(L->b, L->i8, p, &offset, 1, "");
-    if (contiguous_index)
-        p = LLVMBuildInBoundsGEP2(L->b, element_type(L, at->dtype), p, &contiguous_index, 1, "");
+    if (contiguous >= 0)
+        p = LLVMBuildInBoundsGEP2(L->b, element_type(L, at->dtype), p, &index[contiguous], 1, "");
     return p;
 }
 
 LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                                 const GjType *it) {
-    LLVMValueRef p = gj_lower_element_ptr(L, arr, at, idx, it);
+                                   const GjType *it, const char *subject) {
+    LLVMValueRef p = gj_lower_element_ptr(L, arr, at, idx, it, subject);
     if (!p)
         return NULL;
     LLVMValueRef v = LLVMBuildLoad2(L->b, element_type(L, at->dtype), p, "");
@@ -116,8 +138,9 @@ LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *a
 }
 
 GjStatus gj_lower_store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                              const GjType *it, LLVMValueRef v, const GjType *vt) {
-    LLVMValueRef p = gj_lower_element_ptr(L, arr, at, idx, it);
+                                const GjType *it, LLVMValueRef v, const GjType *vt,
+                                const char *subject) {
+    LLVMValueRef p = gj_lower_element_ptr(L, arr, at, idx, it, subject);
     if (!p || !(v = gj_lower_cast(L, v, vt, at->dtype)))
         return GJ_ERR;
     if (at->dtype->kind == GJ_TK_BOOL)
@@ -173,8 +196,16 @@ static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValu
 /* arr[idx] as a view (rt): integers fix their axis, slices keep theirs
    with a new extent and stride, missing trailing indices are `:`. */
 LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                               const GjType *it, const GjType *rt) {
+                                 const GjType *it, const GjType *rt, const char *subject) {
     int nidx = it->kind == GJ_TK_TUPLE ? it->n : 1;
+    char fixed[MAX_AXES] = {0};
+    LLVMValueRef index[MAX_AXES];
+    if (at->ndim > MAX_AXES)
+        return gj_lower_fail(L, "internal: %s has more than %d axes", at->name, MAX_AXES);
+    for (int k = 0; k < at->ndim && k < nidx; k++)
+        fixed[k] = (it->kind == GJ_TK_TUPLE ? it->elems[k] : it)->kind != GJ_TK_SLICE;
+    if (!array_indices(L, arr, at, idx, it, fixed, subject, index))
+        return NULL;
     LLVMValueRef offset = gj_lower_i64(L, 0);
     LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)rt->ndim));
     LLVMValueRef strides = dims;
@@ -182,11 +213,8 @@ LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
     for (int k = 0; k < at->ndim; k++) {
         const GjType *item = k >= nidx ? NULL : it->kind == GJ_TK_TUPLE ? it->elems[k] : it;
         LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k), stride = gj_lower_array_dim(L, arr, 2, k);
-        if (item && item->kind != GJ_TK_SLICE) {
-            LLVMValueRef i = array_index(L, arr, idx, it, k);
-            if (!i)
-                return NULL;
-            offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, i, stride, ""), "");
+        if (fixed[k]) {
+            offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, index[k], stride, ""), "");
             continue;
         }
         LLVMValueRef start = gj_lower_i64(L, 0), len = n, step = gj_lower_i64(L, 1);

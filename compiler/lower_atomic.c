@@ -124,8 +124,9 @@ LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call) {
     GjAtomicOp op = (GjAtomicOp)(call->row->sub & GJ_AT_OP_MASK);
     unsigned align = (unsigned)gj_ty_itemsize(dtype);
     LLVMValueRef p = call->row->sub & GJ_AT_FIRST   /* compare_and_swap: element 0 */
-        ? gj_lower_element_ptr(L, call->v[0], at, LLVMConstInt(L->i64, 0, 0), &gj_ty_int64)
-        : gj_lower_element_ptr(L, call->v[0], at, call->v[1], call->t[1]);
+        ? gj_lower_element_ptr(L, call->v[0], at, LLVMConstInt(L->i64, 0, 0), &gj_ty_int64,
+                               call->subject)
+        : gj_lower_element_ptr(L, call->v[0], at, call->v[1], call->t[1], call->subject);
     LLVMValueRef v = p ? gj_lower_cast(L, call->v[call->n - 1], call->t[call->n - 1], dtype) : NULL;
     if (!v)
         return NULL;

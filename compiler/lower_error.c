@@ -1,15 +1,19 @@
 /*
- * lower_error.c - run-time checks that report an error to the host (debug
- * builds; compile.h's error record and GjErrorSite).
+ * lower_error.c - run-time checks that report an error to the host
+ * (compile.h's error record and GjErrorSite): reads of maybe-unassigned
+ * locals and raise statements under debug, array and tuple indices under
+ * boundscheck.
  *
  * A check is an error site: its exception kind and message (with the
  * Python file and line) go into the launch plan, and the code branches on
- * the checked condition.  A thread that fails it races the others for the
- * record's first word with a compare-and-swap from 0 to 1 + the site's
- * index; the winner writes its threadIdx, blockIdx and the site's values.
- * The thread then goes on (the check's caller decides with what value), so
- * no `trap` ends the kernel: the CUDA context survives, and the host raises
- * the exception once the kernel has completed.
+ * the checked condition.  A thread that fails it calls the module's
+ * _gj_report, which races the other threads for the record's first word
+ * with a compare-and-swap from 0 to 1 + the site's index; the winner writes
+ * its threadIdx, blockIdx and the site's values.
+ * Then the thread goes on with zero (an unassigned local) or ends (a raise,
+ * an index out of bounds: lower.c's gj_lower_end_thread), so no `trap` ends
+ * the kernel: the CUDA context survives, and the host raises the exception
+ * once the kernel has completed.
  *
  * The sites of the kernel and of its device functions share one list
  * (GjErrorSites, owned by gj_lower_kernel), so a site's index means the same
@@ -18,33 +22,42 @@
 #include "lower_ops.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "target.h"
 
-/* The message of a new site, "<text> (file.py:12)", in the arena; its index
-   in L->errors, or -1 with a diag. */
-static int32_t add_site(GjLower *L, GjErrorKind kind, const char *text) {
+int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
+                            const char *fmt, ...) {
     GjErrorSites *s = L->errors;
     if (s->n == s->cap) {
         int32_t cap = s->cap ? 2 * s->cap : 8;
         GjErrorSiteIR *grown = GJ_NEW_N(&L->c->arena, GjErrorSiteIR, cap);
         if (!grown)
-            return -1;
+            goto oom;
         if (s->n)
             memcpy(grown, s->sites, sizeof *grown * (size_t)s->n);
         s->sites = grown;
         s->cap = cap;
     }
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = gj_arena_vprintf(&L->c->arena, fmt, ap);
+    va_end(ap);
+    if (!text)
+        goto oom;
     const GjCodeView *code = L->c->code;
     const char *file = code && code->filename ? code->filename : "<kernel>";
-    char *message = gj_arena_printf(&L->c->arena, "%s (%s:%d)", text, file, L->loc.line);
+    /* "message (file.py:12)"; a raise without a message is just "file.py:12" */
+    char *message = text[0] ? gj_arena_printf(&L->c->arena, "%s (%s:%d)", text, file, L->loc.line)
+                            : gj_arena_printf(&L->c->arena, "%s:%d", file, L->loc.line);
     if (!message)
-        return -1;
-    s->sites[s->n] = (GjErrorSiteIR){kind, message};
+        goto oom;
+    s->sites[s->n] = (GjErrorSiteIR){kind, axis, message, exception};
     return s->n++;
+oom:
+    gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    return -1;
 }
 
 /* record[word] = v (an i64). */
@@ -54,43 +67,154 @@ static void store_word(GjLower *L, LLVMValueRef record, int word, LLVMValueRef v
     LLVMBuildStore(L->b, v, p);
 }
 
-GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
-                        LLVMValueRef b, const char *fmt, ...) {
-    char text[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    int32_t site = add_site(L, kind, text);
-    if (site < 0)
-        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+#define REPORT_FUNCTION "_gj_report"
 
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.fail");
-    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.first");
-    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.ok");
-    LLVMBuildCondBr(L->b, ok, cont, fail);
-
-    LLVMPositionBuilderAtEnd(L->b, fail);
-    LLVMValueRef record = L->target->error_record(L);
-    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(L->b, record, gj_lower_i64(L, 0),
-                                               gj_lower_i64(L, site + 1),
+/* The module's reporting function, made on first use: void _gj_report(i64
+   site, i64 a, i64 b[, ptr thread]), cold and never inlined, so that each
+   check's failing path is one call and the code around the checks stays
+   small (on the GPU, the instruction cache's; on the host, the JIT's
+   time).  The thread's context is the last parameter where the target's
+   code takes one (the CPU: its error record and registers are in it). */
+static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
+    LLVMTypeRef params[4] = {L->i64, L->i64, L->i64, LLVMPointerTypeInContext(L->ctx, 0)};
+    *type = LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params,
+                             L->target->thread_param ? 4 : 3, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, REPORT_FUNCTION);
+    if (fn)
+        return fn;
+    fn = LLVMAddFunction(L->mod, REPORT_FUNCTION, *type);
+    LLVMSetLinkage(fn, LLVMInternalLinkage);
+    static const char *const attrs[] = {"cold", "noinline"};
+    for (int k = 0; k < 2; k++)
+        LLVMAddAttributeAtIndex(
+            fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+            LLVMCreateEnumAttribute(L->ctx, LLVMGetEnumAttributeKindForName(attrs[k],
+                                                                            strlen(attrs[k])), 0));
+    GjLower R = *L;   /* the target's hooks build into R's function */
+    R.fn = fn;
+    R.b = LLVMCreateBuilderInContext(L->ctx);
+    R.thread = L->target->thread_param ? LLVMGetParam(fn, 3) : NULL;
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(L->ctx, fn, "entry");
+    LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, fn, "first");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, fn, "done");
+    LLVMPositionBuilderAtEnd(R.b, entry);
+    LLVMValueRef record = L->target->error_record(&R);
+    LLVMValueRef won_site = LLVMBuildAdd(R.b, LLVMGetParam(fn, 0), gj_lower_i64(L, 1), "");
+    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(R.b, record, gj_lower_i64(L, 0), won_site,
                                                LLVMAtomicOrderingMonotonic,
                                                LLVMAtomicOrderingMonotonic, 0);
-    LLVMBuildCondBr(L->b, LLVMBuildExtractValue(L->b, pair, 1, "won"), first, cont);
-
-    LLVMPositionBuilderAtEnd(L->b, first);
+    LLVMBuildCondBr(R.b, LLVMBuildExtractValue(R.b, pair, 1, "won"), first, done);
+    LLVMPositionBuilderAtEnd(R.b, first);
     static const GjSreg regs[2] = {GJ_SREG_TID, GJ_SREG_CTAID};
-    for (int r = 0; r < 2; r++)
+    for (int r = 0; r < 2 && fn; r++)
         for (int axis = 0; axis < 3; axis++) {
-            LLVMValueRef v = L->target->special_reg(L, regs[r], axis);
-            if (!v)
-                return GJ_ERR;
-            store_word(L, record, 1 + 3 * r + axis, LLVMBuildZExt(L->b, v, L->i64, ""));
+            LLVMValueRef v = L->target->special_reg(&R, regs[r], axis);
+            if (!v) {
+                fn = NULL;
+                break;
+            }
+            store_word(&R, record, 1 + 3 * r + axis, LLVMBuildZExt(R.b, v, L->i64, ""));
         }
-    store_word(L, record, 7, a ? a : gj_lower_i64(L, 0));
-    store_word(L, record, 8, b ? b : gj_lower_i64(L, 0));
-    LLVMBuildBr(L->b, cont);
+    if (fn) {
+        store_word(&R, record, 7, LLVMGetParam(fn, 1));
+        store_word(&R, record, 8, LLVMGetParam(fn, 2));
+        LLVMBuildBr(R.b, done);
+        LLVMPositionBuilderAtEnd(R.b, done);
+        LLVMBuildRetVoid(R.b);
+    }
+    LLVMDisposeBuilder(R.b);
+    return fn;
+}
 
+GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b) {
+    LLVMTypeRef type;
+    LLVMValueRef fn = report_function(L, &type);
+    if (!fn)
+        return GJ_ERR;
+    LLVMValueRef args[4] = {gj_lower_i64(L, site), a ? a : gj_lower_i64(L, 0),
+                            b ? b : gj_lower_i64(L, 0), L->thread};
+    LLVMBuildCall2(L->b, type, fn, args, L->target->thread_param ? 4 : 3, "");
+    return GJ_OK;
+}
+
+void gj_lower_branch_unlikely(GjLower *L, LLVMValueRef ok, LLVMBasicBlockRef then,
+                              LLVMBasicBlockRef unlikely) {
+    /* Branch weights, as __builtin_expect gives: the failing path is laid out
+       away from the hot code, and the backends predict the branch taken. */
+    LLVMValueRef br = LLVMBuildCondBr(L->b, ok, then, unlikely);
+    LLVMMetadataRef md[3] = {
+        LLVMMDStringInContext2(L->ctx, "branch_weights", 14),
+        LLVMValueAsMetadata(LLVMConstInt(L->i32, 1 << 20, 0)),
+        LLVMValueAsMetadata(LLVMConstInt(L->i32, 1, 0)),
+    };
+    LLVMSetMetadata(br, LLVMGetMDKindIDInContext(L->ctx, "prof", 4),
+                    LLVMMetadataAsValue(L->ctx, LLVMMDNodeInContext2(L->ctx, md, 3)));
+}
+
+GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
+                        LLVMValueRef b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = gj_arena_vprintf(&L->c->arena, fmt, ap);
+    va_end(ap);
+    int32_t site = text ? gj_lower_error_site(L, kind, NULL, 0, "%s", text) : -1;
+    if (site < 0)
+        return text ? GJ_ERR
+                    : gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "check.ok");
+    gj_lower_branch_unlikely(L, ok, cont, fail);
+    LLVMPositionBuilderAtEnd(L->b, fail);
+    if (gj_lower_report(L, site, a, b) != GJ_OK)
+        return GJ_ERR;
+    LLVMBuildBr(L->b, cont);
+    LLVMPositionBuilderAtEnd(L->b, cont);
+    return GJ_OK;
+}
+
+LLVMValueRef gj_lower_wrap_index(GjLower *L, LLVMValueRef i, LLVMValueRef n) {
+    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
+    return LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, n, ""), i, "");
+}
+
+GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind, int n,
+                               const GjIndexCheck *ix) {
+    /* One unsigned compare per index covers both ends: a wrapped index still
+       negative is huge as unsigned.  The hot path tests them all at once; the
+       cold one finds the first failing axis for the report. */
+    LLVMValueRef all = NULL;
+    LLVMValueRef *ok = GJ_NEW_N(&L->c->arena, LLVMValueRef, n > 0 ? n : 1);
+    if (!ok)
+        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    for (int k = 0; k < n; k++) {
+        ok[k] = LLVMBuildICmp(L->b, LLVMIntULT, ix[k].wrapped, ix[k].extent, "inbounds");
+        all = all ? LLVMBuildAnd(L->b, all, ok[k], "") : ok[k];
+    }
+    if (!all)
+        return GJ_OK;
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.fail");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.ok");
+    gj_lower_branch_unlikely(L, all, cont, fail);
+    LLVMPositionBuilderAtEnd(L->b, fail);
+    for (int k = 0; k < n; k++) {
+        int32_t site = gj_lower_error_site(L, kind, NULL, ix[k].axis, "%s", subject);
+        if (site < 0)
+            return GJ_ERR;
+        if (k + 1 < n) {   /* the last axis fails when no earlier one did */
+            LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axis");
+            LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.next");
+            LLVMBuildCondBr(L->b, ok[k], next, report);
+            LLVMPositionBuilderAtEnd(L->b, report);
+            if (gj_lower_report(L, site, ix[k].index, ix[k].extent) != GJ_OK)
+                return GJ_ERR;
+            gj_lower_end_thread(L);
+            LLVMPositionBuilderAtEnd(L->b, next);
+            continue;
+        }
+        if (gj_lower_report(L, site, ix[k].index, ix[k].extent) != GJ_OK)
+            return GJ_ERR;
+        gj_lower_end_thread(L);
+    }
     LLVMPositionBuilderAtEnd(L->b, cont);
     return GJ_OK;
 }
@@ -104,9 +228,13 @@ GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan) {
         return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
     plan->nerror_sites = s->n;
     for (int32_t i = 0; i < s->n; i++) {
-        plan->error_sites[i].kind = s->sites[i].kind;
-        plan->error_sites[i].message = strdup(s->sites[i].message);
-        if (!plan->error_sites[i].message)
+        const GjErrorSiteIR *from = &s->sites[i];
+        GjErrorSite *to = &plan->error_sites[i];
+        to->kind = from->kind;
+        to->axis = from->axis;
+        to->message = strdup(from->message);
+        to->exception = from->exception ? strdup(from->exception) : NULL;
+        if (!to->message || (from->exception && !to->exception))
             return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
     }
     return GJ_OK;

@@ -31,6 +31,8 @@ typedef struct GjIntrCall {
     const GjType **t;
     int n;
     const GjType *rt;        /* the call's type (typeinfer.c) */
+    const char *subject;     /* under boundscheck, what the first argument names for an
+                                IndexError ("array 'a'": atomics); else NULL */
 } GjIntrCall;
 
 /* lower_thread.c */

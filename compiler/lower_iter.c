@@ -77,6 +77,41 @@ LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt)
     }
 }
 
+/* The element of an array iterator.  build.c's FOR_ITER takes the value
+   before it tests ITER_VALID (the value reaches the body through a
+   variable), and an exhausted iterator's element lies past the array's end:
+   at address 0 for an empty device array.  Optimised, the load sinks into
+   the body, its one user; unoptimised (debug), it is guarded here to run
+   only while the iterator is valid (else the value is zero).  The guard is
+   not emitted at O3, where LLVM would not merge it with ITER_VALID's test
+   and would then stop unrolling the loop. */
+static LLVMValueRef array_element(GjLower *L, LLVMValueRef it, const GjType *itt,
+                                  const GjType *rt) {
+    const GjType *at = itt->elems[1];
+    LLVMValueRef arr = LLVMBuildExtractValue(L->b, it, 0, "");
+    LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
+    if (L->opt->opt_level > 0) {
+        LLVMValueRef v = gj_lower_load_element(L, arr, at, i, &gj_ty_int64, NULL);
+        return v ? gj_lower_cast(L, v, at->dtype, rt) : NULL;
+    }
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
+    LLVMBasicBlockRef load = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "iter.load");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "iter.value");
+    LLVMBuildCondBr(L->b, gj_lower_iter_valid(L, it, itt), load, done);
+    LLVMPositionBuilderAtEnd(L->b, load);
+    LLVMValueRef v = gj_lower_load_element(L, arr, at, i, &gj_ty_int64, NULL);
+    if (!v || !(v = gj_lower_cast(L, v, at->dtype, rt)))
+        return NULL;
+    LLVMBasicBlockRef loaded = LLVMGetInsertBlock(L->b);
+    LLVMBuildBr(L->b, done);
+    LLVMPositionBuilderAtEnd(L->b, done);
+    LLVMValueRef phi = LLVMBuildPhi(L->b, LLVMTypeOf(v), "");
+    LLVMValueRef vals[2] = {v, LLVMConstNull(LLVMTypeOf(v))};
+    LLVMBasicBlockRef from_blocks[2] = {loaded, from};
+    LLVMAddIncoming(phi, vals, from_blocks, 2);
+    return phi;
+}
+
 LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt, const GjType *rt) {
     switch ((int)itt->kind) {   /* iterator kinds only: others fail below */
     case GJ_TK_TUPLE_ITER:
@@ -86,10 +121,10 @@ LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt,
         LLVMValueRef arr = LLVMBuildExtractValue(L->b, it, 0, "");
         LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
         const GjType *at = itt->elems[1];
+        /* unchecked (no subject): i is below the first extent where the body uses it */
         if (itt->elems[0]->kind == GJ_TK_ARRAY)   /* a row of a 2-d+ array: a view */
-            return gj_lower_array_view(L, arr, at, i, &gj_ty_int64, rt);
-        LLVMValueRef v = gj_lower_load_element(L, arr, at, i, &gj_ty_int64);
-        return v ? gj_lower_cast(L, v, at->dtype, rt) : NULL;
+            return gj_lower_array_view(L, arr, at, i, &gj_ty_int64, rt, NULL);
+        return array_element(L, it, itt, rt);
     }
     case GJ_TK_ZIP_ITER: {
         LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));

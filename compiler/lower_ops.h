@@ -36,8 +36,18 @@ typedef enum GjNumClass {
 /* The error sites of a module, in index order (lower_error.c). */
 typedef struct GjErrorSiteIR {
     GjErrorKind kind;
+    int axis;                     /* GJ_ERROR_INDEX */
     const char *message;          /* in the arena */
+    const char *exception;        /* GJ_ERROR_RAISE: "module:qualname"; else NULL */
 } GjErrorSiteIR;
+
+/* One index of an access, for gj_lower_check_bounds (i64 values). */
+typedef struct GjIndexCheck {
+    LLVMValueRef index;           /* as written (reported) */
+    LLVMValueRef wrapped;         /* a negative one plus the extent (checked) */
+    LLVMValueRef extent;
+    int axis;
+} GjIndexCheck;
 
 typedef struct GjErrorSites {
     GjErrorSiteIR *sites;
@@ -66,6 +76,8 @@ typedef struct GjLower {
     LLVMMetadataRef subprogram;
     GjSpec *spec;                 /* the device function being lowered; NULL for the
                                      compile's own function (kernel, or device=True) */
+    int status_ret;               /* spec may end the thread: it returns {value, i1 ended}
+                                     (i1 alone for None), which its callers test */
     LLVMValueRef thread;          /* CPU target: the kernel's GjCpuThread * parameter */
     int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
     int prints;                   /* the kernel calls print */
@@ -81,9 +93,25 @@ LLVMValueRef gj_lower_i64(GjLower *L, long long v);   /* an i64 constant */
 /* An alloca in the function's entry block: SROA can promote it, and one in a
    loop does not grow the stack. */
 LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty);
+/* Ends the thread where the builder is (a raise, a failed bounds check):
+   the kernel returns; a device function returns with its `ended` flag set
+   (status_ret), and every caller ends in turn.  The block is terminated. */
+void gj_lower_end_thread(GjLower *L);
 
 /* ---- lower_error.c ---- */
 
+/* A new error site at L->loc: its kind, the exception class of a raise
+   ("module:qualname", else NULL), the axis of an index, and the printf-style
+   text that the message ends with (then the file and line); its index, or
+   -1 with a diag. */
+int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
+                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Records site with values a and b (i64, or NULL for 0) in the error record,
+   unless another thread came first; the builder goes on in a new block. */
+GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b);
+/* br ok, then, unlikely, with weights that lay the unlikely block out of line. */
+void gj_lower_branch_unlikely(GjLower *L, LLVMValueRef ok, LLVMBasicBlockRef then,
+                              LLVMBasicBlockRef unlikely);
 /* A run-time check at L->loc (debug builds): where `ok` (i1) is false, the
    thread records error site (kind, the printf-style message) with values a
    and b (i64, or NULL for 0) in the error record, unless another thread
@@ -91,6 +119,15 @@ LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty);
 GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
                         LLVMValueRef b, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* Index i (i64) of an axis or tuple of n items, a negative one counted from
+   the end: i < 0 ? i + n : i. */
+LLVMValueRef gj_lower_wrap_index(GjLower *L, LLVMValueRef i, LLVMValueRef n);
+/* boundscheck: the thread goes on (in a new block) where each of the n
+   indices is in [0, extent) after wrapping; where one is not, it reports a
+   site of `kind` (GJ_ERROR_INDEX, GJ_ERROR_TUPLE_INDEX) for the first such
+   axis, naming `subject` ("array 'a'"), and ends (gj_lower_end_thread). */
+GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind, int n,
+                               const GjIndexCheck *ix);
 /* Copies the module's sites into plan (malloc-owned). */
 GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan);
 
@@ -102,19 +139,27 @@ LLVMValueRef gj_lower_array_size(GjLower *L, LLVMValueRef arr, const GjType *at)
 /* arr.shape or arr.strides (field 1 or 2) as a value of tuple_ty. */
 LLVMValueRef gj_lower_array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType *at,
                                        unsigned field, LLVMTypeRef tuple_ty);
+/* Element accesses.  `subject` names the array for an IndexError
+   ("array 'a'"): under boundscheck each index is checked against its axis
+   (gj_lower_check_bounds), so the builder may end in a new block; NULL
+   where the index is in bounds by construction (an iterator's) or nothing
+   is checked (lower.c's access_subject). */
 /* The address of arr[idx] (an integer, or a tuple of one per axis), in
    the address space of at's data. */
 LLVMValueRef gj_lower_element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                  LLVMValueRef idx, const GjType *it);
+                                  LLVMValueRef idx, const GjType *it, const char *subject);
 /* arr[idx] (an integer, or a tuple of one per axis), in the dtype's value form. */
 LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                   LLVMValueRef idx, const GjType *it);
+                                   LLVMValueRef idx, const GjType *it, const char *subject);
 /* arr[idx] = v, v cast to the dtype. */
 GjStatus gj_lower_store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
-                                const GjType *it, LLVMValueRef v, const GjType *vt);
-/* arr[idx] as a view of type rt (integers fix axes, slices keep them). */
+                                const GjType *it, LLVMValueRef v, const GjType *vt,
+                                const char *subject);
+/* arr[idx] as a view of type rt (integers fix axes, and are checked; slices
+   keep them, clamped as Python clamps). */
 LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                 LLVMValueRef idx, const GjType *it, const GjType *rt);
+                                 LLVMValueRef idx, const GjType *it, const GjType *rt,
+                                 const char *subject);
 /* A frozen NumPy array as a readonly array value of type rt. */
 LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjType *rt);
 /* The module's static shared memory in bytes (a 16-byte multiple), as an

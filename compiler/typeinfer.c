@@ -161,6 +161,10 @@ static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
         return gj_ty_function(in->c, g->callee, g->name);
     case GJ_GLOBAL_ARRAY:
         return const_array_type(in, g, loc);
+    case GJ_GLOBAL_EXCEPTION:   /* build.c turns `raise E(...)` into RAISE: any other use */
+        return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, loc,
+                             "the exception class '%s' can only be raised in a kernel "
+                             "(raise %s or raise %s(\"message\"))", g->key, g->key, g->key);
     case GJ_GLOBAL_OTHER:
         break;
     }
@@ -690,6 +694,8 @@ static const GjType *ins_type(Infer *in, GjIns *ins) {
         return &gj_ty_none;
     case GJ_OP_RETURN:
         return return_type(in, ins, a);
+    case GJ_OP_RAISE:
+        return &gj_ty_none;
     case GJ_NOPS:
         break;
     }
@@ -728,6 +734,7 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
     case GJ_OP_GETITEM: return "subscript";
     case GJ_OP_SETITEM: return "assignment to a subscript";
     case GJ_OP_RETURN: return "return";
+    case GJ_OP_RAISE: return "raise";
     case GJ_OP_CONST: return "constant";
     case GJ_OP_TRUTH: case GJ_OP_BRANCH: return "condition";
     case GJ_OP_BUILD_TUPLE: case GJ_OP_TUPLE_GET: return "tuple";

@@ -143,10 +143,16 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         Compile without optimisation, with run-time checks that raise on the
         host after the launch (which then waits for the kernel): a read of a
         local variable that no assignment came before raises
-        ``UnboundLocalError`` naming the variable, line and thread.  Bounds
-        checking comes with a later release.
+        ``UnboundLocalError``, a ``raise`` or failed ``assert`` in the kernel
+        or its device functions raises that exception, each naming the line
+        and the thread.  Also turns on ``boundscheck`` unless it is given.
     boundscheck : bool or None
-        Accepted for numba compatibility; not yet implemented.
+        Check every array index (and variable tuple index) against its
+        axis: a thread that indexes out of bounds stops there without the
+        access, and the launch raises ``IndexError`` naming the array, the
+        index, the axis and its size, the line and the thread.  ``None``
+        (the default): ``GPUJIT_BOUNDSCHECK`` (0 or 1) when set when the
+        kernel is decorated, else ``debug``.
     fastmath : bool, set or dict
         numba's fast-math option.  ``True`` (numba's ``{'fast'}``) is
         numba-cuda's fastmath: float32 denormals flush to zero, float32
@@ -201,10 +207,13 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
     TypingError, UnsupportedError
         At compile time (first launch, or now for an eager signature) when the
         kernel's types do not check or it uses Python gpujit does not compile.
+    IndexError
+        After a launch of a ``boundscheck`` kernel in which a thread indexed
+        an array out of bounds (the first such access).
     ValueError
         At a launch with more threads per block than ``launch_bounds`` allows;
         now, for a fastmath flag numba does not have (the message names it)
-        or a ``GPUJIT_CONTRACT`` other than 0 or 1.
+        or a ``GPUJIT_CONTRACT`` or ``GPUJIT_BOUNDSCHECK`` other than 0 or 1.
 
     Notes
     -----
@@ -228,14 +237,17 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         signature, func_or_sig = func_or_sig, None
 
     contract = _contract_option(contract)
+    boundscheck = _boundscheck_option(boundscheck, debug)
     jit_options = dict(device=device, debug=debug, fastmath=fastmath, contract=contract,
                        lineinfo=lineinfo, inline=inline, opt=opt, launch_bounds=launch_bounds,
-                       forceinline=forceinline, max_registers=max_registers, cache=cache)
+                       forceinline=forceinline, max_registers=max_registers, cache=cache,
+                       boundscheck=boundscheck)
     if inline not in (True, False, "always", "never"):
         raise ValueError(f"inline must be a bool, 'always' or 'never', not {inline!r}")
     options = dict(debug=bool(debug), fastmath=_fastmath_bits(fastmath), contract=contract,
                    lineinfo=bool(lineinfo), opt=bool(opt) and not debug, device=bool(device),
-                   inline=inline in (True, "always") or bool(forceinline), cache=bool(cache))
+                   inline=inline in (True, "always") or bool(forceinline), cache=bool(cache),
+                   boundscheck=boundscheck)
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
     if max_registers is not None:
@@ -302,6 +314,18 @@ def _contract_option(contract):
     if env not in ("", "0", "1"):
         raise ValueError(f"GPUJIT_CONTRACT must be 0 (no contraction) or 1, not {env!r}")
     return env != "0"
+
+
+def _boundscheck_option(boundscheck, debug):
+    """The boundscheck option: as given, or for None the global setting,
+    GPUJIT_BOUNDSCHECK (0 or 1, read now), as numba's NUMBA_BOUNDSCHECK;
+    without it, on under debug (as numba's CPU target)."""
+    if boundscheck is not None:
+        return bool(boundscheck)
+    env = _os.environ.get("GPUJIT_BOUNDSCHECK", "").strip()
+    if env not in ("", "0", "1"):
+        raise ValueError(f"GPUJIT_BOUNDSCHECK must be 0 (no bounds checks) or 1, not {env!r}")
+    return env == "1" if env else bool(debug)
 
 
 def _launch_bounds(bounds):
@@ -561,8 +585,8 @@ def to_device(obj, stream=0, copy=True, to=None):
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
                 cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None,
-                contract=None):
-    """compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None, contract=None) -> (str, str)
+                contract=None, boundscheck=None):
+    """compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False, cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None, contract=None, boundscheck=None) -> (str, str)
 
     Compiles ``pyfunc`` for one signature to PTX, without a GPU, as numba's
     ``cuda.compile_ptx``.
@@ -588,9 +612,10 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         ``{"abi_name": name}``: the PTX name of a ``"c"`` ABI function.
     launch_bounds : int or tuple of 1 to 3 ints, optional
         As :func:`jit`'s.
-    fastmath, contract
+    fastmath, contract, boundscheck
         As :func:`jit`'s: ``fastmath`` a bool, set or dict of numba's flags;
-        ``contract`` None for ``GPUJIT_CONTRACT``'s default (on).
+        ``contract`` None for ``GPUJIT_CONTRACT``'s default (on);
+        ``boundscheck`` None for ``GPUJIT_BOUNDSCHECK``'s, else ``debug``.
 
     Returns
     -------
@@ -613,7 +638,7 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         raise NotImplementedError("The C ABI is not supported for kernels")
     options = dict(fastmath=_fastmath_bits(fastmath), contract=_contract_option(contract),
                    lineinfo=bool(lineinfo), debug=bool(debug), opt=bool(opt) and not debug,
-                   device=bool(device))
+                   device=bool(device), boundscheck=_boundscheck_option(boundscheck, debug))
     if cc is not None:
         options["cc"] = tuple(cc)
     if abi == "c":

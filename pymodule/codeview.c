@@ -503,6 +503,29 @@ done:
     return rc;
 }
 
+/* An exception class, which a kernel may raise: 1 and g filled when o is
+   one, 0 when not, -1 on a Python error.  The host raises it after the
+   launch by "module:qualname" (kernelerror.c), so a class defined inside a
+   function, which no name reaches, is refused here as a compile error
+   rather than found missing when a kernel raises it. */
+static int exception_global(GjCtx *c, PyObject *o, GjGlobal *g) {
+    if (!PyType_Check(o) || !PyType_IsSubtype((PyTypeObject *)o,
+                                              (PyTypeObject *)PyExc_BaseException))
+        return 0;
+    const char *module = str_attr(c, o, "__module__");
+    const char *qualname = module ? str_attr(c, o, "__qualname__") : NULL;
+    if (!qualname)
+        return -1;
+    if (strstr(qualname, "<locals>")) {
+        g->kind = GJ_GLOBAL_OTHER;
+        g->name = GJ_LOCAL_EXCEPTION_CLASS;
+        return 1;
+    }
+    g->kind = GJ_GLOBAL_EXCEPTION;
+    g->name = gj_arena_printf(&c->arena, "%s:%s", module, qualname);
+    return g->name ? 1 : no_memory();
+}
+
 /* Freezes object o, bound to `key`, into g.  -1 only on a Python error. */
 static int classify(GjPyViews *w, PyObject *o, PyObject *builtins, GjGlobal *g) {
     GjCtx *c = w->c;
@@ -517,6 +540,8 @@ static int classify(GjPyViews *w, PyObject *o, PyObject *builtins, GjGlobal *g) 
     int r = callee_global(w, o, g);
     if (r == 0)
         r = array_global(c, o, g);
+    if (r == 0)
+        r = exception_global(c, o, g);
     if (r != 0)
         return r < 0 ? -1 : 0;
     if ((g->name = module_member_name(c, o))) {

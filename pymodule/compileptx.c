@@ -101,16 +101,18 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
-                             "debug", "opt", "device", "entry_name", "launch_bounds", NULL};
+                             "debug", "opt", "device", "entry_name", "launch_bounds",
+                             "boundscheck", NULL};
     PyObject *func, *sig_obj, *sig_str;
     unsigned fastmath = 0;   /* GjFastMath bits */
     int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
+    int boundscheck = 0;   /* gpujit.compile_ptx resolved None */
     const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
     int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii):compile_ptx", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii)p:compile_ptx", kwlist,
                                      &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
                                      &contract, &lineinfo, &debug, &opt, &device, &entry_name,
-                                     &bounds[0], &bounds[1], &bounds[2]))
+                                     &bounds[0], &bounds[1], &bounds[2], &boundscheck))
         return NULL;
     if (!(sig_str = gj_py_signature_string(sig_obj)))
         return NULL;
@@ -165,6 +167,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.min_blocks = bounds[1];
     o.max_cluster = bounds[2];
     o.debug = debug;
+    o.boundscheck = boundscheck;
     if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
         goto done;
     out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");

@@ -70,6 +70,7 @@ typedef struct GjDispatcher {
     unsigned fastmath;         /* GjFastMath bits (compile.h) */
     int contract;              /* a * b + c may fuse (GjCompileOptions.contract) */
     int lineinfo, debug, opt, device_fn, inline_fn;
+    int boundscheck;           /* GjCompileOptions.boundscheck (gpujit.jit resolved None) */
     int launch_bounds[3];      /* max threads per block, min blocks per SM, max blocks
                                   per cluster; 0 = none (jit(launch_bounds=...)) */
     int max_registers;         /* per thread, 0 = any (jit(max_registers=...)) */

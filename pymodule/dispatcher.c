@@ -150,6 +150,7 @@ static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions 
     o->contract = d ? d->contract : 1;
     o->lineinfo = d ? d->lineinfo : 0;
     o->debug = d ? d->debug : 0;
+    o->boundscheck = d ? d->boundscheck : 0;
     o->opt_level = d && !d->opt ? 0 : 3;
     o->want_llvm_ir = 1;
     if (d) {
@@ -500,15 +501,16 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"func", "debug", "fastmath", "contract", "lineinfo", "opt",
                              "device", "inline", "launch_bounds", "max_registers", "cache",
-                             NULL};
+                             "boundscheck", NULL};
     PyObject *func;
     unsigned fastmath = 0;   /* GjFastMath bits: gpujit.jit translated numba's names */
     int debug = 0, contract = 1, lineinfo = 0, opt = 1, device = 0, inline_fn = 0, cache = 0;
+    int boundscheck = 0;   /* gpujit.jit resolved None */
     int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pIppppp(iii)ip:Dispatcher", kwlist, &func,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pIppppp(iii)ipp:Dispatcher", kwlist, &func,
                                      &debug, &fastmath, &contract, &lineinfo, &opt, &device,
                                      &inline_fn, &bounds[0], &bounds[1], &bounds[2],
-                                     &max_registers, &cache))
+                                     &max_registers, &cache, &boundscheck))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -542,6 +544,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     d->argcount = (int)argcount;
     d->plain = plain;
     d->debug = debug;
+    d->boundscheck = boundscheck;
     d->fastmath = fastmath;
     d->contract = contract;
     d->lineinfo = lineinfo;

@@ -762,7 +762,7 @@ static PyMethodDef module_methods[] = {
     {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
      METH_VARARGS | METH_KEYWORDS,
      "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=0, contract=True, lineinfo=False, "
-     "debug=False, device=False)\n--\n\nCompiles pyfunc for signature (a string, a "
+     "debug=False, device=False, boundscheck=False)\n--\n\nCompiles pyfunc for signature (a string, a "
      "gpujit.types signature\nor a tuple of argument types) to PTX without a GPU; "
      "returns (ptx, return type name).\nWith device=True it is compiled as a device function "
      "(a PTX .func that\nreturns a value: 'float32(float32, float32)'), else as a kernel "

@@ -10,6 +10,8 @@ can answer carry ``@pytest.mark.gpu`` and say why.  Everything else
 """
 import os
 import shutil
+import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -114,6 +116,25 @@ def ptxas():
     if exe is None:
         pytest.skip("ptxas not found")
     return exe
+
+
+def assert_assembles(ptxas, ptx, tmp_path, what=""):
+    """ptxas accepts the PTX text for sm_90 (its errors in the failure)."""
+    src = tmp_path / "k.ptx"
+    src.write_text(ptx)
+    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, (what, proc.stderr)
+
+
+def child_output(script, timeout=120):
+    """The lines a Python script prints in a child process (`python -P -c`),
+    which must exit 0: GPU tests whose kernels might end the CUDA context
+    run there."""
+    proc = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split("\n")
 
 
 def poison(shape, dtype):

@@ -166,6 +166,42 @@ def test_explicit_signatures_come_from_the_cache_when_decorated(rng):
     assert counts() == (1, 1)
 
 
+CHECKED = """
+import gpujit
+
+@gpujit.jit(cache=True{options})
+def shift(x, out, k):
+    i = gpujit.grid(1)
+    if i < out.size:
+        if x[i] < 0:
+            raise ValueError("negative")
+        out[i] = x[i + k]
+"""
+
+
+@pytest.mark.usefixtures("target")
+def test_boundscheck_and_debug_are_other_entries_that_keep_their_error_sites(cache_dir, rng):
+    x = np.abs(random_array(rng, N, np.float64))
+    for options in ("", ", boundscheck=True", ", debug=True"):
+        counts = Counts()
+        for k in range(2):   # the second dispatcher's entry comes from the cache
+            kernel = make(CHECKED, "shift", options=options)
+            out = poison(N, np.float64)
+            kernel[(N + 255) // 256, 256](x, out, 0)
+            np.testing.assert_array_equal(out, x)
+            if options:   # the error sites came back with the entry
+                with pytest.raises(IndexError, match=f"^index {N} is out of bounds for axis 0 "
+                                   f"with size {N}: array 'x' .*cached_kernels.py:10"):
+                    kernel[(N + 255) // 256, 256](x, poison(N, np.float64), 1)
+            if "debug" in options:
+                y = x.copy()
+                y[5] = -1.0
+                with pytest.raises(ValueError, match=r"^negative \(cached_kernels.py:9\)"):
+                    kernel[(N + 255) // 256, 256](y, poison(N, np.float64), 0)
+        assert counts()[1] == 1, options   # one miss per option set: a key of its own
+    assert len(entries(cache_dir)) == 3
+
+
 # ---- switches ----------------------------------------------------------------------
 
 @pytest.mark.usefixtures("target")

@@ -1,13 +1,13 @@
 """PTX generation without a GPU: compile_ptx, the kernel entry, target, and
 that ptxas (when installed) accepts what the NVPTX backend emits."""
 import re
-import subprocess
 
 import pytest
 
 import numpy as np
 
 import gpujit
+from conftest import assert_assembles
 
 
 def vector_add(a, b, c):
@@ -72,11 +72,7 @@ def test_compile_ptx_has_kernel_entry(func, sig):
 @pytest.mark.parametrize("func,sig", CASES, ids=[_ids(c) for c in CASES])
 def test_ptxas_accepts(func, sig, ptxas, tmp_path):
     ptx, _ = gpujit.compile_ptx(func, sig)
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    assert_assembles(ptxas, ptx, tmp_path)
 
 
 from test_control_flow import CONTROL_FLOW_KERNELS  # noqa: E402
@@ -98,11 +94,7 @@ def test_debug_error_record_is_a_visible_global(ptxas, tmp_path):
     assert re.search(r"^\.visible \.global \.align 8 \.b8 _gj_error\[72\];", ptx, re.M), ptx
     assert "atom.global.cas.b64" in ptx
     assert "_gj_error" not in plain
-    src = tmp_path / "k.ptx"
-    src.write_text(ptx)
-    proc = subprocess.run([ptxas, "-arch=sm_90", "-o", str(tmp_path / "k.cubin"), str(src)],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    assert_assembles(ptxas, ptx, tmp_path)
 
 
 def grid_stride_sum(x, out):

@@ -8,8 +8,10 @@ function, which changes between versions.  The bytecode differs (call
 protocol, FOR_ITER/END_FOR/POP_ITER, 3.15's two-entry iterators,
 LOAD_FAST_LOAD_FAST and 3.14's borrowed loads, RETURN_CONST,
 LOAD_SMALL_INT, 3.14's BINARY_OP subscripts and folded constant slices,
-LOAD_COMMON_CONSTANT, 3.11's backward jumps), so identical output means the
-normaliser absorbed the differences.
+LOAD_COMMON_CONSTANT, 3.11's backward jumps, an assert's exception and
+message: LOAD_ASSERTION_ERROR or LOAD_COMMON_CONSTANT, called as a method
+from 3.12), so identical output means the normaliser absorbed the
+differences.
 
 Interpreters found on this machine (pyenv's, /usr/bin/python3.1x, those
 GPUJIT_TEST_PYTHONS lists) run the script below in a subprocess (one
@@ -108,7 +110,8 @@ def kernels():
         if i == 0:
             print("a:", a[0], a[1], True, -1)
             return None
-    return [(control, "void(float32[:], float32[:], float32[:], int64)"),
+    return [(raising, "void(int64[:], int64[:])"),
+            (control, "void(float32[:], float32[:], float32[:], int64)"),
             (simple, "void(int32[:], int32[:])"),
             (views, "void(float32[:, ::1], float32[:], int64)"),
             (calls, "void(int32[:, ::1])"),
@@ -118,6 +121,17 @@ def kernels():
 
 WINDOW = (-2.0, -1.25)
 LIMIT = 100
+
+def raising(a, out):
+    # Without debug a raise and a failed assert end the thread silently (so
+    # out keeps zeros there); with debug=True the first raises on the host.
+    i = gpujit.grid(1)
+    if i < out.size:
+        assert a[i] < 60, "a[i] too big"
+        if a[i] == 50:
+            raise NotImplementedError   # 3.14: LOAD_COMMON_CONSTANT
+        assert a[i] != 55
+        out[i] = a[i] + 1
 
 def errors():
     """Kernels that fail, one construct each: the diagnostics' text, line,
@@ -157,7 +171,7 @@ def errors():
         x, y = a[0]
         out[0] = x
     def asserts(a, out):
-        assert a[0] > 0
+        assert a[0] > 0, a[0]   # a message the kernel would have to format
     def withs(a, out):
         with open("f"):
             out[0] = 1
@@ -180,7 +194,7 @@ def errors():
         except Exception:
             pass
     def raises(a, out):
-        raise NotImplementedError
+        raise ValueError("no") from None
     def deletes(a, out):
         x = a[0]
         del x
@@ -216,6 +230,7 @@ def inputs(name):
         "calls": (((2, 1), (16, 16)), (np.zeros((16, 24), np.int32),)),
         "numbers": ((1, 64), (x * (1 - 0.5j), x, np.zeros(64))),
         "loops": ((1, 64), (x[:9], (1, 3, 5), np.zeros(64, np.int64))),
+        "raising": ((1, 64), (np.arange(64), np.zeros(64, np.int64))),
     }.get(name)
 
 # PTX: the kernel's parameters (the ABI) on every version; the code itself
@@ -235,6 +250,14 @@ for fn, sig in kernels():
         gpujit.jit(fn)[config](*args)
         result = args[-2] if fn.__name__ in ("control", "views") else args[-1]
         sys.stdout.write("result: %r\n" % (result.tolist(),))
+sys.stdout.write("=== raised\n")   # the first raise of a debug launch, on the host
+if np is None:
+    sys.stdout.write("result: not launched (no NumPy)\n")
+else:
+    try:
+        gpujit.jit(raising, debug=True)[1, 64](np.arange(64), np.zeros(64, np.int64))
+    except Exception as e:
+        sys.stdout.write("result: %s: %s\n" % (type(e).__name__, e))
 gpujit.set_target(previous)
 
 for fn in errors():
@@ -366,7 +389,7 @@ def assert_same_output(got, want, got_version, want_version):
 
 def test_script_covers_every_kernel_and_error(in_process_output):
     found = blocks(in_process_output)
-    assert sum(".visible .entry" in text for text in found.values()) == 7
+    assert sum(".visible .entry" in text for text in found.values()) == 8
     assert ": compiled\n" not in in_process_output, in_process_output
     # every diagnostic shows the source line and a caret under the construct
     for name, text in found.items():

@@ -253,6 +253,52 @@ def test_cache_true_keeps_kernels_in_the_user_cache_keyed_by_globals(target, tmp
     assert not (tmp_path / "__pycache__").exists()
 
 
+# ---- errors in kernels -----------------------------------------------------------------
+
+def last_element(a, out):
+    out[0] = a[a.size]
+
+
+def test_boundscheck_works_on_the_gpu(target, monkeypatch):
+    monkeypatch.delenv("GPUJIT_BOUNDSCHECK", raising=False)
+    with pytest.raises(IndexError, match="^index 4 is out of bounds for axis 0 with size 4: "
+                                         "array 'a'"):
+        cuda.jit(boundscheck=True)(last_element)[1, 1](np.arange(4.0), np.zeros(1))
+    with pytest.raises(IndexError):                       # debug checks too
+        cuda.jit(debug=True)(last_element)[1, 1](np.arange(4.0), np.zeros(1))
+    monkeypatch.setenv("GPUJIT_BOUNDSCHECK", "1")         # the default of later kernels...
+    checked = cuda.jit(last_element)
+    unchecked = cuda.jit(boundscheck=False)(last_element)   # ...which an explicit option beats
+    with pytest.raises(IndexError):
+        checked[1, 1](np.arange(4.0), np.zeros(1))
+    assert "_gj_error" not in unchecked.inspect_asm("void(float64[::1], float64[::1])")
+
+
+@cuda.jit(device=True)
+def checked_log(x):
+    if x <= 0:
+        raise ValueError("log of a non-positive number")
+    return math.log(x)
+
+
+def logs(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = checked_log(x[i])
+
+
+def test_raise_reports_from_device_functions(target):
+    x = np.array([1.0, 2.0, -1.0, 4.0])
+    out = np.zeros(4)
+    with pytest.raises(ValueError, match=r"^log of a non-positive number \(.*, in kernel logs "
+                                         r"at threadIdx \(2, 0, 0\) of blockIdx \(0, 0, 0\)$"):
+        cuda.jit(debug=True)(logs)[1, 4](x, out)
+    np.testing.assert_array_equal(out, [0.0, math.log(2.0), 0.0, math.log(4.0)])
+    out = np.zeros(4)
+    cuda.jit(logs)[1, 4](x, out)                          # without debug: the thread ends
+    np.testing.assert_array_equal(out, [0.0, math.log(2.0), 0.0, math.log(4.0)])
+
+
 # ---- device arrays ---------------------------------------------------------------------
 
 
@@ -325,17 +371,6 @@ def test_the_implicit_copy_warning_comes_once_per_kernel(target, rng, monkeypatc
 
 # ---- not supported yet (the page's last table) ------------------------------------------
 
-def assert_in_kernel(a, out):
-    assert a.size > 0
-    out[0] = a[0]
-
-
-def raise_in_kernel(a, out):
-    if a.size == 0:
-        raise ValueError("empty")
-    out[0] = a[0]
-
-
 @cuda.jit("float64(float64)", device=True)
 def halve_to_one(x):
     if x <= 1.0:
@@ -360,8 +395,7 @@ def cooperative_groups(a, out):
     out[0] = a[0]
 
 
-@pytest.mark.parametrize("func", [assert_in_kernel, raise_in_kernel, recursion, transpose,
-                                  fp16, cooperative_groups])
+@pytest.mark.parametrize("func", [recursion, transpose, fp16, cooperative_groups])
 def test_not_supported_yet(func):
     with pytest.raises((UnsupportedError, TypingError)):
         cuda.compile_ptx(func, "void(float64[::1], float64[::1])")
