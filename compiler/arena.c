@@ -224,6 +224,14 @@ void gj_ctx_init(GjCtx *c) {
     gj_arena_init(&c->arena);
     gj_ty_init(c);
     c->dump = gj_dump_parse(getenv("GPUJIT_DUMP"));   /* stages to print to stderr */
+    /* The IR verifier: on in debug builds, where a wrong pass should stop at
+       once; in others only when asked, as it costs a walk of the IR per pass. */
+    const char *verify = getenv("GPUJIT_VERIFY_IR");
+#ifdef NDEBUG
+    c->verify_ir = verify && strcmp(verify, "1") == 0;
+#else
+    c->verify_ir = !verify || strcmp(verify, "0") != 0;
+#endif
     if (c->dump & GJ_DUMP_TIMING)
         gj_timing(c, NULL);
 }

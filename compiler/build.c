@@ -124,7 +124,10 @@ static Val pop(Builder *b) {
 static int32_t slot_var(Builder *b, const GjBlock *block, int32_t k) {
     char name[32];
     snprintf(name, sizeof name, "$s%d.b%d", k, block->id);
-    return gj_ir_var(b->c, b->f, name, GJ_VAR_STACK);
+    int32_t v = gj_ir_var(b->c, b->f, name, GJ_VAR_STACK);
+    if (v >= 0)
+        b->f->vars[v].block = block->id;
+    return v;
 }
 
 /* ---- emitting --------------------------------------------------------- */
@@ -989,8 +992,6 @@ GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out) {
         fprintf(stderr, "--- IR of %s ---\n", code->name);
         gj_ir_dump(b.f, stderr);
     }
-    if (gj_check_assigned(c, b.f) != GJ_OK)
-        return GJ_ERR;
     *out = b.f;
     return GJ_OK;
 }

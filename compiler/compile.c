@@ -5,7 +5,9 @@
  *
  * gj_compile() is the one place that lists the pipeline; each pass records
  * a diagnostic in the GjCtx and returns GJ_ERR on failure, and nothing of a
- * failed compile reaches the caller's GjCompileResult.  GPUJIT_DUMP stages
+ * failed compile reaches the caller's GjCompileResult.  The IR verifier
+ * (irverify.c) follows each pass that makes or changes IR, when it is on;
+ * devfunc.c runs the same passes on device functions.  GPUJIT_DUMP stages
  * (c->dump) are printed to stderr by the pass that produces them: bytecode
  * and ir by build.c, types by typeinfer.c, llvm and ptx here.
  *
@@ -242,12 +244,17 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
     if (plan_params(c, code, &r) != GJ_OK)                   /* argtypes -> ABI */
         goto fail;
     gj_timing(c, "code view");                               /* the caller's, until now */
-    if (gj_build_func(c, code, &f) != GJ_OK)                 /* bytecode -> IR (dumps */
-        goto fail;                                           /*   bytecode and ir)     */
+    if (gj_build_func(c, code, &f) != GJ_OK ||               /* bytecode -> IR (dumps */
+        gj_ir_verify(c, f, "build") != GJ_OK)                /*   bytecode and ir)     */
+        goto fail;
+    if (gj_check_assigned(c, f) != GJ_OK ||                  /* IR -> reads checked */
+        gj_ir_verify(c, f, "definite assignment") != GJ_OK)
+        goto fail;
     gj_timing(c, "build");
     f->is_device = opt->device;
-    if (infer_root(c, f) != GJ_OK)                           /* IR -> typed IR, and */
-        goto fail;                                           /*   device functions  */
+    if (infer_root(c, f) != GJ_OK ||                         /* IR -> typed IR, and */
+        gj_ir_verify(c, f, "type inference") != GJ_OK)       /*   device functions  */
+        goto fail;
     gj_timing(c, "infer");
     if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
         goto fail;

@@ -68,10 +68,14 @@ static GjStatus type_spec(GjCtx *c, GjSpec *spec, const GjType *ret) {
     c->code = cv;
     spec->busy = 1;
     GjFunc *f = NULL;
+    /* the passes gj_compile runs before and on its kernel, verified alike */
     GjStatus st = gj_build_func(c, cv, &f);
-    if (st == GJ_OK) {
+    if (st == GJ_OK && (st = gj_ir_verify(c, f, "build")) == GJ_OK &&
+        (st = gj_check_assigned(c, f)) == GJ_OK &&
+        (st = gj_ir_verify(c, f, "definite assignment")) == GJ_OK) {
         f->is_device = 1;
-        st = gj_infer_func(c, f);
+        if ((st = gj_infer_func(c, f)) == GJ_OK)
+            st = gj_ir_verify(c, f, "type inference");
     }
     spec->busy = 0;
     c->code = saved;

@@ -95,6 +95,7 @@ typedef struct GjCtx {
     const char *filename;  /* for rendering diagnostics */
     const char *funcname;
     int dump;              /* GJ_DUMP_* bit set: stages to print to stderr */
+    int verify_ir;         /* run the IR verifier after each pass (irverify.c) */
     double mark_ms;        /* GJ_DUMP_TIMING: when the last stage ended (gj_timing) */
     const struct GjCodeView *code;   /* function being built/typed/lowered (kernel
                                         or device function), for diagnostics */

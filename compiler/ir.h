@@ -126,6 +126,7 @@ typedef struct GjVar {
     GjLoc def_loc;        /* first assignment, for diagnostics */
     int maybe_unassigned; /* some path may read it unassigned (defassign.c):
                              lowering zeroes it at entry */
+    int32_t block;        /* GJ_VAR_STACK: the block whose entry it is (build.c) */
 } GjVar;
 
 typedef struct GjFunc {
@@ -176,12 +177,18 @@ const char *gj_ir_cmp_symbol(GjCmp k);
 void gj_ir_dump(const GjFunc *f, void *file /* FILE* */);
 
 /* ---- stages ---- */
-/* build.c: bytecode -> IR (normalise, CFG, stack -> variables/temps). */
+/* build.c: bytecode -> IR (normalise, CFG, stack -> variables/temps).
+   Definite assignment (gj_check_assigned) is the caller's next pass. */
 GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out);
 /* defassign.c: every read of a local follows an assignment on every path;
    else a WARNING and GjVar.maybe_unassigned where some path assigns it
    first, a TYPING diag where none does (Python: UnboundLocalError). */
 GjStatus gj_check_assigned(GjCtx *c, GjFunc *f);
+/* irverify.c: checks the invariants above (and the stack slots' and
+   operands' rules) after pass `after_pass`; a violation is an INTERNAL error
+   naming the pass, function, block and instruction.  Does nothing unless
+   c->verify_ir (builds without NDEBUG; GPUJIT_VERIFY_IR=1). */
+GjStatus gj_ir_verify(GjCtx *c, const GjFunc *f, const char *after_pass);
 /* typeinfer.c: sets every temp and variable type; errors at the offending line. */
 GjStatus gj_infer_func(GjCtx *c, GjFunc *f);
 /* devfunc.c: the specialisation of callee for argument types `args` (made

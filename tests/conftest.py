@@ -192,3 +192,15 @@ def slow_store(out, value, rounds):
         acc = acc * np.float32(1.0000001) + np.float32(1e-7)
     if i < out.size:
         out[i] = value + (acc - acc)
+
+
+def build_c_test(cmd, sanitized=False):
+    """Runs the C compiler command `cmd` that builds one of tests/c's
+    programs, with the project's warnings as errors: fails on an error or a
+    warning; skips when `sanitized` and the compiler cannot link the
+    sanitizers."""
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if sanitized and res.returncode != 0 and "sanitize" in res.stderr:
+        pytest.skip("the C compiler cannot link the sanitizers here")
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
+    assert res.stderr == "", f"warnings:\n{res.stderr}"
