@@ -459,7 +459,19 @@ static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObjec
     }
     if (gj_py_numpy(st) < 0)
         return -1;
-    *holder = PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL);
+    /* asarray first: ascontiguousarray makes a Python number 1-d, where
+       to_device(5) is 0-d, as numba's and np.asarray(5) */
+    PyObject *arr = PyObject_CallMethod(st->np, "asarray", "(O)", obj);
+    int contiguous = 0;
+    if (arr && PyObject_GetBuffer(arr, view, PyBUF_RECORDS_RO) == 0) {
+        contiguous = PyBuffer_IsContiguous(view, 'A');
+        PyBuffer_Release(view);
+    }
+    PyErr_Clear();
+    *holder = !arr || contiguous ? arr
+                                 : PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, arr, NULL);
+    if (*holder != arr)
+        Py_XDECREF(arr);
     if (!*holder)
         return -1;
     if (PyObject_GetBuffer(*holder, view, PyBUF_RECORDS_RO) < 0) {
@@ -599,6 +611,11 @@ static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
         PyObject *can = dtype ? PyObject_CallMethod(st->np, "can_cast", "OOs", dtype, d->dtype,
                                                     "same_kind") : NULL;
         ok = can ? PyObject_IsTrue(can) : -1;
+        /* Python ints (int64 to NumPy) into an unsigned array: NumPy refuses
+           each one that does not fit (a negative one too) as it converts */
+        if (ok == 0 && gj_py_dtypes[gj_py_dtype_id_of(dtype)].kind == 'i'
+            && gj_py_dtypes[d->dtype_id].kind == 'u')
+            ok = 1;
         Py_XDECREF(values);
         Py_XDECREF(can);
     }
@@ -780,8 +797,8 @@ static PyMethodDef da_methods[] = {
      "copy_to_device(ary, stream=0)\n--\n\n"
      "Overwrites this array (any layout, a view included) with `ary`: a host array or a\n"
      "DeviceArray of the same shape (extents of 1 aside) and dtype, in any layout (a\n"
-     "list or a Python number: values of the same kind, converted by NumPy, which\n"
-     "refuses an int that does not fit). A DeviceArray of the same shape and contiguous\n"
+     "list or a Python number: values of the same kind, Python ints for any integer\n"
+     "array, converted by NumPy, which refuses an int that does not fit). A DeviceArray of the same shape and contiguous\n"
      "layout is copied on the device (from another GPU's memory: GPU to GPU,\n"
      "cuMemcpyPeer); any other goes through the host.\n\n"
      "Raises\n------\nValueError\n    If the shapes differ (\"incompatible shape\").\n"

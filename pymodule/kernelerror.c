@@ -129,8 +129,25 @@ int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *r
         values, s->message, name, (long long)record[1], (long long)record[2],
         (long long)record[3], (long long)record[4], (long long)record[5],
         (long long)record[6]) : NULL;
-    if (msg)
-        PyErr_SetObject(cls, msg);
+    /* Made here, not by PyErr_SetObject when the exception is normalised: a
+       class whose constructor takes no single message must not turn the
+       kernel's error into an unrelated TypeError. */
+    PyObject *exc = msg ? PyObject_CallFunctionObjArgs(cls, msg, NULL) : NULL;
+    if (exc) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    } else if (msg) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *cname = PyObject_GetAttrString(cls, "__qualname__");
+        PyErr_Format(PyExc_RuntimeError, "the kernel raised %S: %U (gpujit could not make a "
+                     "%S of this one message: %S)", cname ? cname : cls, msg,
+                     cname ? cname : cls, value ? value : Py_None);
+        Py_XDECREF(cname);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
     Py_XDECREF(name);
     Py_XDECREF(values);
     Py_XDECREF(cls);

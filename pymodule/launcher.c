@@ -899,8 +899,16 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     Py_ssize_t n = PyTuple_Size(pyargs);
     if (n != d->argcount && d->plain) {   /* else compiling reports *args and the like */
         PyObject *name = PyObject_GetAttrString(d->func, "__name__");
-        PyErr_Format(PyExc_TypeError, "%S() takes %d argument%s but %zd %s given", name,
-                     d->argcount, d->argcount == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+        PyObject *defaults = PyObject_GetAttrString(d->func, "__defaults__");
+        PyErr_Clear();
+        if (n < d->argcount && defaults && defaults != Py_None)
+            PyErr_Format(PyExc_TypeError, "%S() has default parameter values, which a kernel "
+                         "does not use: pass all %d arguments (%zd %s given)", name,
+                         d->argcount, n, n == 1 ? "was" : "were");
+        else
+            PyErr_Format(PyExc_TypeError, "%S() takes %d argument%s but %zd %s given", name,
+                         d->argcount, d->argcount == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+        Py_XDECREF(defaults);
         Py_XDECREF(name);
         return NULL;
     }

@@ -104,3 +104,55 @@ def test_unusable_cpu_pool_settings_are_reported(name, value):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert f"RuntimeWarning: gpujit: {name}='{value}' is not a" in proc.stderr, proc.stderr
+
+
+@pytest.mark.usefixtures("target")
+def test_python_ints_go_into_unsigned_arrays_and_numpy_refuses_what_does_not_fit(rng):
+    values = [int(v) for v in rng.integers(0, 256, 5)]
+    d = gpujit.to_device(np.zeros(5, np.uint8))
+    d.copy_to_device(values)
+    assert d.copy_to_host().tolist() == values
+    with pytest.raises(OverflowError):
+        d.copy_to_device([-1] + values[1:])
+    assert d.copy_to_host().tolist() == values                 # unchanged
+    z = gpujit.to_device(np.zeros((), np.uint32))
+    z.copy_to_device(7)
+    assert z.copy_to_host() == 7
+    with pytest.raises(TypeError, match="incompatible dtype: bool"):
+        gpujit.to_device(np.zeros(2, np.bool_)).copy_to_device([3, 4])
+
+
+@pytest.mark.usefixtures("target")
+def test_to_device_of_a_python_number_is_0_d():
+    for value in (5, 5.0, True):
+        d = gpujit.to_device(value)
+        assert d.shape == () and d.copy_to_host() == value, value
+
+
+@pytest.mark.usefixtures("target")
+def test_default_parameter_values_are_named():
+    def with_default(a, b=2.0):
+        a[0] = b
+
+    out = np.zeros(1)
+    with pytest.raises(TypeError, match=r"with_default\(\) has default parameter values, which "
+                                        r"a kernel does not use: pass all 2 arguments"):
+        gpujit.jit(with_default)[1, 1](out)
+    gpujit.jit(with_default)[1, 1](out, 3.0)
+    assert out[0] == 3.0
+
+
+class TwoArgumentError(ValueError):
+    def __init__(self, a, b):
+        super().__init__(a, b)
+
+
+@pytest.mark.usefixtures("target")
+def test_an_exception_class_that_takes_no_single_message_keeps_the_kernels_error():
+    def raises(a):
+        raise TwoArgumentError("x")
+
+    with pytest.raises(RuntimeError, match=r"the kernel raised TwoArgumentError: x \(.*"
+                                           r"test_bad_inputs.py:\d+\), in kernel .*raises at "
+                                           r"threadIdx"):
+        gpujit.jit(debug=True)(raises)[1, 1](np.zeros(1))
