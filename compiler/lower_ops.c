@@ -173,6 +173,14 @@ static LLVMValueRef complex_cast(GjLower *L, LLVMValueRef v, const GjType *from,
     return re && im ? gj_lower_complex(L, re, im) : NULL;
 }
 
+/* A float the integer type cannot hold (nan, inf, out of range) converts to
+   an unspecified value (docs/typing.md), not to LLVM's poison: a branch or
+   a divisor that depends on poison is undefined behaviour, which O3 may turn
+   into an endless loop or drop the code around it.  freeze picks one value. */
+static LLVMValueRef float_to_int(GjLower *L, LLVMOpcode op, LLVMValueRef v, LLVMTypeRef ty) {
+    return LLVMBuildFreeze(L->b, LLVMBuildCast(L->b, op, v, ty, ""), "");
+}
+
 LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
     from = gj_ty_concrete(from);
     to = gj_ty_concrete(to);
@@ -186,8 +194,10 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
         if (tc == GJ_NC_BOOL)
             return gj_lower_truth(L, v, from);
         if (fc == GJ_NC_FLOAT && tc != GJ_NC_FLOAT && to->bits < 64)   /* as NumPy on x86: */
-            return LLVMBuildTrunc(L->b, LLVMBuildFPToSI(L->b, v, L->i64, ""), ty, "");  /* wrap */
+            return LLVMBuildTrunc(L->b, float_to_int(L, LLVMFPToSI, v, L->i64), ty, "");  /* wrap */
         LLVMOpcode op = cast_ops[fc][tc];
+        if (op == LLVMFPToSI || op == LLVMFPToUI)
+            return float_to_int(L, op, v, ty);
         if (op == LLVMSExt || op == LLVMZExt || op == LLVMFPExt) {
             int fb = fc == GJ_NC_BOOL ? 1 : from->bits;
             if (fb == to->bits)

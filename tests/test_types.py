@@ -304,6 +304,34 @@ def test_conversions(rng, src, conv):
     np.testing.assert_array_equal(got, want)
 
 
+@gpujit.jit
+def _float_to_int_out_of_range(x, out):
+    i = gpujit.grid(1)
+    if i < out.shape[0]:
+        out[i, 0] = int(x[i]) % 5
+        out[i, 1] = np.int32(math.nan) & 3
+        count = 0
+        for _ in range(np.int16(x[i]) & 3):
+            count += 1
+        out[i, 2] = count
+        out[i, 3] = 7 if int(math.inf) == int(math.inf) else 8
+
+
+@pytest.mark.usefixtures("target")
+def test_float_to_int_out_of_range_is_some_value():
+    # docs/typing.md: nan, inf and floats out of an integer type's range convert
+    # to an unspecified value.  LLVM's fptosi gives poison for them, and a store,
+    # a branch or a divisor that depends on poison is undefined behaviour: O3
+    # dropped these stores, and made an endless loop of a kernel the fuzzer
+    # found (tests/fuzz).  Whatever the value, what follows must hold for it.
+    x = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 3.0])
+    out = np.full((x.size, 4), -1, np.int64)
+    _float_to_int_out_of_range[1, 32](x, out)
+    assert ((0 <= out[:, 0]) & (out[:, 0] < 5)).all(), out
+    assert ((0 <= out[:, 1:3]) & (out[:, 1:3] <= 3)).all(), out
+    assert (out[:, 3] == 7).all() and out[5, 0] == 3 and out[5, 2] == 3, out
+
+
 @pytest.mark.usefixtures("target")
 @pytest.mark.parametrize("expr", ["a[i] and not b[i]", "a[i] & b[i]", "a[i] | b[i]",
                                   "a[i] ^ b[i]", "a[i] + b[i]", "a[i] * b[i]",
