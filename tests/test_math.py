@@ -176,7 +176,9 @@ def test_result_types(dtype):
 
 @pytest.mark.parametrize("expr,dtype,want", [
     ("math.floor(a[0])", "float32", "int64"), ("np.floor(a[0])", "float32", "float32"),
-    ("np.floor(a[0])", "int16", "int16"), ("round(a[0])", "float32", "int64"),
+    ("np.floor(a[0])", "int16", "int16"), ("np.rint(a[0])", "int16", "float32"),
+    ("np.rint(a[0])", "uint8", "float16"), ("np.rint(a[0])", "int64", "float64"),
+    ("round(a[0])", "float32", "int64"),
     ("round(a[0], 2)", "float32", "float32"), ("math.isnan(a[0])", "float64", "bool"),
     ("math.frexp(a[0])", "float32", "tuple(float32, int64)"),
     ("np.frexp(a[0])", "float64", "tuple(float64, int32)"),
