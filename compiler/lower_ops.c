@@ -881,6 +881,26 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
     return NULL;
 }
 
+/* An integer compared with an int literal (a weak int, an int64 value).
+   NumPy 2 compares them by value even where the integer's type cannot hold
+   the literal (np.uint8(3) > -1 is True, np.int8(x) < 200 too), where
+   converting the literal to that type would wrap it: below 64 bits both are
+   compared as int64; a uint64 is above every negative literal. */
+static LLVMValueRef compare_with_literal(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
+                                         LLVMValueRef b, const GjType *tb, const GjType *t) {
+    /* k's truth for integer < literal and for literal < integer (LT LE EQ NE GT GE) */
+    static const int int_below[] = {1, 1, 0, 1, 0, 0}, lit_below[] = {0, 0, 0, 1, 1, 1};
+    int lit_left = ta->kind == GJ_TK_WEAK_INT;
+    if (t->bits < 64)
+        return compare_in(L, k, gj_lower_cast(L, a, ta, &gj_ty_int64),
+                          gj_lower_cast(L, b, tb, &gj_ty_int64), GJ_NC_SINT);
+    LLVMValueRef lit = lit_left ? a : b;
+    LLVMValueRef negative = icmp(L, LLVMIntSLT, lit, int_const(lit, 0));
+    LLVMValueRef known = LLVMConstInt(L->i1, (unsigned long long)(lit_left ? int_below[k]
+                                                                        : lit_below[k]), 0);
+    return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
+}
+
 LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
                               LLVMValueRef b, const GjType *tb) {
     const GjType *t = gj_ty_promote(ta, tb);
@@ -891,6 +911,9 @@ LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType 
                  gj_ir_cmp_symbol(k), tb->name);
         return NULL;
     }
+    if ((ta->kind == GJ_TK_WEAK_INT) != (tb->kind == GJ_TK_WEAK_INT) &&
+        (t->kind == GJ_TK_UINT || (t->kind == GJ_TK_INT && t->bits < 64)))
+        return compare_with_literal(L, k, a, ta, b, tb, t);
     if (!(a = gj_lower_cast(L, a, ta, t)) || !(b = gj_lower_cast(L, b, tb, t)))
         return NULL;
     return compare_in(L, k, a, b, gj_lower_class(t));

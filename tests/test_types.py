@@ -72,6 +72,27 @@ def test_weak_literals_follow_nep50(literal, pyvalue):
         assert got == want, f"{t} + {literal}: gpujit {got}, NumPy {want}"
 
 
+@pytest.mark.usefixtures("target")
+def test_comparison_with_a_literal_the_type_cannot_hold():
+    # NumPy 2 compares an integer with a Python int by value (np.uint8(3) > -1 is
+    # True); converting the literal to uint8 would make it 255 (the fuzzer found it).
+    cmps = ["u[i] > -1", "-1 < u[i]", "u[i] == -1", "u[i] != 300", "s[i] < 200", "s[i] >= -129",
+            "w[i] > -1", "-5 >= w[i]", "w[i] != -1", "w[i] < 3", "q[i] > -1", "q[i] < 2**40"]
+    src = "def k(u, s, w, q, out):\n    i = gpujit.grid(1)\n    if i < out.shape[0]:\n"
+    src += "".join(f"        out[i, {j}] = {c}\n" for j, c in enumerate(cmps))
+    env = dict(ENV)
+    exec(src, env)
+    u = np.array([0, 3, 255], np.uint8)
+    s = np.array([-128, 0, 127], np.int8)
+    w = np.array([0, 2, 2**64 - 1], np.uint64)
+    q = np.array([0, -2**31, 2**31 - 1], np.int32)
+    out = poison((3, len(cmps)), "bool")
+    gpujit.jit(env["k"])[1, 32](u, s, w, q, out)
+    for j, c in enumerate(cmps):
+        want = [eval(c, {"u": u, "s": s, "w": w, "q": q, "i": i}) for i in range(3)]
+        assert list(out[:, j]) == want, c
+
+
 def promotion_table_markdown():
     """The promotion table that docs/typing.md must contain, made by NumPy."""
     short = {t: t.replace("complex", "c").replace("float", "f").replace("uint", "u")
