@@ -51,7 +51,8 @@ def replay_command(seed, index, target):
 
 
 def module_text(program, header):
-    return ("\n".join(f"# {h}" for h in header) + "\nimport math\n\nimport numpy as np\n\n"
+    return ("\n".join(f"# {h}" for h in header) + "\nimport math\nimport operator\n\n"
+            "import numpy as np\n\n"
             "import gpujit\n\n\n" + program.source() +
             REPRO.replace("{nthreads}", str(program.nthreads)))
 
@@ -127,7 +128,12 @@ def main(argv=None):
         reduced = None
         if not opt.no_reduce:
             t = time.time()
-            reduced, tries = reduce(program, o, lambda q: iso.check(q, f"<fuzz {opt.seed}:{k}>"))
+            # a hang costs the whole timeout: reduce one with a short one
+            checker = Isolated(opt.target, min(opt.timeout, 10)) if o.kind == "hang" else iso
+            reduced, tries = reduce(program, o,
+                                    lambda q: checker.check(q, f"<fuzz {opt.seed}:{k}>"))
+            if checker is not iso:
+                checker.stop()
             with lock:
                 reducing += time.time() - t
             print(f"reduced in {tries} checks ({time.time() - t:.0f} s):\n{reduced.source()}",

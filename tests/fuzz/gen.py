@@ -171,6 +171,10 @@ BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
           "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_,
           "|": operator.or_, "^": operator.xor}
+OPERATOR_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv",
+                  "%": "mod", "<<": "lshift", ">>": "rshift", "&": "and_", "|": "or_",
+                  "^": "xor", "u-": "neg", "u+": "pos", "u~": "invert", "<": "lt", "<=": "le",
+                  ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
 UNOPS = {"-": operator.neg, "+": operator.pos, "~": operator.invert, "abs": abs}
 
 
@@ -201,6 +205,17 @@ def unop_type(op, t):
             return type_of(UNOPS[op](sample(t)))
     except (TypeError, ValueError):
         return None
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_type(name, *ts):
+    """The type NumPy's function `name` gives for arguments of types ts (None: refused)."""
+    try:
+        with np.errstate(all="ignore"):
+            r = getattr(np, name)(*[sample(t) for t in ts])
+    except TypeError:
+        return None
+    return type_of(r) if type_of(r) in STRONG else None
 
 
 def float_type(*ts):
@@ -325,12 +340,16 @@ class Gen:
     # -- expressions --
 
     def lit(self, partner, op=None):
-        """A weak literal to stand beside a `partner`-typed value (None if there is none)."""
+        """A weak literal to stand beside a `partner`-typed value in `op`: an int
+        literal fits the partner's type, but in a comparison ("cmp"), which
+        compares by value, it may not."""
         k = kind(partner) if partner in STRONG else "i"
         roll = self.r.random()
         if roll < 0.55 or k in "biu" and roll < 0.8:
             choices = [0, 1, 2, 3, 5, 7, 10, 100, 127, -1, -2, -3, 255, 1000, 65535, -128]
-            v = self.pick([c for c in choices if fits(c, partner)])
+            if op == "cmp":
+                choices += [256, -129, 70000, -2**31 - 1, 2**40, -2**40]
+            v = self.pick([c for c in choices if op == "cmp" or fits(c, partner)])
             if op in ("<<", ">>"):
                 v = self.r.randrange(0, 9)
             return N(f"({v})" if v < 0 else str(v), t="wint")
@@ -403,14 +422,27 @@ class Gen:
                                      any(u in STRONG for u in t))
                 if tups:
                     n = self.pick(tups)
-                    t = self.visible()[n]
-                    k = self.pick([k for k, u in enumerate(t) if u in STRONG])
-                    spell = str(k) if self.chance(0.7) else str(k - len(t))
-                    return N(f"{{0}}[{spell}]", [N(n, t=t)], t[k])
+                    return self.item(N(n, t=self.visible()[n]), d)
             elif what == "i":
                 return N("i", t="int64")
         t = self.pick(sorted(INTEGERS)) if prefer_int else self.pick(SCALARS)
         return self.const(t)
+
+    def item(self, tup, d):
+        """An item of the tuple tup (an N): a constant index (also from the end);
+        a variable one, len(), min() or max() where the items have one type."""
+        t = tup.t
+        if len(set(t)) == 1 and self.chance(0.4):
+            what = self.pick(["index", "len", "min"] if kind(t[0]) != "c" else ["index", "len"])
+            if what == "index":
+                k = self.index(N("len({0})", [tup], "int64"), d - 1)
+                return N("{0}[{1}]", [tup, k], t[0])
+            if what == "len":
+                return N("len({0})", [tup], "int64")
+            return N(f"{self.pick(['min', 'max'])}({{0}})", [tup], t[0])
+        k = self.pick([k for k, u in enumerate(t) if u in STRONG])
+        spell = str(k) if self.chance(0.7) else str(k - len(t))
+        return N(f"{{0}}[{spell}]", [tup], t[k])
 
     def strong(self, e):
         """e as a value of a NumPy type: a literal or `not x` gets a constructor."""
@@ -487,6 +519,8 @@ class Gen:
         t = binop_type(op, a.t, b.t)
         if t is None or t not in STRONG:
             return None
+        if self.chance(0.15):
+            return N(f"operator.{OPERATOR_NAMES[op]}({{0}}, {{1}})", [a, b], t)
         return N(f"({{0}} {op} {{1}})", [a, b], t)
 
     def power(self, a, d):
@@ -507,7 +541,10 @@ class Gen:
         t = binop_type("**", a.t, n.t)
         if t is None or t not in STRONG or kind(t) == "f":
             return None
-        return N("({0} ** {1})", [a, n], t)
+        spell = self.weighted([("({0} ** {1})", 4), ("pow({0}, {1})", 1),
+                               ("operator.pow({0}, {1})", 0.5),   # np.power: real only
+                               ("np.power({0}, {1})", 0.5 if k != "c" else 0)])
+        return N(spell, [a, n], t)
 
     def x_un(self, d):
         a = self.expr(d)
@@ -515,11 +552,13 @@ class Gen:
         t = unop_type(op, a.t)
         if t is None or t not in STRONG or kind(a.t) == "c" and op == "abs":
             return None
+        if op != "abs" and self.chance(0.15):
+            return N(f"operator.{OPERATOR_NAMES['u' + op]}({{0}})", [a], t)
         return N("abs({0})" if op == "abs" else f"({op}{{0}})", [a], t)
 
     def compare(self, d):
         a = self.expr(d)
-        b = self.lit(a.t) if self.chance(0.3) else self.expr(d)
+        b = self.lit(a.t, "cmp") if self.chance(0.3) else self.expr(d)
         ops = ["<", "<=", ">", ">=", "==", "!="]
         if kind(a.t) == "c" or b.t in STRONG and kind(b.t) == "c" or b.t == "wcomplex":
             ops = ["==", "!="]
@@ -530,6 +569,8 @@ class Gen:
             c = self.expr(d)
             if kind(c.t) != "c":
                 return N(f"({{0}} {op} {{1}} {self.pick(ops)} {{2}})", [a, b, c], "bool")
+        if self.chance(0.1):
+            return N(f"operator.{OPERATOR_NAMES[op]}({{0}}, {{1}})", [a, b], "bool")
         return N(f"({{0}} {op} {{1}})", [a, b], "bool")
 
     def x_cmp(self, d):
@@ -569,18 +610,17 @@ class Gen:
         return N(f"{{0}}.{what}", [a], t)
 
     def x_math(self, d):
+        """An exactly rounded function of math or numpy (typed as NumPy types it)."""
         x = self.real(self.expr(d))
         fn = self.weighted([("sqrt", 3), ("fabs", 1), ("copysign", 1), ("fmod", 1),
                             ("floor", 1), ("ceil", 1), ("trunc", 1), ("round", 1.5),
-                            ("round2", 1), ("ldexp", 0.7), ("frexp", 0.7), ("npsqrt", 1),
-                            ("npfloor", 0.7)])
+                            ("round2", 1), ("ldexp", 0.7), ("frexp", 0.7), ("np1", 3),
+                            ("np2", 1.5), ("angle", 0.5)])
         ft = float_type(x.t)
         if fn in ("floor", "ceil", "trunc", "round"):
             if kind(x.t) != "f":
                 return None
-            if fn == "round":
-                return N("round({0})", [x], "int64")
-            return N(f"math.{fn}({{0}})", [x], "int64")
+            return N("round({0})" if fn == "round" else f"math.{fn}({{0}})", [x], "int64")
         if fn == "round2":
             if kind(x.t) != "f":
                 return None
@@ -592,17 +632,29 @@ class Gen:
             n = N(str(self.r.randint(-30, 30)), t="wint") if self.chance(0.6) else \
                 N("({0} % 64 - 32)", [self.cast(self.expr(d, prefer_int=True), "int64")],
                   "int64", keep=True)
-            return N("math.ldexp({0}, {1})", [x, n], ft)
+            mod = self.pick(["math", "np"])
+            t = ft if mod == "math" else numpy_type("ldexp", x.t, "int64")
+            return N(f"{mod}.ldexp({{0}}, {{1}})", [x, n], t) if t else None
         if fn == "frexp":
             k = self.r.randrange(2)
-            return N(f"math.frexp({{0}})[{k}]", [x], (ft, "int64")[k])
-        if fn == "npsqrt":
-            return N("np.sqrt({0})", [x], type_of(np.sqrt(sample(x.t))))
-        if fn == "npfloor":
-            fname = self.pick(["floor", "ceil", "trunc", "rint"])
-            if x.t == "bool":
-                return None
-            return N(f"np.{fname}({{0}})", [x], type_of(getattr(np, fname)(sample(x.t))))
+            mod = self.pick(["math", "np"])
+            t = (ft, "int64")[k] if mod == "math" else (ft if k == 0 else "int32")
+            return N(f"{mod}.frexp({{0}})[{k}]", [x], t)
+        if fn == "np1":
+            name = self.pick(["sqrt", "floor", "ceil", "trunc", "rint", "fabs", "abs",
+                              "absolute"])
+            t = numpy_type(name, x.t)
+            return N(f"np.{name}({{0}})", [x], t) if t else None
+        if fn == "np2":
+            name = self.pick(["fmod", "copysign"])
+            y = self.real(self.expr(d))
+            t = numpy_type(name, x.t, y.t)
+            return N(f"np.{name}({{0}}, {{1}})", [x, y], t) if t else None
+        if fn == "angle":
+            name = self.pick(["math.radians", "math.degrees", "np.radians", "np.degrees",
+                              "np.deg2rad", "np.rad2deg"])
+            t = ft if name.startswith("math") else numpy_type(name[3:], x.t)
+            return N(f"{name}({{0}})", [x], t) if t else None
         return N(f"math.{fn}({{0}})", [x], ft)
 
     def x_minmax(self, d):
@@ -689,7 +741,11 @@ class Gen:
 
     def stmt(self, depth):
         d = self.r.randint(1, 3)
-        table = [("assign", 5), ("reassign", 2), ("aug", 2), ("if", 2.5 if depth < 3 else 0),
+        # in nested blocks, mostly update the variables of outer ones: the
+        # values then reach the outputs rather than die with the block
+        outer = depth > 1 and self.assignable(lambda t: t in STRONG)
+        table = [("assign", 2 if outer else 5), ("reassign", 4 if outer else 2),
+                 ("aug", 4 if outer else 2), ("if", 2.5 if depth < 3 else 0),
                  ("for", 1.5 if depth < 3 else 0), ("while", 0.7 if depth < 3 else 0),
                  ("tuple", 1), ("unpack", 1), ("view", 1.2),
                  ("foreach", 1 if depth < 3 else 0), ("jump", 1.5 if self.loops else 0),
@@ -978,6 +1034,14 @@ class Gen:
             e = self.strong(e if e is not None else self.expr(r.randint(1, 4)))
             p.outputs.append((f"out{k}", e.t, (p.nthreads,), e.tol))
             stores.append(line(f"out{k}[i] = {{0}}", e, tag=("store", k)))
+        # the final values of the kernel's variables, each its own output
+        for name in self.names_of(lambda t: t in STRONG):
+            if name in self.frames[0] or len(p.outputs) >= 8 or not self.chance(0.7):
+                continue
+            k = len(p.outputs)
+            t = self.visible()[name]
+            p.outputs.append((f"out{k}", t, (p.nthreads,), None))
+            stores.append(line(f"out{k}[i] = {name}", tag=("store", k)))
         if self.chance(0.25):
             k = len(p.outputs)
             j = self.fresh("j")

@@ -78,7 +78,10 @@ class Isolated:
             _send(self.proc.stdin, request)
             ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
             if ready:
-                return _recv(self.proc.stdout)
+                outcome = _recv(self.proc.stdout)
+                if outcome.kind == "launch":
+                    self.stop()     # a kernel fault ends the CUDA context: a fresh child
+                return outcome
         except (EOFError, BrokenPipeError, pickle.UnpicklingError):
             pass
         if self.proc.poll() is None:

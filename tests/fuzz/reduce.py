@@ -92,7 +92,7 @@ def _fewer_threads(p, outcome):
     return q
 
 
-def reduce(program, outcome, check, budget=1500):
+def reduce(program, outcome, check, budget=4000):
     """A smaller copy of program that check (program -> Outcome) still finds
     failing as `outcome`; the number of checks it took."""
     want = outcome.signature()

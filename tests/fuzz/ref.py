@@ -24,6 +24,7 @@ the fuzzer then leaves that thread's outputs unchecked.
 """
 import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -121,7 +122,7 @@ class _MathShim:
                          ("log10", np.log10), ("log1p", np.log1p), ("atan", np.arctan),
                          ("asin", np.arcsin), ("acos", np.arccos), ("sinh", np.sinh),
                          ("cosh", np.cosh), ("tanh", np.tanh), ("asinh", np.arcsinh),
-                         ("cbrt", np.cbrt)):
+                         ("cbrt", np.cbrt), ("radians", np.radians), ("degrees", np.degrees)):
             setattr(self, name, _math1(uf))
         for name, uf in (("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign),
                          ("fmod", np.fmod), ("pow", np.power)):
@@ -216,6 +217,7 @@ def reference_namespace(thread):
     """Globals for exec'ing a generated module in CPython: thread is a Thread."""
     return {
         "__builtins__": builtins, "gpujit": thread, "np": _NumpyShim(), "math": _MathShim(),
+        "operator": operator,
         "int": lambda x: to_int(x, "int64"), "float": np.float64, "bool": np.bool_,
         "complex": _complex, "min": _minmax(builtins.min), "max": _minmax(builtins.max),
         "round": _round, "range": _range, "enumerate": _enumerate,

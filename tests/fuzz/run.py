@@ -11,6 +11,7 @@ kernel), "reference" (CPython raised: a generator bug).
 """
 import linecache
 import math
+import operator
 import traceback
 import warnings
 
@@ -79,7 +80,7 @@ def run_reference(program, code):
 
 def run_gpujit(program, code):
     """gpujit's outputs of two launches, with each poison."""
-    ns = {"gpujit": gpujit, "np": np, "math": math}
+    ns = {"gpujit": gpujit, "np": np, "math": math, "operator": operator}
     exec(code, ns)
     kernel = ns["kernel"]
     args = [value for _, value, _ in program.args]
