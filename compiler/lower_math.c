@@ -611,15 +611,31 @@ LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
 
 /* ---- real functions ----------------------------------------------------------- */
 
+/* radians(x) and degrees(x) as NumPy's npy_deg2rad and npy_rad2deg: x times
+   pi/180 or 180/pi computed in x's precision (in float, 180.0f / (float)pi is
+   not (float)(180.0 / pi)); float16 in float32, rounded once, as NumPy's
+   float16 loops compute it. */
+static LLVMValueRef angle(GjLower *L, LLVMValueRef x, int to_degrees) {
+    LLVMTypeRef ty = LLVMTypeOf(x);
+    if (LLVMGetTypeKind(ty) == LLVMDoubleTypeKind)
+        return fmul_(L, x, fconst(x, to_degrees ? 180.0 / M_PI : M_PI / 180.0));
+    float pi = (float)M_PI;
+    double k = to_degrees ? (double)(180.0f / pi) : (double)(pi / 180.0f);
+    int half = LLVMGetTypeKind(ty) == LLVMHalfTypeKind;
+    LLVMValueRef xf = half ? LLVMBuildFPExt(L->b, x, LLVMFloatTypeInContext(L->ctx), "") : x;
+    LLVMValueRef r = fmul_(L, xf, fconst(xf, k));
+    return half ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
+}
+
 /* A real float function of the row's implementation on args of one float type. */
 static LLVMValueRef float_fn(GjLower *L, GjMathFn fn, LLVMValueRef *x, int n) {
     const char *impl = gj_math_impl(fn);
     LLVMValueRef r;
     switch ((int)fn) {   /* rows without an implementation function, and fastmath's */
     case GJ_MF_RADIANS: case GJ_MF_DEG2RAD:
-        return fmul_(L, x[0], fconst(x[0], M_PI / 180.0));
+        return angle(L, x[0], 0);
     case GJ_MF_DEGREES: case GJ_MF_RAD2DEG:
-        return fmul_(L, x[0], fconst(x[0], 180.0 / M_PI));
+        return angle(L, x[0], 1);
     case GJ_MF_SQRT:
         return gj_lower_sqrt(L, x[0]);
     case GJ_MF_TANH:

@@ -173,6 +173,14 @@ static LLVMValueRef complex_cast(GjLower *L, LLVMValueRef v, const GjType *from,
     return re && im ? gj_lower_complex(L, re, im) : NULL;
 }
 
+/* A float the integer type cannot hold (nan, inf, out of range) converts to
+   an unspecified value (docs/typing.md), not to LLVM's poison: a branch or
+   a divisor that depends on poison is undefined behaviour, which O3 may turn
+   into an endless loop or drop the code around it.  freeze picks one value. */
+static LLVMValueRef float_to_int(GjLower *L, LLVMOpcode op, LLVMValueRef v, LLVMTypeRef ty) {
+    return LLVMBuildFreeze(L->b, LLVMBuildCast(L->b, op, v, ty, ""), "");
+}
+
 LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
     from = gj_ty_concrete(from);
     to = gj_ty_concrete(to);
@@ -186,8 +194,10 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
         if (tc == GJ_NC_BOOL)
             return gj_lower_truth(L, v, from);
         if (fc == GJ_NC_FLOAT && tc != GJ_NC_FLOAT && to->bits < 64)   /* as NumPy on x86: */
-            return LLVMBuildTrunc(L->b, LLVMBuildFPToSI(L->b, v, L->i64, ""), ty, "");  /* wrap */
+            return LLVMBuildTrunc(L->b, float_to_int(L, LLVMFPToSI, v, L->i64), ty, "");  /* wrap */
         LLVMOpcode op = cast_ops[fc][tc];
+        if (op == LLVMFPToSI || op == LLVMFPToUI)
+            return float_to_int(L, op, v, ty);
         if (op == LLVMSExt || op == LLVMZExt || op == LLVMFPExt) {
             int fb = fc == GJ_NC_BOOL ? 1 : from->bits;
             if (fb == to->bits)
@@ -871,6 +881,26 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
     return NULL;
 }
 
+/* An integer compared with an int literal (a weak int, an int64 value).
+   NumPy 2 compares them by value even where the integer's type cannot hold
+   the literal (np.uint8(3) > -1 is True, np.int8(x) < 200 too), where
+   converting the literal to that type would wrap it: below 64 bits both are
+   compared as int64; a uint64 is above every negative literal. */
+static LLVMValueRef compare_with_literal(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
+                                         LLVMValueRef b, const GjType *tb, const GjType *t) {
+    /* k's truth for integer < literal and for literal < integer (LT LE EQ NE GT GE) */
+    static const int int_below[] = {1, 1, 0, 1, 0, 0}, lit_below[] = {0, 0, 0, 1, 1, 1};
+    int lit_left = ta->kind == GJ_TK_WEAK_INT;
+    if (t->bits < 64)
+        return compare_in(L, k, gj_lower_cast(L, a, ta, &gj_ty_int64),
+                          gj_lower_cast(L, b, tb, &gj_ty_int64), GJ_NC_SINT);
+    LLVMValueRef lit = lit_left ? a : b;
+    LLVMValueRef negative = icmp(L, LLVMIntSLT, lit, int_const(lit, 0));
+    LLVMValueRef known = LLVMConstInt(L->i1, (unsigned long long)(lit_left ? int_below[k]
+                                                                        : lit_below[k]), 0);
+    return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
+}
+
 LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
                               LLVMValueRef b, const GjType *tb) {
     const GjType *t = gj_ty_promote(ta, tb);
@@ -881,6 +911,9 @@ LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType 
                  gj_ir_cmp_symbol(k), tb->name);
         return NULL;
     }
+    if ((ta->kind == GJ_TK_WEAK_INT) != (tb->kind == GJ_TK_WEAK_INT) &&
+        (t->kind == GJ_TK_UINT || (t->kind == GJ_TK_INT && t->bits < 64)))
+        return compare_with_literal(L, k, a, ta, b, tb, t);
     if (!(a = gj_lower_cast(L, a, ta, t)) || !(b = gj_lower_cast(L, b, tb, t)))
         return NULL;
     return compare_in(L, k, a, b, gj_lower_class(t));

@@ -148,6 +148,8 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
     case GJ_MK_ROUND:   /* math.floor -> int64; np.floor keeps the dtype (NumPy 2) */
         if (ns == GJ_NS_MATH)
             return &gj_ty_int64;
+        if (fn == GJ_MF_RINT)   /* but np.rint of an integer is a float, as np.sqrt's */
+            return float_result(ns, t);
         return gj_ty_concrete(t);
     case GJ_MK_PRED:
         return &gj_ty_bool;

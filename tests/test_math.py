@@ -176,7 +176,9 @@ def test_result_types(dtype):
 
 @pytest.mark.parametrize("expr,dtype,want", [
     ("math.floor(a[0])", "float32", "int64"), ("np.floor(a[0])", "float32", "float32"),
-    ("np.floor(a[0])", "int16", "int16"), ("round(a[0])", "float32", "int64"),
+    ("np.floor(a[0])", "int16", "int16"), ("np.rint(a[0])", "int16", "float32"),
+    ("np.rint(a[0])", "uint8", "float16"), ("np.rint(a[0])", "int64", "float64"),
+    ("round(a[0])", "float32", "int64"),
     ("round(a[0], 2)", "float32", "float32"), ("math.isnan(a[0])", "float64", "bool"),
     ("math.frexp(a[0])", "float32", "tuple(float32, int64)"),
     ("np.frexp(a[0])", "float64", "tuple(float64, int32)"),
@@ -246,6 +248,26 @@ def test_function_values(rng, key, ns, name, dtype):
     # lgamma crosses zero at 1 and 2: its error there is absolute (glibc's and
     # libdevice's documentation bound it relative to 1, not to the result)
     check_ulps(out, want, dtype, ulps[dtype == "float64"] + 2, 1.0 if name == "lgamma" else 0.0)
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_radians_and_degrees_are_numpys(rng, dtype):
+    # One multiplication by the constant rounded to the type, as NumPy's; float16
+    # in float32, rounded once, as NumPy's float16 loops (the fuzzer found float16
+    # multiplied in float16 by a float16 constant: a third of the results an ulp off).
+    def k(a, out):
+        i = gpujit.grid(1)
+        if i < a.size:
+            out[0, i] = math.radians(a[i])
+            out[1, i] = np.degrees(a[i])
+            out[2, i] = np.deg2rad(a[i])
+            out[3, i] = math.degrees(a[i])
+    a = random_array(rng, N, dtype, -300, 300)
+    out = poison((4, N), dtype)
+    gpujit.jit(k)[(N + 127) // 128, 128](a, out)
+    for got, fn in zip(out, (np.radians, np.degrees, np.deg2rad, np.rad2deg)):
+        np.testing.assert_array_equal(got, fn(a))
 
 
 @pytest.mark.usefixtures("target")

@@ -72,6 +72,27 @@ def test_weak_literals_follow_nep50(literal, pyvalue):
         assert got == want, f"{t} + {literal}: gpujit {got}, NumPy {want}"
 
 
+@pytest.mark.usefixtures("target")
+def test_comparison_with_a_literal_the_type_cannot_hold():
+    # NumPy 2 compares an integer with a Python int by value (np.uint8(3) > -1 is
+    # True); converting the literal to uint8 would make it 255 (the fuzzer found it).
+    cmps = ["u[i] > -1", "-1 < u[i]", "u[i] == -1", "u[i] != 300", "s[i] < 200", "s[i] >= -129",
+            "w[i] > -1", "-5 >= w[i]", "w[i] != -1", "w[i] < 3", "q[i] > -1", "q[i] < 2**40"]
+    src = "def k(u, s, w, q, out):\n    i = gpujit.grid(1)\n    if i < out.shape[0]:\n"
+    src += "".join(f"        out[i, {j}] = {c}\n" for j, c in enumerate(cmps))
+    env = dict(ENV)
+    exec(src, env)
+    u = np.array([0, 3, 255], np.uint8)
+    s = np.array([-128, 0, 127], np.int8)
+    w = np.array([0, 2, 2**64 - 1], np.uint64)
+    q = np.array([0, -2**31, 2**31 - 1], np.int32)
+    out = poison((3, len(cmps)), "bool")
+    gpujit.jit(env["k"])[1, 32](u, s, w, q, out)
+    for j, c in enumerate(cmps):
+        want = [eval(c, {"u": u, "s": s, "w": w, "q": q, "i": i}) for i in range(3)]
+        assert list(out[:, j]) == want, c
+
+
 def promotion_table_markdown():
     """The promotion table that docs/typing.md must contain, made by NumPy."""
     short = {t: t.replace("complex", "c").replace("float", "f").replace("uint", "u")
@@ -302,6 +323,34 @@ def test_conversions(rng, src, conv):
     want = reference(fn, result_dtype(fn, a[0], b[0]), a, b)
     got = launch(kernel, want.dtype, a, b)
     np.testing.assert_array_equal(got, want)
+
+
+@gpujit.jit
+def _float_to_int_out_of_range(x, out):
+    i = gpujit.grid(1)
+    if i < out.shape[0]:
+        out[i, 0] = int(x[i]) % 5
+        out[i, 1] = np.int32(math.nan) & 3
+        count = 0
+        for _ in range(np.int16(x[i]) & 3):
+            count += 1
+        out[i, 2] = count
+        out[i, 3] = 7 if int(math.inf) == int(math.inf) else 8
+
+
+@pytest.mark.usefixtures("target")
+def test_float_to_int_out_of_range_is_some_value():
+    # docs/typing.md: nan, inf and floats out of an integer type's range convert
+    # to an unspecified value.  LLVM's fptosi gives poison for them, and a store,
+    # a branch or a divisor that depends on poison is undefined behaviour: O3
+    # dropped these stores, and made an endless loop of a kernel the fuzzer
+    # found (tests/fuzz).  Whatever the value, what follows must hold for it.
+    x = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 3.0])
+    out = np.full((x.size, 4), -1, np.int64)
+    _float_to_int_out_of_range[1, 32](x, out)
+    assert ((0 <= out[:, 0]) & (out[:, 0] < 5)).all(), out
+    assert ((0 <= out[:, 1:3]) & (out[:, 1:3] <= 3)).all(), out
+    assert (out[:, 3] == 7).all() and out[5, 0] == 3 and out[5, 2] == 3, out
 
 
 @pytest.mark.usefixtures("target")
