@@ -41,8 +41,12 @@ PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
 PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
 {
     GjPyState *st = PyModule_GetState(module);
-    const char *s = gj_py_str(sig, "_parse_signature() takes a str");
-    if (!s || !gj_py_signature_text(sig))   /* the latter: refuses a NUL */
+    if (!PyUnicode_Check(sig)) {
+        PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");
+        return NULL;
+    }
+    const char *s = gj_py_signature_text(sig);   /* refuses a NUL */
+    if (!s)
         return NULL;
     GjCtx ctx;
     gj_ctx_init(&ctx);

@@ -462,18 +462,22 @@ static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObjec
     /* asarray first: ascontiguousarray makes a Python number 1-d, where
        to_device(5) is 0-d, as numba's and np.asarray(5) */
     PyObject *arr = PyObject_CallMethod(st->np, "asarray", "(O)", obj);
-    int contiguous = 0;
-    if (arr && PyObject_GetBuffer(arr, view, PyBUF_RECORDS_RO) == 0) {
-        contiguous = PyBuffer_IsContiguous(view, 'A');
-        PyBuffer_Release(view);
-    }
-    PyErr_Clear();
-    *holder = !arr || contiguous ? arr
-                                 : PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, arr, NULL);
-    if (*holder != arr)
-        Py_XDECREF(arr);
-    if (!*holder)
+    if (!arr)
         return -1;
+    if (PyObject_GetBuffer(arr, view, PyBUF_RECORDS_RO) == 0) {
+        if (PyBuffer_IsContiguous(view, 'A')) {
+            *holder = arr;
+            return 0;
+        }
+        PyBuffer_Release(view);
+        *holder = PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, arr, NULL);
+        Py_DECREF(arr);
+        if (!*holder)
+            return -1;
+    } else {
+        PyErr_Clear();   /* no buffer format: the dtype says why, below */
+        *holder = arr;
+    }
     if (PyObject_GetBuffer(*holder, view, PyBUF_RECORDS_RO) < 0) {
         /* a dtype with no buffer format (datetime64, timedelta64): say that
            gpujit has no type for it, as for any other */
@@ -613,8 +617,10 @@ static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
         ok = can ? PyObject_IsTrue(can) : -1;
         /* Python ints (int64 to NumPy) into an unsigned array: NumPy refuses
            each one that does not fit (a negative one too) as it converts */
-        if (ok == 0 && gj_py_dtypes[gj_py_dtype_id_of(dtype)].kind == 'i'
-            && gj_py_dtypes[d->dtype_id].kind == 'u')
+        int id = ok == 0 ? gj_py_dtype_id_of(dtype) : -1;
+        if (id < 0)
+            PyErr_Clear();   /* values of a dtype gpujit has none for: refused below */
+        else if (gj_py_dtypes[id].kind == 'i' && gj_py_dtypes[d->dtype_id].kind == 'u')
             ok = 1;
         Py_XDECREF(values);
         Py_XDECREF(can);

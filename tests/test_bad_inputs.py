@@ -156,3 +156,13 @@ def test_an_exception_class_that_takes_no_single_message_keeps_the_kernels_error
                                            r"test_bad_inputs.py:\d+\), in kernel .*raises at "
                                            r"threadIdx"):
         gpujit.jit(debug=True)(raises)[1, 1](np.zeros(1))
+
+
+@pytest.mark.usefixtures("target")
+def test_values_numpy_cannot_make_an_array_of_keep_numpys_error():
+    with pytest.raises(ValueError, match="inhomogeneous"):
+        gpujit.to_device([[1, 2], [3]])
+    d = gpujit.to_device(np.arange(2, dtype=np.uint8))
+    with pytest.raises(TypeError, match=r"incompatible dtype: uint8 \(device\) vs. <U1"):
+        d.copy_to_device(["a", "b"])                  # no gpujit type: refused, not looked up
+    assert d.copy_to_host().tolist() == [0, 1]
