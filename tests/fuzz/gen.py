@@ -15,7 +15,8 @@ NumPy for the type of each operation (``binop_type``), so the types it
 tracks are the ones the reference computes; it keeps a kernel away from:
 
 * what is undefined or differs on purpose: an integer to a negative power,
-  a literal its partner's type cannot hold (NumPy raises), ordering of
+  arithmetic with a literal its partner's type cannot hold (NumPy raises;
+  comparisons, which compare by value, do get such literals), ordering of
   complex numbers, an index out of range (indices are ``% len``), a
   tuple index out of range, a read of a variable not assigned on every
   path (each variable is read only in the block that assigns it), a
@@ -33,7 +34,7 @@ import random
 
 import numpy as np
 
-from .ref import COMPLEXES, FLOATS, INTS, SCALARS, UINTS, edge_values, kind, random_values
+from .ref import INTS, SCALARS, UINTS, edge_values, kind, random_values
 
 
 class Arr(tuple):
@@ -47,7 +48,6 @@ class Tup(tuple):
 
 
 STRONG = frozenset(SCALARS)
-REAL = frozenset(SCALARS) - frozenset(COMPLEXES)
 INTEGERS = frozenset(INTS + UINTS)
 
 # CUDA Math API maximum errors (ulps, float32 then float64), which gpujit documents
@@ -291,7 +291,6 @@ class Gen:
         self.stmts = 0              # statements left to make in this function
         self.funcs = []
         self.in_kernel = False
-        self.fname = None
 
     def fresh(self, prefix):
         self.count += 1
@@ -1015,11 +1014,9 @@ class Gen:
         self.frames = []
         names = [n for n, _ in params] + [o[0] for o in p.outputs]
         p.kernel = Func("kernel", [(n, None) for n in names], "@gpujit.jit(contract=False)")
-        if self.chance(0.3):
-            p.kernel.body = [line("i = gpujit.grid(1)"),
-                             Stmt([Clause("if i >= out0.shape[0]:", [], [line("return")])],
-                                  "guard")]
-            p.kernel.body += body
+        if self.chance(0.3):   # the guard's statements stay in reduction (tag "guard")
+            leave = Clause("if i >= out0.shape[0]:", [], [line("return", tag="guard")])
+            p.kernel.body = [line("i = gpujit.grid(1)"), Stmt([leave], "guard")] + body
         else:
             p.kernel.body = [line("i = gpujit.grid(1)"),
                              Stmt([Clause("if i < out0.shape[0]:", [], body)], "guard")]

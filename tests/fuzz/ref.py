@@ -195,8 +195,9 @@ def _enumerate(it, start=0):
     return ((np.int64(k), v) for k, v in builtins.enumerate(it, int(start)))
 
 
-def _complex(re=0.0, im=0.0):
-    return np.complex128(builtins.complex(re, im))
+def _complex(re=0.0, im=None):
+    # complex(z) is z: complex(z, 0.0) would add 0.0 to a -0.0 imaginary part
+    return np.complex128(builtins.complex(re) if im is None else builtins.complex(re, im))
 
 
 class Thread:
