@@ -617,22 +617,23 @@ class Gen:
                             ("np2", 1.5), ("angle", 0.5)])
         ft = float_type(x.t)
         if fn in ("floor", "ceil", "trunc", "round"):
-            if kind(x.t) != "f":
+            if x.t == "bool":
                 return None
             return N("round({0})" if fn == "round" else f"math.{fn}({{0}})", [x], "int64")
         if fn == "round2":
-            if kind(x.t) != "f":
+            if x.t == "bool":
                 return None
-            return N(f"round({{0}}, {self.r.randint(-1, 3)})", [x], x.t)
+            return N(f"round({{0}}, {self.r.randint(-2, 3)})", [x], x.t)
         if fn in ("copysign", "fmod"):
             y = self.real(self.expr(d))
             return N(f"math.{fn}({{0}}, {{1}})", [x, y], float_type(x.t, y.t))
         if fn == "ldexp":
-            n = N(str(self.r.randint(-30, 30)), t="wint") if self.chance(0.6) else \
-                N("({0} % 64 - 32)", [self.cast(self.expr(d, prefer_int=True), "int64")],
-                  "int64", keep=True)
+            n = self.expr(d, prefer_int=True)
+            n = N(str(self.r.randint(-30, 30)), t="wint") if self.chance(0.5) else \
+                N("({0} % 64 - 32)", [self.cast(n, "int64")], "int64", keep=True) \
+                if self.chance(0.7) or n.t not in INTEGERS else n
             mod = self.pick(["math", "np"])
-            t = ft if mod == "math" else numpy_type("ldexp", x.t, "int64")
+            t = ft if mod == "math" else numpy_type("ldexp", x.t, n.t)
             return N(f"{mod}.ldexp({{0}}, {{1}})", [x, n], t) if t else None
         if fn == "frexp":
             k = self.r.randrange(2)
