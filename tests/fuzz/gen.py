@@ -638,7 +638,7 @@ class Gen:
         if fn == "frexp":
             k = self.r.randrange(2)
             mod = self.pick(["math", "np"])
-            t = (ft, "int64")[k] if mod == "math" else (ft if k == 0 else "int32")
+            t = (ft, "int64")[k] if mod == "math" else type_of(np.frexp(sample(x.t))[k])
             return N(f"{mod}.frexp({{0}})[{k}]", [x], t)
         if fn == "np1":
             name = self.pick(["sqrt", "floor", "ceil", "trunc", "rint", "fabs", "abs",
