@@ -769,7 +769,9 @@ static LLVMValueRef pow10(GjLower *L, LLVMValueRef k, LLVMValueRef like) {
 }
 
 /* round(x, nd) as NumPy: y = x * 10**nd, rint, / 10**nd (nd < 0: divide
-   first); an integer x is rounded to a multiple of 10**-nd, half to even. */
+   first); an integer x with nd < 0 as NumPy's PyArray_Round too, in float64
+   (x / 10**-nd, rint, times 10**-nd, converted back), so that values beyond
+   2**53, and uint64 beyond 2**63, round as NumPy's do; nd >= 0 keeps it. */
 static LLVMValueRef round_digits(GjLower *L, LLVMValueRef x, const GjType *xt, LLVMValueRef nd,
                                  const GjType *ndt, const GjType *rt) {
     LLVMValueRef d = gj_lower_cast(L, nd, ndt, &gj_ty_int64);
@@ -783,20 +785,10 @@ static LLVMValueRef round_digits(GjLower *L, LLVMValueRef x, const GjType *xt, L
         y = gj_lower_float_intrinsic(L, "llvm.rint", y);
         return sel(L, neg, fmul_(L, y, f), fdiv_(L, y, f));
     }
-    /* integers: nd >= 0 keeps x; else q = x // f, r = x - q f, round q half to even */
-    LLVMValueRef f64 = gj_lower_binop(L, GJ_BIN_POW, LLVMConstInt(L->i64, 10, 0), &gj_ty_int64,
-                                      absd, &gj_ty_int64, &gj_ty_int64);
-    LLVMValueRef x64 = gj_lower_cast(L, x, rt, &gj_ty_int64);
-    LLVMValueRef q = gj_lower_binop(L, GJ_BIN_FLOORDIV, x64, &gj_ty_int64, f64, &gj_ty_int64,
-                                    &gj_ty_int64);
-    LLVMValueRef r = LLVMBuildSub(L->b, x64, LLVMBuildMul(L->b, q, f64, ""), "");
-    LLVMValueRef r2 = LLVMBuildMul(L->b, r, LLVMConstInt(L->i64, 2, 0), "");
-    LLVMValueRef odd = LLVMBuildTrunc(L->b, q, L->i1, "");
-    LLVMValueRef up = LLVMBuildOr(L->b, LLVMBuildICmp(L->b, LLVMIntSGT, r2, f64, ""),
-                                  LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntEQ, r2, f64, ""),
-                                               odd, ""), "");
-    q = sel(L, up, LLVMBuildAdd(L->b, q, LLVMConstInt(L->i64, 1, 0), ""), q);
-    LLVMValueRef res = gj_lower_cast(L, LLVMBuildMul(L->b, q, f64, ""), &gj_ty_int64, rt);
+    LLVMValueRef xd = gj_lower_cast(L, x, rt, &gj_ty_float64);
+    LLVMValueRef f = pow10(L, absd, xd);
+    LLVMValueRef y = fmul_(L, gj_lower_float_intrinsic(L, "llvm.rint", fdiv_(L, xd, f)), f);
+    LLVMValueRef res = gj_lower_cast(L, y, &gj_ty_float64, rt);
     return res ? sel(L, neg, res, x) : NULL;
 }
 

@@ -515,15 +515,33 @@ static const GjType *slice_type(Infer *in, const GjIns *ins) {
 
 /* ---- instructions ----------------------------------------------------- */
 
+/* The type that holds values of types a and b (a variable assigned both,
+   the two paths of x if c else y, two returns), or NULL: numbers promote,
+   tuples of one length element by element, views of two layouts in one
+   memory space are layout A.  a NULL a (nothing stored yet) gives b. */
+static const GjType *join(Infer *in, const GjType *a, const GjType *b) {
+    if (!a || a == b)
+        return b;
+    if (a->kind == GJ_TK_ARRAY && b->kind == GJ_TK_ARRAY && a->dtype == b->dtype &&
+        a->ndim == b->ndim && a->addrspace == b->addrspace)
+        return gj_ty_array_in(in->c, gj_ty_array(in->c, b->dtype, b->ndim, GJ_LAYOUT_A),
+                              b->addrspace);
+    if (a->kind != GJ_TK_TUPLE || b->kind != GJ_TK_TUPLE || a->n != b->n)
+        return gj_ty_unify(a, b);
+    const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, a->n > 0 ? a->n : 1);
+    if (!elems)
+        return NULL;
+    for (int i = 0; i < a->n; i++) {
+        if (!(elems[i] = join(in, a->elems[i], b->elems[i])))
+            return NULL;
+    }
+    return gj_ty_tuple(in->c, elems, a->n);
+}
+
 /* Folds a stored type into variable v; a conflict is reported at the store. */
 static const GjType *store_var(Infer *in, const GjIns *ins, const GjType *t) {
     GjVar *v = &in->f->vars[ins->var];
-    const GjType *u = gj_ty_unify(v->type, t);
-    if (!u && v->type->kind == GJ_TK_ARRAY && t->kind == GJ_TK_ARRAY &&
-        v->type->dtype == t->dtype && v->type->ndim == t->ndim &&
-        v->type->addrspace == t->addrspace)   /* views of two layouts, one memory space */
-        u = gj_ty_array_in(in->c, gj_ty_array(in->c, t->dtype, t->ndim, GJ_LAYOUT_A),
-                           t->addrspace);
+    const GjType *u = join(in, v->type, t);
     if (!u && v->kind == GJ_VAR_STACK)   /* a value that joins two paths: x if c else y */
         return gj_infer_fail(
             in, GJ_DIAG_TYPING, ins->loc,
@@ -571,22 +589,6 @@ static const GjType *load_var(Infer *in, const GjIns *ins) {
                          "local variable '%s' is read before it is assigned", v->name);
 }
 
-/* The return type of two returns: their unification, element-wise for tuples. */
-static const GjType *unify_returns(Infer *in, const GjType *a, const GjType *b) {
-    if (!a || a == b)
-        return b;
-    if (a->kind != GJ_TK_TUPLE || b->kind != GJ_TK_TUPLE || a->n != b->n)
-        return gj_ty_unify(a, b);
-    const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, a->n > 0 ? a->n : 1);
-    if (!elems)
-        return NULL;
-    for (int i = 0; i < a->n; i++) {
-        if (!(elems[i] = unify_returns(in, a->elems[i], b->elems[i])))
-            return NULL;
-    }
-    return gj_ty_tuple(in->c, elems, a->n);
-}
-
 /* Whether t is a local array, or a tuple holding one. */
 static int holds_local_array(const GjType *t) {
     if (t->kind == GJ_TK_ARRAY)
@@ -618,7 +620,7 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
             "array (%s): the array ends with the call; let the caller make it with "
             "local.array and pass it in",
             t->name);
-    const GjType *u = unify_returns(in, f->ret_type, t);
+    const GjType *u = join(in, f->ret_type, t);
     if (!u)
         return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
                              "%s returns %s here but %s elsewhere; every return must have one type",

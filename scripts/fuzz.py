@@ -93,6 +93,8 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=60.0,
                     help="seconds a kernel may take before it counts as a hang")
     ap.add_argument("--size", type=float, default=1.0, help="scales the statements per kernel")
+    ap.add_argument("--max-seconds", type=float, default=None,
+                    help="start no kernel after this many seconds (the summary says how many ran)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
     opt = ap.parse_args(argv)
 
@@ -105,8 +107,9 @@ def main(argv=None):
         nonlocal reducing
         with Isolated(opt.target, opt.timeout) as iso:
             while True:
-                with lock:
-                    k = next(todo, None)
+                with lock:   # kernels are taken in order, and each taken one is run
+                    late = opt.max_seconds and time.time() - t0 > opt.max_seconds
+                    k = None if late else next(todo, None)
                 if k is None:
                     return
                 o = iso.check_index(opt.seed, k, opt.size)

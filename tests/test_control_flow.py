@@ -305,6 +305,33 @@ def test_tuples_and_for_over_tuple(rng):
 
 
 @gpujit.jit
+def tuples_of_two_types(a, out):
+    i = gpujit.grid(1)
+    if i < out.shape[0]:
+        t = (1, np.float16(a[i]))
+        if a[i] > 0:
+            t = (2, np.float64(a[i]) / 3)     # the variable holds tuple(int64, float64)
+        u = (a[i], np.int8(1)) if a[i] < 1 else (np.float32(2), np.int16(300))
+        out[i, 0] = t[0]
+        out[i, 1] = t[1]
+        out[i, 2] = u[0]
+        out[i, 3] = u[1]
+
+
+def test_tuple_variable_of_two_types_holds_their_promotion(rng):
+    # language.md: a variable assigned values of different types gets their
+    # promotion; for tuples element by element, as for two returns (the fuzzer
+    # found a TypingError "cannot assign tuple(int64, float64, uint8) to 't4',
+    # which holds tuple(int64, float16, uint8)").
+    a = random_array(rng, N, "float64", -4, 4)
+    got = launch(tuples_of_two_types, a, poison((N, 4), "float64"))
+    for x, row in zip(a, got):
+        t = (2, x / 3) if x > 0 else (1, float(np.float16(x)))
+        u = (x, 1) if x < 1 else (2.0, 300)
+        assert list(row) == [*t, *u], (x, row)
+
+
+@gpujit.jit
 def find_pair(a, target, out):
     i = gpujit.grid(1)
     if i < out.size:

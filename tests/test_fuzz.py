@@ -8,8 +8,6 @@ one (and reduces it).  docs/internals.md describes the fuzzer.
 """
 import datetime
 
-import pytest
-
 from fuzz.gen import N, line, make_program
 from fuzz.isolate import Isolated
 from fuzz.reduce import reduce

@@ -308,6 +308,30 @@ def test_rounding_and_integers(rng, dtype):
 
 
 @pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("dtype,values", [
+    ("int64", [150, -250, 149, 2**53 + 1, 2**62 + 12345, -2**62 - 987, 9 * 10**18 + 50]),
+    ("uint64", [150, 250, 2**63 + 58, 2**63 + 5000, 2**60 + 1, 12934493460]),
+    ("int8", [-120, 120, 50, -50, 15, -15, 25]),
+])
+def test_round_of_an_integer_to_tens_is_numpys(dtype, values):
+    # NumPy rounds an integer to a multiple of 10**k in float64 (x / 10**k, rint,
+    # times 10**k): beyond 2**53 that is not exact, and gpujit's int64 arithmetic
+    # gave other values, for uint64 beyond 2**63 not even multiples of 10**k
+    # (2**63 + 58 became ...816; found by the fuzzer).
+    def k(a, out):
+        i = gpujit.grid(1)
+        if i < a.size:
+            out[0, i] = round(a[i], -1)
+            out[1, i] = round(a[i], -2)
+            out[2, i] = round(a[i], 3)
+    a = np.array(values, dtype)
+    out = poison((3, a.size), dtype)
+    gpujit.jit(k)[1, 32](a, out)
+    for got, nd in zip(out, (-1, -2, 3)):
+        np.testing.assert_array_equal(got, [round(x, nd) for x in a])
+
+
+@pytest.mark.usefixtures("target")
 @pytest.mark.parametrize("dtype", ["int8", "int32", "uint16", "int64", "float32", "float64"])
 def test_divmod_pow_abs_min_max(rng, dtype):
     def k(a, b, q, r, p, m):

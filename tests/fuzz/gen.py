@@ -15,7 +15,8 @@ NumPy for the type of each operation (``binop_type``), so the types it
 tracks are the ones the reference computes; it keeps a kernel away from:
 
 * what is undefined or differs on purpose: an integer to a negative power,
-  a literal its partner's type cannot hold (NumPy raises), ordering of
+  arithmetic with a literal its partner's type cannot hold (NumPy raises;
+  comparisons, which compare by value, do get such literals), ordering of
   complex numbers, an index out of range (indices are ``% len``), a
   tuple index out of range, a read of a variable not assigned on every
   path (each variable is read only in the block that assigns it), a
@@ -33,7 +34,7 @@ import random
 
 import numpy as np
 
-from .ref import COMPLEXES, FLOATS, INTS, SCALARS, UINTS, edge_values, kind, random_values
+from .ref import INTS, SCALARS, UINTS, edge_values, kind, random_values
 
 
 class Arr(tuple):
@@ -47,7 +48,6 @@ class Tup(tuple):
 
 
 STRONG = frozenset(SCALARS)
-REAL = frozenset(SCALARS) - frozenset(COMPLEXES)
 INTEGERS = frozenset(INTS + UINTS)
 
 # CUDA Math API maximum errors (ulps, float32 then float64), which gpujit documents
@@ -291,7 +291,6 @@ class Gen:
         self.stmts = 0              # statements left to make in this function
         self.funcs = []
         self.in_kernel = False
-        self.fname = None
 
     def fresh(self, prefix):
         self.count += 1
@@ -618,27 +617,28 @@ class Gen:
                             ("np2", 1.5), ("angle", 0.5)])
         ft = float_type(x.t)
         if fn in ("floor", "ceil", "trunc", "round"):
-            if kind(x.t) != "f":
+            if x.t == "bool":
                 return None
             return N("round({0})" if fn == "round" else f"math.{fn}({{0}})", [x], "int64")
         if fn == "round2":
-            if kind(x.t) != "f":
+            if x.t == "bool":
                 return None
-            return N(f"round({{0}}, {self.r.randint(-1, 3)})", [x], x.t)
+            return N(f"round({{0}}, {self.r.randint(-2, 3)})", [x], x.t)
         if fn in ("copysign", "fmod"):
             y = self.real(self.expr(d))
             return N(f"math.{fn}({{0}}, {{1}})", [x, y], float_type(x.t, y.t))
         if fn == "ldexp":
-            n = N(str(self.r.randint(-30, 30)), t="wint") if self.chance(0.6) else \
-                N("({0} % 64 - 32)", [self.cast(self.expr(d, prefer_int=True), "int64")],
-                  "int64", keep=True)
+            n = self.expr(d, prefer_int=True)
+            n = N(str(self.r.randint(-30, 30)), t="wint") if self.chance(0.5) else \
+                N("({0} % 64 - 32)", [self.cast(n, "int64")], "int64", keep=True) \
+                if self.chance(0.7) or n.t not in INTEGERS else n
             mod = self.pick(["math", "np"])
-            t = ft if mod == "math" else numpy_type("ldexp", x.t, "int64")
+            t = ft if mod == "math" else numpy_type("ldexp", x.t, n.t)
             return N(f"{mod}.ldexp({{0}}, {{1}})", [x, n], t) if t else None
         if fn == "frexp":
             k = self.r.randrange(2)
             mod = self.pick(["math", "np"])
-            t = (ft, "int64")[k] if mod == "math" else (ft if k == 0 else "int32")
+            t = (ft, "int64")[k] if mod == "math" else type_of(np.frexp(sample(x.t))[k])
             return N(f"{mod}.frexp({{0}})[{k}]", [x], t)
         if fn == "np1":
             name = self.pick(["sqrt", "floor", "ceil", "trunc", "rint", "fabs", "abs",
@@ -1015,11 +1015,9 @@ class Gen:
         self.frames = []
         names = [n for n, _ in params] + [o[0] for o in p.outputs]
         p.kernel = Func("kernel", [(n, None) for n in names], "@gpujit.jit(contract=False)")
-        if self.chance(0.3):
-            p.kernel.body = [line("i = gpujit.grid(1)"),
-                             Stmt([Clause("if i >= out0.shape[0]:", [], [line("return")])],
-                                  "guard")]
-            p.kernel.body += body
+        if self.chance(0.3):   # the guard's statements stay in reduction (tag "guard")
+            leave = Clause("if i >= out0.shape[0]:", [], [line("return", tag="guard")])
+            p.kernel.body = [line("i = gpujit.grid(1)"), Stmt([leave], "guard")] + body
         else:
             p.kernel.body = [line("i = gpujit.grid(1)"),
                              Stmt([Clause("if i < out0.shape[0]:", [], body)], "guard")]

@@ -5,10 +5,11 @@ first: fewer threads (the first failing thread becomes the last one),
 device functions dropped, statements deleted, a compound statement
 replaced by the body of one of its clauses, `elif`/`else` clauses dropped,
 then each expression replaced by a sub-expression of the same type or by
-a constant 0 or 1 of its type.  An edit is kept when the program still
-fails with the same Outcome.signature() (the same kind of failure, in the
-same output); an edit that breaks the program (a name no longer defined, a
-`break` outside a loop) fails differently and is undone.  Nodes marked
+a constant 0 or 1 of its type.  An edit is kept when it makes the source
+shorter (so reduction ends) and the program still fails with the same
+Outcome.signature() (the same kind of failure, in the same output); an
+edit that breaks the program (a name no longer defined, a `break` outside
+a loop) fails differently and is undone.  Nodes marked
 `keep` (indices kept in range, bounded loop counts) are never replaced
 themselves, only their operands, so a reduced kernel stays well defined.
 """
@@ -108,22 +109,29 @@ def reduce(program, outcome, check, budget=4000):
     if fewer is not None and fewer.nthreads < p.nthreads and fails(fewer):
         p = fewer
     rejected = set()                # sources that did not fail so: not checked again
-    changed = True
-    while changed and tried < budget:
-        changed = False
-        current = p.source()
+    sweep_changed, start = True, 0
+    while (sweep_changed or start) and tried < budget:
+        # One sweep over the edits; after an accepted one the edits are made
+        # anew for the new tree (the old ones point into the old one) and the
+        # sweep goes on from the same place in their order.
+        if not start:
+            sweep_changed = False
+        current, position, accepted = p.source(), 0, False
         for do, undo in _edits(p, outcome.output):
+            position += 1
+            if position <= start:
+                continue
             if tried >= budget:
                 break
             do()
             src = p.source()
-            if src == current or src in rejected:
+            if len(src) >= len(current) or src in rejected:   # only ever shorter: no cycles
                 undo()
                 continue
             if fails(p):
-                changed = True
-                break               # the edits that follow were made for the old tree
-            else:
-                undo()
-                rejected.add(src)
+                sweep_changed = accepted = True
+                break
+            undo()
+            rejected.add(src)
+        start = position - 1 if accepted else 0
     return p, tried

@@ -111,6 +111,13 @@ def _math2(ufunc):
     return f
 
 
+def _rounded(ufunc, x):
+    """math.floor(x)... as int64: a float rounded, an integer as it is (int() of it)."""
+    if isinstance(x, (np.floating, float)):
+        x = ufunc(x)
+    return to_int(x, "int64")
+
+
 class _MathShim:
     """``math`` with gpujit's typing: the argument's float type, nan and inf for domain errors."""
     pi, e, tau, inf, nan = math.pi, math.e, math.tau, math.inf, math.nan
@@ -130,15 +137,15 @@ class _MathShim:
 
     @staticmethod
     def floor(x):
-        return to_int(np.floor(_as_float_type([x])(x)), "int64")
+        return _rounded(np.floor, x)
 
     @staticmethod
     def ceil(x):
-        return to_int(np.ceil(_as_float_type([x])(x)), "int64")
+        return _rounded(np.ceil, x)
 
     @staticmethod
     def trunc(x):
-        return to_int(np.trunc(_as_float_type([x])(x)), "int64")
+        return _rounded(np.trunc, x)
 
     @staticmethod
     def isnan(x):
@@ -172,8 +179,18 @@ def _minmax(pick):
 
 def _round(x, ndigits=None):
     if ndigits is not None:
+        if isinstance(x, np.integer) and ndigits < 0:
+            # NumPy rounds in float64 and converts back: a result the type
+            # cannot hold (round(np.int8(127), -1) is 130) is unspecified
+            f = 10.0 ** -ndigits
+            y = float(np.rint(np.float64(x) / f) * f)
+            info = np.iinfo(x.dtype)
+            if not info.min <= y <= info.max:      # Python compares float and int exactly
+                raise Undefined(f"round({x!r}, {ndigits})")
         return builtins.round(x, ndigits)
-    if isinstance(x, (np.floating, float)) and not np.isfinite(x):
+    if not isinstance(x, (np.floating, float)):
+        return to_int(x, "int64")           # an integer: itself, as int() gives it
+    if not np.isfinite(x):
         raise Undefined(f"round({x!r})")
     return to_int(float(builtins.round(x)), "int64")
 
@@ -195,8 +212,9 @@ def _enumerate(it, start=0):
     return ((np.int64(k), v) for k, v in builtins.enumerate(it, int(start)))
 
 
-def _complex(re=0.0, im=0.0):
-    return np.complex128(builtins.complex(re, im))
+def _complex(re=0.0, im=None):
+    # complex(z) is z: complex(z, 0.0) would add 0.0 to a -0.0 imaginary part
+    return np.complex128(builtins.complex(re) if im is None else builtins.complex(re, im))
 
 
 class Thread:
