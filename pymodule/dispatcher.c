@@ -26,6 +26,7 @@
  */
 #include "dispatch.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,43 +301,66 @@ done:
     return e;
 }
 
-/* Loads e's code into its device's context (once), and reads what it uses. */
+/* One module load at a time in the process: a launch that finds its entry
+   being loaded by another thread waits for it rather than loading a second
+   copy.  Taken with the GIL released, so the loader can finish. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Loads e's code into its device's context (once), and reads what it uses.
+   The driver is called with the GIL released: e->func, which tells other
+   threads the entry is ready, is set last, with the GIL held, after
+   everything a launch reads. */
 int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
 {
     if (e->func)
         return 0;
     /* the compiler's counts and launch bounds: the CPU target's answers */
-    e->use = (GjKernelUse){.max_threads = d->launch_bounds[0],
-                           .shared_bytes = e->res.shared_static_bytes,
-                           .local_bytes = e->res.local_bytes,
-                           .const_bytes = e->res.const_bytes};
+    GjKernelUse use = {.max_threads = d->launch_bounds[0],
+                       .shared_bytes = e->res.shared_static_bytes,
+                       .local_bytes = e->res.local_bytes,
+                       .const_bytes = e->res.const_bytes};
     GjCuError err;
     if ((int)e->key[0] == GJ_MEM_HOST) {   /* JIT-compiled: already in memory */
+        (void)gj_exec_kernel_use(GJ_MEM_HOST, e->res.cpu_fn, &use, &err);   /* no error */
+        e->use = use;
         e->func = e->res.cpu_fn;
-        (void)gj_exec_kernel_use(GJ_MEM_HOST, e->func, &e->use, &err);   /* no driver: no error */
+        return 0;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&load_lock);
+    Py_END_ALLOW_THREADS
+    if (e->func) {   /* loaded by the thread this one waited for */
+        pthread_mutex_unlock(&load_lock);
         return 0;
     }
     GjCtx timing = {.dump = gj_dump_parse(getenv("GPUJIT_DUMP")) & GJ_DUMP_TIMING,
                     .funcname = e->res.kernel_name};
     gj_timing(&timing, NULL);
     int store = 0;
+    void *func = NULL;
+    uint64_t record = 0;
     GjCuStatus rc;
     Py_BEGIN_ALLOW_THREADS
     rc = gj_cu_ensure((int)e->key[0], &err);
     if (rc == GJ_CU_OK)
         rc = gj_py_cache_module_load(e, d->lineinfo, &store, &err);
     if (rc == GJ_CU_OK)
-        rc = gj_cu_module_function(e->module, e->res.kernel_name, &e->func, &err);
+        rc = gj_cu_module_function(e->module, e->res.kernel_name, &func, &err);
     if (rc == GJ_CU_OK)
-        rc = gj_exec_kernel_use((int)e->key[0], e->func, &e->use, &err);
+        rc = gj_exec_kernel_use((int)e->key[0], func, &use, &err);
     size_t record_bytes = 0;
     if (rc == GJ_CU_OK && e->res.nerror_sites > 0)
-        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &e->error_record,
-                                 &record_bytes, &err);
+        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &record, &record_bytes,
+                                 &err);
     Py_END_ALLOW_THREADS
     gj_timing(&timing, "module load (the driver's PTX JIT or its cache)");
+    if (rc == GJ_CU_OK) {
+        e->use = use;
+        e->error_record = record;
+        e->func = func;
+    }
+    pthread_mutex_unlock(&load_lock);
     if (rc != GJ_CU_OK) {
-        e->func = NULL;
         gj_py_raise_cuda(st, &err);
         return -1;
     }
