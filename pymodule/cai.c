@@ -66,17 +66,18 @@ static int read_dims(PyObject *shape, PyObject *strides, Py_ssize_t scale, GjDev
 }
 
 /* The interface dict of obj; -1 raised. */
-static int read_interface(PyObject *cai, GjDevView *v)
+static int read_interface(const GjPyState *st, PyObject *cai, GjDevView *v)
 {
     if (!PyDict_Check(cai)) {
         PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ is not a dict");
         return -1;
     }
-    PyObject *typestr = PyDict_GetItemString(cai, "typestr");
-    PyObject *shape = PyDict_GetItemString(cai, "shape");
-    PyObject *strides = PyDict_GetItemString(cai, "strides");
-    PyObject *data = PyDict_GetItemString(cai, "data");
-    PyObject *mask = PyDict_GetItemString(cai, "mask");
+    PyObject *const *key = st->cai_names;   /* interned: no str made per lookup */
+    PyObject *typestr = PyDict_GetItemWithError(cai, key[GJ_CAI_TYPESTR]);
+    PyObject *shape = PyDict_GetItemWithError(cai, key[GJ_CAI_SHAPE]);
+    PyObject *strides = PyDict_GetItemWithError(cai, key[GJ_CAI_STRIDES]);
+    PyObject *data = PyDict_GetItemWithError(cai, key[GJ_CAI_DATA]);
+    PyObject *mask = PyDict_GetItemWithError(cai, key[GJ_CAI_MASK]);
     const char *ts = typestr ? PyUnicode_AsUTF8AndSize(typestr, NULL) : NULL;
     if (!ts || !shape || !PyTuple_Check(shape) || !data || !PyTuple_Check(data)
         || PyTuple_Size(data) != 2 || (mask && mask != Py_None)) {
@@ -213,7 +214,7 @@ int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v)
         PyErr_Clear();
         return -2;
     }
-    int rc = read_interface(cai, v);
+    int rc = read_interface(st, cai, v);
     Py_DECREF(cai);
     if (rc == 0 && kind != GJ_CAI_OTHER) {
         PyObject *dtype = PyObject_GetAttr(obj, st->cai_names[GJ_CAI_DTYPE]);
@@ -231,7 +232,8 @@ int gj_py_cai_init(GjPyState *st)
         [GJ_CAI_DTYPE] = "dtype", [GJ_CAI_DATA] = "data", [GJ_CAI_PTR] = "ptr",
         [GJ_CAI_SHAPE] = "shape", [GJ_CAI_STRIDES] = "strides", [GJ_CAI_DATA_PTR] = "data_ptr",
         [GJ_CAI_STRIDE] = "stride", [GJ_CAI_IS_CUDA] = "is_cuda",
-        [GJ_CAI_REQUIRES_GRAD] = "requires_grad",
+        [GJ_CAI_REQUIRES_GRAD] = "requires_grad", [GJ_CAI_TYPESTR] = "typestr",
+        [GJ_CAI_MASK] = "mask", [GJ_CAI_STREAM] = "stream",
     };
     for (int k = 0; k < GJ_CAI_NNAMES; k++)
         if (!(st->cai_names[k] = PyUnicode_InternFromString(names[k])))
@@ -244,7 +246,9 @@ int gj_py_cai_init(GjPyState *st)
 /* Waits for the interface's "stream" (v3), as numba's as_cuda_array(sync=True). */
 static int sync_stream(GjPyState *st, PyObject *cai)
 {
-    PyObject *stream = PyDict_GetItemString(cai, "stream");
+    PyObject *stream = PyDict_GetItemWithError(cai, st->cai_names[GJ_CAI_STREAM]);
+    if (!stream && PyErr_Occurred())
+        return -1;
     if (!stream || stream == Py_None)
         return 0;
     long long handle = PyLong_AsLongLong(stream);
@@ -291,7 +295,7 @@ PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
     }
     GjDevView v;
     PyObject *r = NULL;
-    if (read_interface(cai, &v) == 0 && gj_py_cai_check_pointer(st, &v, -1) == 0
+    if (read_interface(st, cai, &v) == 0 && gj_py_cai_check_pointer(st, &v, -1) == 0
         && (!sync || sync_stream(st, cai) == 0))
         r = (PyObject *)gj_py_devicearray_view(st, &v, device, obj);
     Py_DECREF(cai);

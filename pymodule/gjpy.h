@@ -37,8 +37,18 @@ enum { GJ_CAI_DTYPES = 16 };
 /* The attribute names cai.c reads, interned (GjPyState.cai_names). */
 enum {
     GJ_CAI_DTYPE, GJ_CAI_DATA, GJ_CAI_PTR, GJ_CAI_SHAPE, GJ_CAI_STRIDES, GJ_CAI_DATA_PTR,
-    GJ_CAI_STRIDE, GJ_CAI_IS_CUDA, GJ_CAI_REQUIRES_GRAD, GJ_CAI_NNAMES
+    GJ_CAI_STRIDE, GJ_CAI_IS_CUDA, GJ_CAI_REQUIRES_GRAD, GJ_CAI_TYPESTR, GJ_CAI_MASK,
+    GJ_CAI_STREAM, GJ_CAI_NNAMES
 };
+
+/* Scalar types an argument or array element may have; the index is the
+   "dtype id" stored in DeviceArrays and type keys. */
+typedef enum GjDtypeId {
+    GJ_DT_BOOL, GJ_DT_INT8, GJ_DT_INT16, GJ_DT_INT32, GJ_DT_INT64,
+    GJ_DT_UINT8, GJ_DT_UINT16, GJ_DT_UINT32, GJ_DT_UINT64,
+    GJ_DT_FLOAT16, GJ_DT_FLOAT32, GJ_DT_FLOAT64, GJ_DT_COMPLEX64, GJ_DT_COMPLEX128,
+    GJ_DT_COUNT
+} GjDtypeId;
 
 typedef struct GjPyState {
     /* exception classes, see module.c for the hierarchy */
@@ -61,6 +71,10 @@ typedef struct GjPyState {
     /* numpy, imported on first need (import gpujit must not import it eagerly
        in C; the Python layer may) */
     PyObject *np, *np_dtype, *np_empty, *np_ascontiguousarray, *np_copyto, *np_ndarray;
+    /* NumPy's scalar type of each dtype id (np.float32), whose value the
+       launcher reads in place: NULL where the value was not found right
+       after the object header, where NumPy's arrayscalars.h puts it */
+    PyObject *np_scalar_types[GJ_DT_COUNT];
     PyObject *str_cai;   /* interned "__cuda_array_interface__" */
     /* cai.c: the type of each GJ_CAI_* kind last seen (CuPy's ndarray,
        torch.Tensor, the last other exporter), and the CuPy/PyTorch dtype
@@ -85,14 +99,6 @@ typedef struct GjPyState {
 
 /* ---- element types -------------------------------------------------------- */
 
-/* Scalar types an argument or array element may have; the index is the
-   "dtype id" stored in DeviceArrays and type keys. */
-typedef enum GjDtypeId {
-    GJ_DT_BOOL, GJ_DT_INT8, GJ_DT_INT16, GJ_DT_INT32, GJ_DT_INT64,
-    GJ_DT_UINT8, GJ_DT_UINT16, GJ_DT_UINT32, GJ_DT_UINT64,
-    GJ_DT_FLOAT16, GJ_DT_FLOAT32, GJ_DT_FLOAT64, GJ_DT_COMPLEX64, GJ_DT_COMPLEX128,
-    GJ_DT_COUNT
-} GjDtypeId;
 
 typedef struct GjDtype {
     const char *name;     /* NumPy name, "float32" */

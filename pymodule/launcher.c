@@ -155,6 +155,17 @@ static int is_numpy_scalar(GjPyState *st, PyObject *obj)
     return r > 0;
 }
 
+/* The dtype id of obj when it is exactly one of NumPy's scalar types whose
+   value sits in place (module.c, find_scalar_types), else -1. */
+static int numpy_scalar(const GjPyState *st, PyObject *obj)
+{
+    PyObject *type = (PyObject *)Py_TYPE(obj);
+    for (int i = 0; i < GJ_DT_COUNT; i++)
+        if (st->np_scalar_types[i] == type)
+            return i;
+    return -1;
+}
+
 /* Whether a's buffer lies in mapped or managed memory (hostmem.c); if so
    it becomes a device argument at its device address. */
 static int in_zero_copy_memory(GjPyState *st, Arg *a)
@@ -274,9 +285,17 @@ static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a)
 static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj, Arg *a,
                      uint32_t *word)
 {
-    int rc;
+    int rc, id;
     a->obj = obj;
-    if (PyBool_Check(obj)) {
+    if (Py_IS_TYPE(obj, st->DeviceArrayType)) {   /* the common cases first, by exact type */
+        if (device_array_arg(device, i, (GjDeviceArray *)obj, a) < 0)
+            return -1;
+    } else if ((id = numpy_scalar(st, obj)) >= 0) {
+        a->kind = ARG_SCALAR;
+        a->dtype = id;
+        memcpy(a->scalar, (const char *)obj + sizeof(PyObject),
+               (size_t)gj_py_dtypes[id].itemsize);
+    } else if (PyBool_Check(obj)) {
         a->kind = ARG_SCALAR;
         a->dtype = GJ_DT_BOOL;
         a->scalar[0] = obj == Py_True;
@@ -303,9 +322,6 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         a->kind = ARG_SCALAR;
         a->dtype = GJ_DT_COMPLEX128;
         memcpy(a->scalar, v, sizeof v);
-    } else if (Py_IS_TYPE(obj, st->DeviceArrayType)) {
-        if (device_array_arg(device, i, (GjDeviceArray *)obj, a) < 0)
-            return -1;
     } else if (PyObject_CheckBuffer(obj) && (rc = parse_buffer(st, obj, a)) != -2) {
         if (rc == -3)
             return unsupported_arg(d->func, i, obj);
@@ -369,7 +385,7 @@ static int count_arg(PyObject *obj, int *leaves, int *words, int depth)
 static int parse_tree(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj,
                       Arg *args, int *parsed, uint32_t *key, int *w)
 {
-    if (PyTuple_Check(obj)) {
+    if (!Py_IS_TYPE(obj, st->DeviceArrayType) && PyTuple_Check(obj)) {
         Py_ssize_t m = PyTuple_Size(obj);
         key[(*w)++] = GJ_KEY_TUPLE(m);
         for (Py_ssize_t k = 0; k < m; k++)

@@ -40,6 +40,36 @@ GjPyState *gj_py_state_of_type(PyTypeObject *tp)
     return (GjPyState *)PyType_GetModuleState(tp);
 }
 
+/* st->np_scalar_types: each dtype's scalar type, kept where a scalar made
+   of a known value holds its bytes at sizeof(PyObject), as NumPy lays out
+   every scalar (arrayscalars.h: PyObject_HEAD, then obval); any doubt
+   leaves the type to the buffer protocol. */
+static void find_scalar_types(GjPyState *st)
+{
+    for (int i = 0; i < GJ_DT_COUNT; i++) {
+        const GjDtype *t = &gj_py_dtypes[i];
+        PyObject *dtype = PyObject_CallFunction(st->np_dtype, "s", t->name);
+        PyObject *type = dtype ? PyObject_GetAttrString(dtype, "type") : NULL;
+        PyObject *known = t->kind == 'b'   ? Py_NewRef(Py_True)
+                          : t->kind == 'c' ? PyComplex_FromDoubles(1.5, -2.25)
+                                           : PyLong_FromLong(90);
+        PyObject *value = type && known ? PyObject_CallFunctionObjArgs(type, known, NULL) : NULL;
+        Py_XDECREF(known);
+        Py_buffer view;
+        if (value && PyType_Check(type) && Py_IS_TYPE(value, (PyTypeObject *)type)
+            && PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) == 0) {
+            if (view.len == t->itemsize
+                && memcmp(view.buf, (const char *)value + sizeof(PyObject), (size_t)view.len) == 0)
+                st->np_scalar_types[i] = Py_NewRef(type);
+            PyBuffer_Release(&view);
+        }
+        PyErr_Clear();
+        Py_XDECREF(value);
+        Py_XDECREF(type);
+        Py_XDECREF(dtype);
+    }
+}
+
 int gj_py_numpy(GjPyState *st)
 {
     if (st->np_empty)
@@ -63,6 +93,7 @@ int gj_py_numpy(GjPyState *st)
         Py_CLEAR(st->np);
         return -1;
     }
+    find_scalar_types(st);
     return 0;
 }
 
@@ -854,7 +885,7 @@ static int module_exec(PyObject *m)
 
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
-enum { STATE_OBJECTS = 29 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES };
+enum { STATE_OBJECTS = 29 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES + GJ_DT_COUNT };
 static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
 {
     PyObject **all[] = {
@@ -869,8 +900,8 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         (PyObject **)&st->HostAllocType, (PyObject **)&st->HostRegType, &st->cache_identity,
     };
     size_t n = sizeof all / sizeof all[0];
-    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES ==
-                       STATE_OBJECTS,
+    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES
+                       + GJ_DT_COUNT == STATE_OBJECTS,
                    "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);
     for (int k = 0; k < GJ_CAI_NTYPES; k++)
@@ -879,6 +910,8 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
         objs[n++] = &st->cai_dtypes[k];
     for (int k = 0; k < GJ_CAI_NNAMES; k++)
         objs[n++] = &st->cai_names[k];
+    for (int k = 0; k < GJ_DT_COUNT; k++)
+        objs[n++] = &st->np_scalar_types[k];
     return n;
 }
 

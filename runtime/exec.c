@@ -75,13 +75,12 @@ int gj_exec_blocks(const GjLaunch *l) {
     return l->device == GJ_MEM_HOST || l->ncopies > 0 || l->error_record;
 }
 
-static GjCuStatus cpu_failed(GjLaunch *l, GjCuError *err) {
+static GjCuStatus cpu_failed(const char *message, GjCuError *err) {
     memset(err, 0, sizeof *err);
     err->status = GJ_CU_DRIVER_ERROR;
     err->kind = GJ_ERR_CPU_TARGET;
     snprintf(err->call, sizeof err->call, "gj_cpu_launch");
-    snprintf(err->message, sizeof err->message, "%s",
-             l->cpu_message[0] ? l->cpu_message : "unknown error");
+    snprintf(err->message, sizeof err->message, "%s", message[0] ? message : "unknown error");
     return GJ_CU_DRIVER_ERROR;
 }
 
@@ -101,9 +100,9 @@ static GjCuStatus launch_cpu(GjLaunch *l, GjCuError *err) {
     };
     if (l->error_record)
         memset(l->error_record, 0, l->error_record_words * sizeof *l->error_record);
-    l->cpu_message[0] = '\0';
-    if (gj_cpu_launch(&cl, l->cpu_message, sizeof l->cpu_message) != 0)
-        return cpu_failed(l, err);
+    char message[256] = "";   /* why the executor could not run the grid */
+    if (gj_cpu_launch(&cl, message, sizeof message) != 0)
+        return cpu_failed(message, err);
     return GJ_CU_OK;
 }
 

@@ -53,8 +53,6 @@ typedef struct GjLaunch {
     int64_t *error_record;       /* compile.h's error record, filled after the launch
                                     (zero: no error), or NULL when the kernel has none */
     size_t error_record_words;   /* its length: GJ_ERROR_RECORD_WORDS */
-    /* GJ_EXEC_KERNEL_FAILED: why the CPU target could not run the grid */
-    char cpu_message[256];
 } GjLaunch;
 
 /* The launch limits of `device`; the CPU target's are a CUDA device's (an

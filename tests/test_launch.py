@@ -80,6 +80,37 @@ def test_scalar_arguments(rng, alpha, beta):
 
 
 @gpujit.jit
+def store_scalar(out, x):
+    out[0] = x
+
+
+class Float32Subclass(np.float32):
+    """A subclass takes the general path, not the exact-type fast one."""
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                   "uint32", "uint64", "float16", "float32", "float64",
+                                   "complex64", "complex128"])
+def test_numpy_scalar_arguments_keep_dtype_and_bits(rng, dtype):
+    # NumPy scalars are read in place by exact type (the launcher's fast
+    # path): each one's value arrives bit for bit, and its dtype selects
+    # the specialisation.
+    for _ in range(3):
+        value = random_array(rng, 1, dtype)[0]
+        out = poison(1, dtype)
+        store_scalar[1, 1](out, value)
+        assert out.view(np.uint8).tobytes() == np.array([value]).view(np.uint8).tobytes()
+    assert any(sig[1] == dtype for sig in store_scalar.signatures)
+
+
+def test_numpy_scalar_subclass_argument(rng):
+    value = Float32Subclass(rng.random())
+    out = poison(1, "float32")
+    store_scalar[1, 1](out, value)
+    assert out[0] == np.float32(value)
+
+
+@gpujit.jit
 def sizes(a, out):
     i = gpujit.grid(1)
     if i < out.size:
