@@ -22,7 +22,9 @@ launch    Host microseconds per launch of a one-block kernel (1 x 32
           compiled now; the driver through ctypes without a compiler), gpujit
           on its own device arrays, CuPy arrays, PyTorch tensors and host
           NumPy arrays (copies and a synchronize per launch: apart), numba-cuda,
-          a CuPy RawKernel, and PyTorch's own t.add_(1).
+          a CuPy RawKernel, and PyTorch's own t.add_(1); for reference,
+          what no launcher avoids: the same loop calling a C function that
+          does nothing, and the reads of a CuPy array's attributes.
 kernels   Kernel times of eight kernels (_kernels.py) in CUDA C (NVRTC through
           CuPy, default options), gpujit and numba-cuda, on the same inputs and
           launch configurations: each result is checked against NumPy first
@@ -410,6 +412,29 @@ LAUNCHERS = (   # (key, label, setup, fraction of --launches)
 APART = ("gpujit_numpy",)   # copies in and out and synchronizes at each launch
 
 
+def python_floor():
+    """The benchmark's loop calling a C function of two arguments that does
+    nothing (operator.is_): what any Python launcher pays before its own work."""
+    import operator
+    out, x = np.zeros(1, np.float32), np.float32(1)
+    return lambda: operator.is_(out, x), lambda: None, None
+
+
+def cupy_attribute_reads():
+    """The attributes gpujit reads from a CuPy array at each launch (dtype,
+    data.ptr, strides, shape), read from Python: CuPy's own cost of them."""
+    import cupy
+    a = cupy.zeros(1, cupy.float32)
+    return lambda: (a.dtype, a.data.ptr, a.strides, a.shape), lambda: None, None
+
+
+REFERENCES = (   # (key, label, setup): no launch; what part of a launch is not gpujit's
+    ("python_floor", "for reference: lambda: operator.is_(out, x), no launch", python_floor),
+    ("cupy_reads", "for reference: a CuPy array's dtype, data.ptr, strides, shape",
+     cupy_attribute_reads),
+)
+
+
 def launcher_us(setup, launches):
     launch, synchronize, read = setup()
     times = us_per_launch(launch, synchronize, launches)
@@ -449,6 +474,13 @@ def section_launch(opts):
         (apart if key in APART else rows).append(
             (label, n, cell(results[key], ".2f", notes, label),
              cell(results[key + "_fastest"], ".2f", notes, label)))
+    for key, label, setup in REFERENCES:
+        try:
+            record_bursts(results, key, launcher_us(setup, launches))
+        except Exception as exc:
+            record_bursts(results, key, not_available(exc))
+        apart.append((label, launches, cell(results[key], ".2f", notes, label),
+                      cell(results[key + "_fastest"], ".2f", notes, label)))
     for name, num, den in (("gpujit/raw", "gpujit", "raw"),
                            ("gpujit_cupy/gpujit", "gpujit_cupy", "gpujit")):
         results[name] = ratio(results[num], results[den])
@@ -466,7 +498,8 @@ def section_launch(opts):
                               "launch_cupy")):
         print(f"  {text}: fastest bursts {goal_text(results[name + ' fastest'], GOALS[goal])}; "
               f"medians {goal_text(results[name], GOALS[goal])}")
-    print("apart, as it copies the array in and out and synchronizes at each launch:")
+    print("apart: host arrays (copied in and out, a synchronize at each launch), and for "
+          "reference the costs no launcher avoids:")
     print_table(columns, apart, notes)
     return results
 
