@@ -7,8 +7,9 @@
  *         def __call__(self, *args) -> None
  *
  * Hot path: each argument becomes an Arg and one key word without creating
- * Python objects (Python scalars by type check, NumPy arrays and scalars
- * through the buffer protocol, DeviceArrays by struct access;
+ * Python objects (DeviceArrays by struct access and NumPy scalars read in
+ * place, both by exact type, first; Python scalars by type check, NumPy
+ * arrays and other scalars through the buffer protocol;
  * __cuda_array_interface__ objects need an attribute lookup).  Last, an
  * object with only __dlpack__ is seen through a from_dlpack view (dlpack.c)
  * held until the launch returns.
