@@ -84,6 +84,8 @@ typedef struct GjDispatcher {
                                   must then match one of them, as in numba */
     int warned_implicit_copy;  /* GpujitPerformanceWarning given once (launcher.c) */
     PyObject *last_config;     /* kernel[...] key of last_launcher */
+    int last_config_plain;     /* it holds only exact ints, None and Streams: the same
+                                  object again is the same configuration */
     PyObject *last_launcher;
 } GjDispatcher;
 

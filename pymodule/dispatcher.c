@@ -710,8 +710,11 @@ static int same_config(GjPyState *st, PyObject *a, PyObject *b)
 static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
 {
     GjDispatcher *d = (GjDispatcher *)self;
+    /* A loop launching kernel[g, b](...) re-creates the same configuration,
+       often the same constant tuple. */
+    if (config == d->last_config && d->last_config_plain)
+        return Py_NewRef(d->last_launcher);
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
-    /* A loop launching kernel[g, b](...) re-creates the same configuration. */
     if (d->last_config && same_config(st, d->last_config, config))
         return Py_NewRef(d->last_launcher);
     if (d->device_fn) {
@@ -725,6 +728,7 @@ static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
     Py_XDECREF(d->last_config);
     Py_XDECREF(d->last_launcher);
     d->last_config = Py_NewRef(config);
+    d->last_config_plain = same_config(st, config, config);
     d->last_launcher = Py_NewRef(l);
     return l;
 }
