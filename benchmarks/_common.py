@@ -120,11 +120,15 @@ def numba_framework():
 
 def median_ms(fw, launch, runs, *others):
     """Median kernel time in ms of ``runs`` calls of launch(), each between
-    two of fw's events, after one warm-up call.  With ``others`` (more
-    launch functions on fw's arrays), the launches take turns, one of each
-    per run, and the result is a list of medians, launch's first: so that
-    a drift of the machine (a host warming up, another process) weighs on
-    all alike."""
+    two of fw's events, after one warm-up call.  Each timed call is queued
+    behind an untimed one, so that the GPU is busy while the host records
+    the start event and launches: the interval holds the kernel and not the
+    framework's host cost of a launch (which the launch section measures;
+    on an idle GPU it would add 3 to 20 us, a framework's own, to every
+    kernel).  With ``others`` (more launch functions on fw's arrays), the
+    launches take turns, one of each per run, and the result is a list of
+    medians, launch's first: so that a drift of the machine (a host warming
+    up, another process) weighs on all alike."""
     launches = (launch,) + others
     for each in launches:
         each()
@@ -132,6 +136,7 @@ def median_ms(fw, launch, runs, *others):
     times = [[] for _ in launches]
     for _ in range(runs):
         for each, kept in zip(launches, times):
+            each()   # keeps the GPU busy while the next lines run on the host
             start.record()
             each()
             end.record()

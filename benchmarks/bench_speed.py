@@ -29,7 +29,9 @@ kernels   Kernel times of eight kernels (_kernels.py) in CUDA C (NVRTC through
           CuPy, default options), gpujit and numba-cuda, on the same inputs and
           launch configurations: each result is checked against NumPy first
           (a wrong one prints WRONG and is not timed), then timed with the
-          framework's CUDA events, the median of --runs runs after a warm-up.
+          framework's CUDA events around each launch, queued behind an
+          untimed launch so that the host's launch cost stays out, the
+          median of --runs runs after a warm-up.
           With --boundscheck, also gpujit's kernels compiled with
           boundscheck=True, and their time over gpujit's (the two launched
           in turns on the same arrays).
