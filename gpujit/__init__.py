@@ -152,7 +152,8 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         access, and the launch raises ``IndexError`` naming the array, the
         index, the axis and its size, the line and the thread.  ``None``
         (the default): ``GPUJIT_BOUNDSCHECK`` (0 or 1) when set when the
-        kernel is decorated, else ``debug``.
+        kernel is decorated, else ``debug``.  Any other value raises
+        ``TypeError``.
     fastmath : bool, set or dict
         numba's fast-math option.  ``True`` (numba's ``{'fast'}``) is
         numba-cuda's fastmath: float32 denormals flush to zero, float32
@@ -320,8 +321,11 @@ def _boundscheck_option(boundscheck, debug):
     """The boundscheck option: as given, or for None the global setting,
     GPUJIT_BOUNDSCHECK (0 or 1, read now), as numba's NUMBA_BOUNDSCHECK;
     without it, on under debug (as numba's CPU target)."""
-    if boundscheck is not None:
+    if isinstance(boundscheck, bool):
         return bool(boundscheck)
+    if boundscheck is not None:
+        raise TypeError(f"boundscheck must be True, False or None (GPUJIT_BOUNDSCHECK "
+                        f"decides), not {boundscheck!r}")
     env = _os.environ.get("GPUJIT_BOUNDSCHECK", "").strip()
     if env not in ("", "0", "1"):
         raise ValueError(f"GPUJIT_BOUNDSCHECK must be 0 (no bounds checks) or 1, not {env!r}")

@@ -521,3 +521,9 @@ def test_after_an_index_error_the_cuda_context_survives(target):
         "IndexError index 1099511627776 is out of bounds for axis 0 with size 4",
         "IndexError index 0 is out of bounds for axis 0 with size 0",
         "after True True"]
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0.0, [True]])
+def test_boundscheck_option_must_be_a_bool(value):
+    with pytest.raises(TypeError, match="boundscheck must be True, False or None"):
+        gpujit.jit(boundscheck=value)
