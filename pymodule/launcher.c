@@ -282,6 +282,25 @@ static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a)
     return device_array_arg(device, i, (const GjDeviceArray *)a->dlview, a);
 }
 
+/* ValueError unless array argument i's data and strides are multiples of
+   its item size (NumPy's flags.aligned): a kernel's loads and stores assume
+   it, and a misaligned one is a fault on the GPU that ends the context. */
+static int check_aligned(int i, const Arg *a)
+{
+    uint64_t size = (uint64_t)gj_py_dtypes[a->dtype].itemsize;
+    uint64_t addr = a->kind == ARG_HOST ? (uint64_t)(uintptr_t)a->view.buf : a->ptr;
+    int ok = addr % size == 0;
+    for (int k = 0; k < a->ndim; k++)
+        ok &= a->shape[k] <= 1 || (uint64_t)a->strides[k] % size == 0;
+    if (ok)
+        return 0;
+    PyErr_Format(PyExc_ValueError, "kernel argument %d is not aligned to its %s items (its "
+                 "data or strides are not multiples of %d bytes; NumPy: flags.aligned is "
+                 "False): pass an aligned copy, np.require(a, requirements='A')", i + 1,
+                 gj_py_dtypes[a->dtype].name, (int)size);
+    return -1;
+}
+
 /* Classifies argument i and computes its key word. */
 static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj, Arg *a,
                      uint32_t *word)
@@ -354,6 +373,8 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
             return -1;
     }
     int arr = a->kind != ARG_SCALAR;
+    if (arr && check_aligned(i, a) < 0)
+        return -1;
     *word = GJ_KEY_WORD(a->dtype, arr ? a->ndim : 0, arr ? a->layout : 0, arr);
     return 0;
 }

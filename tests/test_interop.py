@@ -229,3 +229,23 @@ def test_host_memory_behind_the_interface_is_refused(rng):
     past_end.__cuda_array_interface__ = dict(d.__cuda_array_interface__, shape=(n,))
     with pytest.raises(ValueError, match="pass the end of its allocation"):
         vector_add[n // 256, 256](past_end, past_end, gpujit.device_array(n, np.float32))
+
+
+def test_misaligned_device_memory_is_refused_and_the_context_survives(rng):
+    # A misaligned load would be a fault (CUDA_ERROR_MISALIGNED_ADDRESS) that
+    # ends the process's context: refused before the launch.
+    host = random_array(rng, 1000, "float32")
+    d = gpujit.to_device(host)
+    out = gpujit.to_device(np.full(999, np.nan, np.float32))
+    shifted = HostMemoryClaimingToBeGPU(host, n=999)
+    shifted.__cuda_array_interface__ = dict(d.__cuda_array_interface__, shape=(999,),
+                                            data=(d.device_ctypes_pointer_value + 2, False))
+    with pytest.raises(ValueError, match="kernel argument 1 is not aligned to its float32 items"):
+        vector_add[4, 256](shifted, d, out)
+    odd_strides = HostMemoryClaimingToBeGPU(host, n=999)
+    odd_strides.__cuda_array_interface__ = dict(d.__cuda_array_interface__, shape=(999,),
+                                                strides=(6,))
+    with pytest.raises(ValueError, match="kernel argument 2 is not aligned"):
+        vector_add[4, 256](d, odd_strides, out)
+    vector_add[4, 256](d, d, out)
+    np.testing.assert_array_equal(out.copy_to_host(), (host + host)[:999])

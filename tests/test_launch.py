@@ -110,6 +110,20 @@ def test_numpy_scalar_subclass_argument(rng):
     assert out[0] == np.float32(value)
 
 
+def test_misaligned_arrays_are_refused_naming_the_argument(rng):
+    # data one byte past an item boundary: NumPy's flags.aligned is False
+    raw = np.zeros(4 * 100 + 1, np.uint8)
+    a = np.frombuffer(raw.data, dtype=np.float32, count=100, offset=1)
+    assert not a.flags.aligned
+    out = poison(100, "float32")
+    with pytest.raises(ValueError, match=r"kernel argument 1 is not aligned to its float32 "
+                                         r"items .* np\.require"):
+        vector_add[1, 128](a, a, out)
+    aligned = np.require(a, requirements="A")
+    vector_add[1, 128](aligned, aligned, out)
+    np.testing.assert_array_equal(out, aligned + aligned)
+
+
 @gpujit.jit
 def sizes(a, out):
     i = gpujit.grid(1)
