@@ -12,6 +12,7 @@
  * few functions rather than libdevice's ~500; run the new pass manager
  * with the target machine (its callbacks add NVVMReflect, which folds
  * libdevice's __nvvm_reflect("__CUDA_FTZ") from the nvvm-reflect-ftz flag);
+ * rewrite what LLVM's NVPTX backend or ptxas would miscompile (nvptx_fix.c);
  * emit assembly.
  *
  * Process-wide state is one struct (NvptxProcess): target registration
@@ -22,6 +23,7 @@
  * context; only read-only data is shared between threads.
  */
 #include "lower.h"
+#include "nvptx_fix.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -414,8 +416,10 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     gj_timing(c, "target machine, libdevice");
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
-    if (st == GJ_OK)
+    if (st == GJ_OK) {
+        gj_nvptx_fix_module(mod);
         st = gj_llvm_verify(c, mod, "after optimisation");
+    }
     gj_timing(c, "optimise");
     if (st == GJ_OK && opt->want_llvm_ir)
         r->llvm_ir = copy_llvm_message(LLVMPrintModuleToString(mod));

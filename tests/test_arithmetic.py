@@ -190,3 +190,102 @@ def test_int_floor_semantics_edges(dtype):
     want = reference(fn, dtype, a, b)
     got = run(kernel, dtype, a, b)
     np.testing.assert_array_equal(got, want)
+
+
+# Kernels that LLVM 19's NVPTX backend or ptxas once compiled into wrong
+# values (compiler/nvptx_fix.c; test_ptx.py checks their PTX).
+
+def zero_sign_min_max(x, out):
+    # Python keeps the first of equal values: max(-0.0, 0.0) is -0.0, which
+    # PTX's max.f64 (the backend's choice for such a select) makes 0.0
+    i = gpujit.grid(1)
+    if i < x.size:
+        out[i, 0] = max(-0.0, x[i])
+        out[i, 1] = min(0.0, x[i])
+        out[i, 2] = max(x[i], 0.0)
+        out[i, 3] = min(x[i], -0.0)
+        out[i, 4] = x[i] if x[i] > -0.0 else -0.0
+
+
+def negated_bool_as_float(a, b, out):
+    # -1.0 or 0.0: `sitofp i1`, which the backend made +1.0
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = -np.int32(a[i] ^ b[i]) * 1.5
+
+
+def int16_abs_and_negation(a, out):
+    # abs(-32768) and -(-32768) wrap to -32768; ptxas's abs.s16 and neg.s16
+    # gave +32768 once widened
+    i = gpujit.grid(1)
+    if i < a.size:
+        out[i, 0] = np.int32(abs(a[i]))
+        out[i, 1] = np.int32(-a[i])
+
+
+def floor_division_by_abs(a, out):
+    # abs(INT_MIN) is INT_MIN, negative: ptxas took abs.s64 to be
+    # non-negative and dropped the floor division's sign correction
+    i = gpujit.grid(1)
+    if i < a.size:
+        out[i] = 1.0 // abs(a[i])
+
+
+def min_of_a_negation(a, b, c, out):
+    # ptxas folded the neg.s32 into a three-input minimum and lost it
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = min(a[i], -b[i], c[i])
+
+
+def same_bits(got, want):
+    """Floats equal bit for bit up to the nan payload: zeros by sign."""
+    got, want = np.asarray(got), np.asarray(want)
+    return bool(np.all((np.isnan(got) & np.isnan(want)) |
+                       ((got == want) & (np.signbit(got) == np.signbit(want)))))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_min_max_of_zeros_keep_the_first_as_python(dtype):
+    x = np.array([0.0, -0.0, 1.0, -1.0, np.nan], dtype)
+    out = poison((x.size, 5), dtype)
+    gpujit.jit(zero_sign_min_max)[1, 32](x, out)
+    f = np.dtype(dtype).type
+    want = [[max(f(-0.0), v), min(f(0.0), v), max(v, f(0.0)), min(v, f(-0.0)),
+             v if v > -0.0 else f(-0.0)] for v in x]
+    assert same_bits(out, np.array(want, dtype)), out
+
+
+def test_a_negated_bool_converts_to_minus_one():
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    out = poison(a.size, "float64")
+    gpujit.jit(negated_bool_as_float)[1, 32](a, b, out)
+    np.testing.assert_array_equal(out, [0.0, -1.5, -1.5, 0.0])
+
+
+def test_int16_abs_and_negation_wrap():
+    a = np.array([-32768, -32767, -5, 0, 7, 32767], np.int16)
+    out = poison((a.size, 2), "int32")
+    gpujit.jit(int16_abs_and_negation)[1, 32](a, out)
+    with np.errstate(all="ignore"):
+        want = [[np.int32(abs(v)), np.int32(-v)] for v in a]
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_floor_division_by_abs_of_the_minimum(dtype):
+    info = np.iinfo(dtype)
+    a = np.array([info.min, info.min + 1, -3, 3, info.max], dtype)
+    out = poison(a.size, "float64")
+    gpujit.jit(floor_division_by_abs)[1, 32](a, out)
+    with np.errstate(all="ignore"):
+        want = [1.0 // abs(v) for v in a]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_min_of_a_negation(rng):
+    a, b, c = (random_array(rng, N, "int32", -100, 100) for _ in range(3))
+    out = poison(N, "int32")
+    gpujit.jit(min_of_a_negation)[(N + 127) // 128, 128](a, b, c, out)
+    np.testing.assert_array_equal(out, np.minimum(np.minimum(a, -b), c))

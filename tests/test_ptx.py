@@ -202,3 +202,34 @@ def test_signature_layouts_parse():
 def test_bad_signature_is_a_clear_error():
     with pytest.raises(gpujit.GpujitError, match="float33|signature"):
         gpujit.compile_ptx(vector_add, "void(float33[:], float32[:], float32[:])")
+
+
+from test_arithmetic import (floor_division_by_abs, int16_abs_and_negation,  # noqa: E402
+                             min_of_a_negation, negated_bool_as_float, zero_sign_min_max)
+
+# What compiler/nvptx_fix.c keeps out of the PTX: instructions that the
+# NVPTX backend or ptxas turned into wrong values (test_arithmetic.py runs
+# the same kernels on the targets).
+MISCOMPILED = [
+    (zero_sign_min_max, "void(float16[:], float16[:, :])", r"\b(min|max)(\.NaN)?\.f16\b"),
+    (zero_sign_min_max, "void(float32[:], float32[:, :])", r"\b(min|max)(\.NaN)?\.f32\b"),
+    (zero_sign_min_max, "void(float64[:], float64[:, :])", r"\b(min|max)\.f64\b"),
+    (negated_bool_as_float, "void(boolean[:], boolean[:], float64[:])", r"\bcvt\.rn\.f64\.s32\b"),
+    (int16_abs_and_negation, "void(int16[:], int32[:, :])", r"\b(abs|neg)\.s16\b"),
+    (floor_division_by_abs, "void(int32[:], float64[:])", r"\babs\.s32\b"),
+    (floor_division_by_abs, "void(int64[:], float64[:])", r"\babs\.s64\b"),
+    (min_of_a_negation, "void(int32[:], int32[:], int32[:], int32[:])", r"\bneg\.s32\b"),
+]
+
+
+@pytest.mark.parametrize("func,sig,pattern", MISCOMPILED,
+                         ids=[f"{f.__name__}-{s}" for f, s, _ in MISCOMPILED])
+def test_ptx_avoids_what_ptxas_or_the_backend_miscompiles(func, sig, pattern):
+    ptx, _ = gpujit.compile_ptx(func, sig)
+    assert not re.search(pattern, ptx), re.findall(r".*" + pattern + ".*", ptx)
+
+
+@pytest.mark.parametrize("func,sig,pattern", MISCOMPILED,
+                         ids=[f"{f.__name__}-{s}" for f, s, _ in MISCOMPILED])
+def test_ptxas_accepts_the_rewritten_ptx(func, sig, pattern, ptxas, tmp_path):
+    test_ptxas_accepts(func, sig, ptxas, tmp_path)

@@ -26,7 +26,12 @@ tracks are the ones the reference computes; it keeps a kernel away from:
   sides of ``x if c else y``, ``x and y`` or a ``return`` of different types;
 * results that are not exactly rounded (transcendental functions, float
   ``**``, ``abs`` of a complex): only at the root of an output, never
-  feeding other arithmetic, and compared within TOLERANCE ulps.
+  feeding other arithmetic, and compared within TOLERANCE ulps;
+* a float64 times a complex64 as such: NumPy multiplies them in its
+  complex128 array loop, which uses FMA on x86-64 with AVX2 (an underflowed
+  product then keeps the sign its scalars, and gpujit, give to +0.0), so
+  the complex64 operand is converted first (docs/language.md: complex
+  ``*`` is the formula of NumPy's scalars).
 """
 import functools
 import operator
@@ -515,6 +520,9 @@ class Gen:
             b = N("({0} & 7)", [b], b.t, keep=True)   # mostly counts within the width
         if b.t in ("wint", "wfloat", "wcomplex") and self.chance(0.3):
             a, b = b, a
+        if op == "*" and {a.t, b.t} == {"float64", "complex64"}:
+            a, b = [N("np.complex128({0})", [e], "complex128") if e.t == "complex64" else e
+                    for e in (a, b)]
         t = binop_type(op, a.t, b.t)
         if t is None or t not in STRONG:
             return None

@@ -19,8 +19,11 @@ the namespace stands in for the builtin and gives the kernel's meaning:
   index of the thread the reference is running.
 
 What the documentation leaves undefined raises ``Undefined`` here (a float
-that does not fit the integer it is converted to, nan and inf included);
-the fuzzer then leaves that thread's outputs unchecked.
+that does not fit the integer it is converted to, nan and inf included; a
+``copysign`` whose sign comes from a nan, since the sign of a nan is
+unspecified: x86 makes invalid operations give a negative nan, NVIDIA GPUs
+a positive one, LLVM's constant folding a positive one); the fuzzer then
+leaves that thread's outputs unchecked.
 """
 import builtins
 import math
@@ -70,14 +73,26 @@ def _checked(dtype):
     return convert
 
 
+def _signed_by(copysign):
+    """copysign(x, y), Undefined when y is a nan (its sign is unspecified)."""
+    def f(x, y):
+        if np.isnan(y):
+            raise Undefined(f"copysign({x!r}, {y!r})")
+        return copysign(x, y)
+    f.__name__ = "copysign"
+    return f
+
+
 class _NumpyShim:
-    """numpy, but its integer constructors treat an out-of-range float as Undefined."""
+    """numpy, but its integer constructors treat an out-of-range float as
+    Undefined, and copysign a nan's sign."""
 
     def __init__(self):
         for t in INTS + UINTS:
             setattr(self, t, _checked(t))
         self.intp, self.uintp, self.int_ = self.int64, self.uint64, self.int64
         self.intc, self.uintc = self.int32, self.uint32
+        self.copysign = _signed_by(np.copysign)
 
     def __getattr__(self, name):
         return getattr(np, name)
@@ -131,9 +146,10 @@ class _MathShim:
                          ("cosh", np.cosh), ("tanh", np.tanh), ("asinh", np.arcsinh),
                          ("cbrt", np.cbrt), ("radians", np.radians), ("degrees", np.degrees)):
             setattr(self, name, _math1(uf))
-        for name, uf in (("atan2", np.arctan2), ("hypot", np.hypot), ("copysign", np.copysign),
-                         ("fmod", np.fmod), ("pow", np.power)):
+        for name, uf in (("atan2", np.arctan2), ("hypot", np.hypot), ("fmod", np.fmod),
+                         ("pow", np.power)):
             setattr(self, name, _math2(uf))
+        self.copysign = _signed_by(_math2(np.copysign))
 
     @staticmethod
     def floor(x):
