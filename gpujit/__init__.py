@@ -215,6 +215,10 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         At a launch with more threads per block than ``launch_bounds`` allows;
         now, for a fastmath flag numba does not have (the message names it)
         or a ``GPUJIT_CONTRACT`` or ``GPUJIT_BOUNDSCHECK`` other than 0 or 1.
+    TypeError
+        Now, for a bool option (``device``, ``debug``, ``lineinfo``,
+        ``cache``, ``opt``, ``forceinline``; ``contract`` and ``boundscheck``
+        also take None) given anything but True or False.
 
     Notes
     -----
@@ -237,6 +241,9 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
             raise TypeError("jit() got a signature twice (positional and signature=)")
         signature, func_or_sig = func_or_sig, None
 
+    for name, value in (("device", device), ("debug", debug), ("lineinfo", lineinfo),
+                        ("cache", cache), ("opt", opt), ("forceinline", forceinline)):
+        _flag(name, value)
     contract = _contract_option(contract)
     boundscheck = _boundscheck_option(boundscheck, debug)
     jit_options = dict(device=device, debug=debug, fastmath=fastmath, contract=contract,
@@ -306,11 +313,22 @@ def _fastmath_bits(fastmath):
     return bits
 
 
+def _flag(name, value):
+    """A jit option that is a bool: True or False, else TypeError (a str such
+    as "no" would otherwise be true)."""
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"{name} must be True or False, not {value!r}")
+
+
 def _contract_option(contract):
     """The contract option: as given, or for None the global default, off
     when the environment has GPUJIT_CONTRACT=0 (read now)."""
     if contract is not None:
-        return bool(contract)
+        if not isinstance(contract, bool):
+            raise TypeError(f"contract must be True, False or None (GPUJIT_CONTRACT decides), "
+                            f"not {contract!r}")
+        return contract
     env = _os.environ.get("GPUJIT_CONTRACT", "").strip()
     if env not in ("", "0", "1"):
         raise ValueError(f"GPUJIT_CONTRACT must be 0 (no contraction) or 1, not {env!r}")
@@ -640,9 +658,12 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         raise NotImplementedError(f"Unsupported ABI: {abi}")
     if abi == "c" and not device:
         raise NotImplementedError("The C ABI is not supported for kernels")
+    for name, value in (("debug", debug), ("lineinfo", lineinfo), ("device", device),
+                        ("opt", opt)):
+        _flag(name, value)
     options = dict(fastmath=_fastmath_bits(fastmath), contract=_contract_option(contract),
-                   lineinfo=bool(lineinfo), debug=bool(debug), opt=bool(opt) and not debug,
-                   device=bool(device), boundscheck=_boundscheck_option(boundscheck, debug))
+                   lineinfo=lineinfo, debug=debug, opt=opt and not debug,
+                   device=device, boundscheck=_boundscheck_option(boundscheck, debug))
     if cc is not None:
         options["cc"] = tuple(cc)
     if abi == "c":

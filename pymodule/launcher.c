@@ -791,14 +791,19 @@ static int pack_params(const GjEntry *e, const Arg *args, int n, void **params,
     return c;
 }
 
-/* Written strided host arguments go back from their contiguous copies. */
+/* Written strided host arguments go back from their contiguous copies,
+   through an ndarray over the argument's own buffer (a memoryview or
+   another exporter is no ndarray for numpy.copyto). */
 static int copy_back_strided(GjPyState *st, const GjEntry *e, const Arg *args, int n)
 {
     for (int i = 0; i < n; i++) {
         const Arg *a = &args[i];
         if (a->kind != ARG_HOST || !a->contig || !e->res.params[i].written)
             continue;
-        PyObject *r = PyObject_CallFunction(st->np_copyto, "OO", a->obj, a->contig);
+        PyObject *dst = PyObject_CallMethod(st->np, "asarray", "O", a->obj);
+        PyObject *r = dst ? PyObject_CallFunctionObjArgs(st->np_copyto, dst, a->contig, NULL)
+                          : NULL;
+        Py_XDECREF(dst);
         if (!r)
             return -1;
         Py_DECREF(r);

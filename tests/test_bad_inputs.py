@@ -166,3 +166,21 @@ def test_values_numpy_cannot_make_an_array_of_keep_numpys_error():
     with pytest.raises(TypeError, match=r"incompatible dtype: uint8 \(device\) vs. <U1"):
         d.copy_to_device(["a", "b"])                  # no gpujit type: refused, not looked up
     assert d.copy_to_host().tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("option", ["debug", "lineinfo", "cache", "opt", "device",
+                                    "forceinline", "contract"])
+@pytest.mark.parametrize("value", ["no", "False", 1, 0, 2.0])
+def test_boolean_jit_options_take_bools_only(option, value):
+    # "no" is a true str: taken as given it would turn the option on
+    with pytest.raises(TypeError, match=f"{option} must be True"):
+        gpujit.jit(**{option: value})
+
+
+@pytest.mark.parametrize("option", ["debug", "lineinfo", "device", "opt", "contract"])
+def test_compile_ptx_boolean_options_take_bools_only(option):
+    def kernel(a):
+        a[0] = 1
+
+    with pytest.raises(TypeError, match=f"{option} must be True"):
+        gpujit.compile_ptx(kernel, "void(int32[:])", **{option: "no"})

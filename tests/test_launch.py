@@ -375,3 +375,22 @@ def test_large_host_arrays_warn_once_per_kernel_where_they_are_copied(target, rn
         with pytest.raises(gpujit.GpujitPerformanceWarning):
             launch_fresh(src, poisoned)
         assert np.isnan(poisoned).all()
+
+
+@gpujit.jit
+def add_index(a):
+    i = gpujit.grid(1)
+    if i < a.shape[0]:
+        a[i] = a[i] + i
+
+
+@pytest.mark.parametrize("step", [2, -1, -2])
+def test_strided_buffer_objects_are_written_back(rng, step):
+    # a memoryview of a bytearray, strided: the kernel runs on a contiguous
+    # copy, and its writes go back into the bytearray
+    data = bytearray(rng.integers(0, 100, 11, dtype=np.uint8).tobytes())
+    want = np.frombuffer(bytes(data), np.uint8).copy()
+    view = memoryview(data)[::step]
+    add_index[1, 32](view)
+    want[::step] += np.arange(len(want[::step]), dtype=np.uint8)
+    np.testing.assert_array_equal(np.frombuffer(bytes(data), np.uint8), want)
