@@ -6,11 +6,13 @@
  * Worker per thread, slot 0 being whichever host thread launches.  Helper
  * threads start on the first launch that has work for them and sleep on a
  * condition variable between launches.  Launches are serialised by
- * P.launch_lock; within one, every worker takes block indices from an atomic
- * counter until none is left, then the launcher waits for the helpers.
+ * P.launch_lock; within one, every worker takes chunks of block indices
+ * from an atomic counter until none is left (take_blocks), then the
+ * launcher waits for the helpers.
  *
- * Block: a kernel without barriers or warp operations runs its threads as a
- * plain loop on the worker's own stack.  Otherwise each CUDA thread is a
+ * Block: a kernel without barriers or warp operations is called once per
+ * block, on the worker's own stack, and loops over the block's threads
+ * itself (compiled so: compiler/target_cpu.c).  Otherwise each CUDA thread is a
  * fiber with its own stack (GPUJIT_CPU_STACK_KIB, default 64; allocated once
  * per worker with a guard page below each, reused), run round-robin by the
  * worker's scheduler.  A fiber that must wait parks (at the block barrier,
@@ -410,25 +412,6 @@ static void schedule(GjCpuBlock *b)
 
 /* ---- running blocks ------------------------------------------------------- */
 
-static void run_plain(const GjCpuLaunch *l, GjCpuThread t)
-{
-    GjCpuKernelFn fn = l->fn;
-    void **params = l->params;
-    uint32_t lin = 0;
-    for (uint32_t z = 0; z < l->block[2]; z++) {
-        t.tid[2] = z;
-        for (uint32_t y = 0; y < l->block[1]; y++) {
-            t.tid[1] = y;
-            for (uint32_t x = 0; x < l->block[0]; x++, lin++) {
-                t.tid[0] = x;
-                t.lane = lin % WARP;
-                t.warp = lin / WARP;
-                fn(params, &t);
-            }
-        }
-    }
-}
-
 static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *base)
 {
     unsigned n = b->nthreads;
@@ -462,16 +445,19 @@ static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *b
     schedule(b);
 }
 
-static void run_block(Worker *w, Job *job, uint64_t k)
+/* Runs blocks first .. first + count - 1 (linear indices, x fastest) unless
+   the launch fails; returns how many ran.  The division into blockIdx is
+   done once, then carried: a block costs its call, not three divisions. */
+static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count)
 {
     const GjCpuLaunch *l = job->launch;
     GjCpuBlock *b = &w->block;
     GjCpuThread t;
     memset(&t, 0, sizeof t);
     uint64_t gx = l->grid[0], gy = l->grid[1];
-    t.bid[0] = (uint32_t)(k % gx);
-    t.bid[1] = (uint32_t)(k / gx % gy);
-    t.bid[2] = (uint32_t)(k / (gx * gy));
+    t.bid[0] = (uint32_t)(first % gx);
+    t.bid[1] = (uint32_t)(first / gx % gy);
+    t.bid[2] = (uint32_t)(first / (gx * gy));
     for (int d = 0; d < 3; d++) {
         t.bdim[d] = l->block[d];
         t.gdim[d] = l->grid[d];
@@ -479,12 +465,24 @@ static void run_block(Worker *w, Job *job, uint64_t k)
     t.shared = w->shared;
     t.shared_bytes = (uint32_t)l->shared_bytes;
     t.block = b;
-    if (l->shared_bytes)
-        memset(w->shared, 0, l->shared_bytes);
-    if (job->fibered)
-        run_fibers(b, l, &t);
-    else
-        run_plain(l, t);
+    for (uint64_t k = 0; k < count; k++) {
+        if (atomic_load_explicit(&job->failed, memory_order_relaxed))
+            return k;
+        if (l->shared_bytes)
+            memset(w->shared, 0, l->shared_bytes);
+        if (job->fibered)
+            run_fibers(b, l, &t);
+        else
+            l->fn(l->params, &t);   /* the block's loop over its threads, or its one thread */
+        if (++t.bid[0] == l->grid[0]) {
+            t.bid[0] = 0;
+            if (++t.bid[1] == l->grid[1]) {
+                t.bid[1] = 0;
+                t.bid[2]++;
+            }
+        }
+    }
+    return count;
 }
 
 /* getcontext() returns twice (a later setcontext comes back through it), so
@@ -614,17 +612,34 @@ static int prepare(Worker *w, Job *job)
     return 0;
 }
 
+/* The next blocks for a worker: *first and how many (0: none left).  A
+   chunk is a 1/(4 * workers) share of the blocks left, at least one (guided
+   self-scheduling): a grid of many cheap blocks costs few atomic operations,
+   and its last blocks still spread over the workers when blocks differ in
+   cost. */
+static uint64_t take_blocks(Job *job, uint64_t *first)
+{
+    uint64_t k = atomic_load_explicit(&job->next, memory_order_relaxed), count;
+    do {
+        if (k >= job->nblocks)
+            return 0;
+        count = (job->nblocks - k) / job->share;
+        count = count ? count : 1;
+    } while (!atomic_compare_exchange_weak_explicit(&job->next, &k, k + count,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    *first = k;
+    return count;
+}
+
 static void run_job(Worker *w, Job *job)
 {
     if (prepare(w, job) != 0)
         return;
-    uint64_t ran = 0;
-    while (!atomic_load_explicit(&job->failed, memory_order_relaxed)) {
-        uint64_t k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (k >= job->nblocks)
+    uint64_t ran = 0, first, count, k;
+    while ((count = take_blocks(job, &first)) != 0) {
+        ran += k = run_blocks(w, job, first, count);
+        if (k < count)
             break;
-        run_block(w, job, k);
-        ran++;
     }
     atomic_fetch_add_explicit(&job->done, ran, memory_order_relaxed);
 }
@@ -835,6 +850,7 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
 
     uint64_t want = job.nblocks - 1 < P.nworkers - 1 ? job.nblocks - 1 : P.nworkers - 1;
     unsigned helpers = want ? start_helpers((unsigned)want) : 0;
+    job.share = 4 * ((uint64_t)helpers + 1);
     if (helpers) {
         pthread_mutex_lock(&P.lock);
         P.job = &job;
