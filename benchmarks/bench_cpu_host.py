@@ -7,10 +7,13 @@ whole-array operations) and NVIDIA Warp's CPU device when `warp-lang` is
 installed, in one process.  Each figure is the median wall time of several
 calls on arrays already in place (gpujit: device arrays, which are host
 memory on the CPU target; Warp: arrays on its "cpu" device), after a
-warm-up call that compiles; every result is checked against NumPy's.  Also
+warm-up call that compiles; the three take turns, so that other work on the
+host weighs on all alike.  Outputs start poisoned (NaN, -1), and every
+result is checked against NumPy's.  Also
 printed: the host's copy bandwidth (NumPy copying a 256 MiB array: bytes
 read + written per second), the bandwidth each memory-bound kernel reaches,
-and the cost of launching a one-block kernel on the CPU target.
+and the cost of launching a tiny kernel (one block, and eight) on the CPU
+target.
 
     python -P benchmarks/bench_cpu_host.py [--quick] [--repeats R] [--only NAMES]
 
@@ -54,7 +57,7 @@ class Problem:
 def vector_add(n, rng):
     p = Problem("vector add", f"{n:,} float32", 12 * n, 0)
     a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    out = np.empty_like(a)
+    out = np.full_like(a, np.nan)
     p.inputs, p.out_index = (a, b, out), 2
     p.numpy = lambda: np.add(a, b, out=out)
     p.grid, p.block = (n + BLOCK - 1) // BLOCK, BLOCK
@@ -64,7 +67,7 @@ def vector_add(n, rng):
 def saxpy(n, rng):
     p = Problem("SAXPY", f"{n:,} float32", 12 * n, 1e-6)
     x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
-    a, out, tmp = np.float32(2.5), np.empty_like(x), np.empty_like(x)
+    a, out, tmp = np.float32(2.5), np.full_like(x, np.nan), np.empty_like(x)
 
     def numpy():
         np.multiply(a, x, out=tmp)
@@ -77,7 +80,8 @@ def saxpy(n, rng):
 def stencil(side, rng):
     p = Problem("5-point stencil", f"{side}x{side} float32", 8 * side * side, 1e-5)
     a = rng.random((side, side), dtype=np.float32)
-    out = np.zeros_like(a)
+    out = np.full_like(a, np.nan)
+    out[0], out[-1], out[:, 0], out[:, -1] = 0, 0, 0, 0   # the kernel writes the inside
     c, d = np.float32(0.2), np.float32(0.1)
     tmp = np.empty((side - 2, side - 2), np.float32)
 
@@ -99,7 +103,7 @@ def black_scholes(n, rng):
     x = rng.uniform(1, 100, n).astype(np.float32)
     t = rng.uniform(0.25, 10, n).astype(np.float32)
     r, v = np.float32(0.02), np.float32(0.30)
-    call, put = np.empty_like(s), np.empty_like(s)
+    call, put = np.full_like(s, np.nan), np.full_like(s, np.nan)
 
     def cnd(d):
         k = 1 / (1 + _kernels.CND_P * np.abs(d))
@@ -124,7 +128,7 @@ def black_scholes(n, rng):
 def mandelbrot(side, rng):
     del rng
     p = Problem("Mandelbrot", f"{side}x{side}, {_kernels.MAX_ITER} iter", 0, 0)
-    counts = np.empty((side, side), np.int64)
+    counts = np.full((side, side), -1, np.int64)
     x0, y0 = np.float32(-2.0), np.float32(-1.25)
     dx, dy = np.float32(2.5 / side), np.float32(2.5 / side)
     cx = (x0 + np.arange(side, dtype=np.float32) * dx)[None, :].repeat(side, 0)
@@ -154,7 +158,7 @@ def block_sums(n, rng):
     p = Problem("block sums (barriers)", f"{n:,} float32", 4 * n, 0)
     x = rng.random(n, dtype=np.float32)
     blocks = 256
-    partials = np.empty(blocks, np.float32)
+    partials = np.full(blocks, np.nan, np.float32)
     total = np.zeros(1, np.float64)
     p.inputs, p.out_index = (x, partials), 1
     p.numpy = lambda: total.__setitem__(0, x.sum(dtype=np.float64))
@@ -174,15 +178,38 @@ PROBLEMS = {
 }
 
 
-def gpujit_time(kernels, name, p, repeats):
-    args = [gpujit.to_device(a) if isinstance(a, np.ndarray) else a for a in p.inputs]
+def with_output(p, initial):
+    """p's arguments, the output replaced by `initial` (its poisoned state)."""
+    return [initial.copy() if k == p.out_index else a for k, a in enumerate(p.inputs)]
+
+
+def gpujit_call(kernels, name, p, initial):
+    """The launch to time (on device arrays) and a function reading its output."""
+    args = [gpujit.to_device(a) if isinstance(a, np.ndarray) else a
+            for a in with_output(p, initial)]
     kernel = kernels[name][p.grid, p.block]
 
     def call():
         kernel(*args)
         gpujit.synchronize()
-    seconds = median_seconds(call, repeats)
-    return seconds, args[p.out_index].copy_to_host()
+    return call, args[p.out_index].copy_to_host
+
+
+def take_turns(calls, repeats):
+    """{name: median seconds} of calls {name: (call, runs)}, after one
+    warm-up call each (which compiles): the calls take turns, one of each
+    per round while it has runs left, so that a drift of the machine (other
+    processes on a shared host) weighs on all alike."""
+    times = {name: [] for name in calls}
+    for call, _ in calls.values():
+        call()
+    for round_ in range(repeats):
+        for name, (call, runs) in calls.items():
+            if round_ < runs:
+                t0 = time.perf_counter()
+                call()
+                times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(kept)) for name, kept in times.items()}
 
 
 def agrees(p, got, want):
@@ -285,9 +312,10 @@ def warp_kernels(wp):
             "black_scholes": black_scholes, "mandelbrot": mandelbrot, "block_sums": block_sums}
 
 
-def warp_time(wp, kernels, name, p, repeats):
+def warp_call(wp, kernels, name, p, initial):
+    """The launch on Warp's CPU device and a function reading its output."""
     arrays = [wp.array(a, device="cpu") if isinstance(a, np.ndarray) else a
-              for a in p.inputs]
+              for a in with_output(p, initial)]
     shape = p.inputs[p.out_index].shape
     if name == "block_sums":
         dim = p.inputs[1].shape[0]
@@ -299,8 +327,7 @@ def warp_time(wp, kernels, name, p, repeats):
     def call():
         wp.launch(kernels[name], dim=dim, inputs=arrays, device="cpu")
         wp.synchronize_device("cpu")
-    seconds = median_seconds(call, repeats)
-    return seconds, arrays[p.out_index].numpy()
+    return call, arrays[p.out_index].numpy
 
 
 def load_warp():
@@ -323,20 +350,21 @@ def host_bandwidth(repeats):
     return 2 * src.nbytes / seconds / 1e9
 
 
-def tiny_launch_us(launches):
-    """Microseconds per launch of `out[0] = x` (1 block of 32 threads) on a
-    device array: the fastest of 20 bursts of `launches` // 20, each
-    followed by a synchronize, as bench_speed's launch section times it."""
-    kernel = _common.jit_kernels(gpujit, ["store"])["store"]
+def tiny_launch_us(launches, blocks):
+    """Microseconds per launch of `out[0] = x` in `blocks` blocks of 32
+    threads on a device array: the fastest of 20 bursts of `launches` // 20,
+    each followed by a synchronize, as bench_speed's launch section times
+    it.  More than one block wakes the pool's helper threads."""
+    kernel = _common.jit_kernels(gpujit, ["store"])["store"][blocks, 32]
     out = gpujit.to_device(np.zeros(1, np.float32))
     x = np.float32(3)
     burst = max(1, launches // 20)
-    kernel[1, 32](out, x)
+    kernel(out, x)
     best = math.inf
     for _ in range(20):
         t0 = time.perf_counter()
         for _ in range(burst):
-            kernel[1, 32](out, x)
+            kernel(out, x)
         gpujit.synchronize()
         best = min(best, (time.perf_counter() - t0) / burst)
     assert out.copy_to_host()[0] == 3
@@ -357,7 +385,8 @@ def main():
 
     print(f"gpujit CPU target, {gpujit.__version__}: {os.cpu_count()} cores, "
           f"host copy bandwidth {host_bandwidth(repeats):.1f} GB/s")
-    print(f"one-block launch (out[0] = x, 1x32 threads): {tiny_launch_us(20000):.2f} us")
+    print(f"launch of out[0] = x, 32 threads per block: 1 block {tiny_launch_us(20000, 1):.2f}"
+          f" us, 8 blocks {tiny_launch_us(20000, 8):.2f} us")
     if warp_missing:
         print(f"Warp: {warp_missing}")
     print(f"{'kernel':24} {'size':22} {'NumPy ms':>9} {'gpujit ms':>10} {'Warp ms':>9}"
@@ -366,23 +395,31 @@ def main():
     for name in names:
         make, size, quick_size = PROBLEMS[name]
         p = make(quick_size if args.quick else size, rng)
+        initial = p.inputs[p.out_index].copy()   # poisoned: NaN, -1
+        p.numpy()
+        want = p.inputs[p.out_index].copy()
         # NumPy's Mandelbrot iterates every live point in Python-level steps:
         # slow, so fewer runs
-        t_numpy = median_seconds(p.numpy, max(1, repeats // 4 if name == "mandelbrot"
-                                              else repeats))
-        want = p.inputs[p.out_index].copy()
-        t_gj, got = gpujit_time(kernels, name, p, repeats)
-        ok = agrees(p, got, want)
-        warp_cell, ratio_warp = "n/a", ""
+        calls = {"numpy": (p.numpy, max(1, repeats // 4) if name == "mandelbrot" else repeats)}
+        gj_call, read_gj = gpujit_call(kernels, name, p, initial)
+        calls["gpujit"] = (gj_call, repeats)
+        warp_cell, ratio_warp, read_wp = "n/a", "", None
         if wp is not None:
             try:
-                t_wp, got_wp = warp_time(wp, wkernels, name, p, repeats)
-                warp_ok = agrees(p, got_wp, want) or name == "block_sums" and np.isclose(
-                    got_wp.sum(dtype=np.float64), got.sum(dtype=np.float64), rtol=1e-5)
-                warp_cell = f"{t_wp * 1e3:9.2f}" + ("" if warp_ok else " WRONG")
-                ratio_warp = f"{t_wp / t_gj:12.2f}"
+                wp_call, read_wp = warp_call(wp, wkernels, name, p, initial)
+                calls["warp"] = (wp_call, repeats)
             except Exception as exc:
                 warp_cell = _common.not_available(exc)
+        t = take_turns(calls, repeats)
+        t_numpy, t_gj = t["numpy"], t["gpujit"]
+        got = read_gj()
+        ok = agrees(p, got, want)
+        if read_wp:
+            t_wp, got_wp = t["warp"], read_wp()
+            warp_ok = agrees(p, got_wp, want) or name == "block_sums" and np.isclose(
+                got_wp.sum(dtype=np.float64), got.sum(dtype=np.float64), rtol=1e-5)
+            warp_cell = f"{t_wp * 1e3:9.2f}" + ("" if warp_ok else " WRONG")
+            ratio_warp = f"{t_wp / t_gj:12.2f}"
         gbs = f"{p.bytes_moved / t_gj / 1e9:12.1f}" if p.bytes_moved else ""
         print(f"{p.name:24} {p.size:22} {t_numpy * 1e3:9.2f} {t_gj * 1e3:10.2f}"
               f"{'' if ok else ' WRONG'} {warp_cell:>9} {t_numpy / t_gj:13.2f}"

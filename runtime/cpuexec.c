@@ -8,7 +8,8 @@
  * condition variable between launches.  Launches are serialised by
  * P.launch_lock; within one, every worker takes chunks of block indices
  * from an atomic counter until none is left (take_blocks), then the
- * launcher waits for the helpers.
+ * launcher closes the job and waits for the helpers that joined it (one
+ * still asleep then never touches it).
  *
  * Block: a kernel without barriers or warp operations is called once per
  * block, on the worker's own stack, and loops over the block's threads
@@ -208,7 +209,7 @@ typedef struct Pool {
     uint64_t generation;
     Job *job;
     unsigned helpers;             /* workers 1..helpers take part in this job */
-    unsigned busy;                /* helpers still running it */
+    unsigned busy;                /* helpers that joined the job and still run it */
     unsigned nstarted;            /* helpers running, workers 1..nstarted (launch_lock) */
     unsigned nworkers;            /* including the launcher */
     size_t page, stack_bytes;
@@ -655,9 +656,10 @@ static void *helper_main(void *arg)
         while (P.generation == w->seen)
             pthread_cond_wait(&P.wake, &P.lock);
         w->seen = P.generation;
-        if (w->index > P.helpers)
-            continue;
         Job *job = P.job;
+        if (!job || w->index > P.helpers)
+            continue;   /* not ours, or over: the launcher found no block left */
+        P.busy++;
         pthread_mutex_unlock(&P.lock);
         run_job(w, job);
         pthread_mutex_lock(&P.lock);
@@ -855,7 +857,6 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
         pthread_mutex_lock(&P.lock);
         P.job = &job;
         P.helpers = helpers;
-        P.busy = helpers;
         P.generation++;
         pthread_cond_broadcast(&P.wake);
         pthread_mutex_unlock(&P.lock);
@@ -863,9 +864,12 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
     run_job(&P.workers[0], &job);
     if (helpers) {
         pthread_mutex_lock(&P.lock);
+        /* No block is left to take: helpers that have not woken yet stay out
+           of the job, and the launch waits only for those running it (a
+           small grid costs the wake-up call, not a helper's wake-up). */
+        P.job = NULL;
         while (P.busy > 0)
             pthread_cond_wait(&P.idle, &P.lock);
-        P.job = NULL;
         pthread_mutex_unlock(&P.lock);
     }
 
