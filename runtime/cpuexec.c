@@ -50,6 +50,7 @@
 
 #define MAX_WORKERS 1024u
 #define GUARD_BUDGET 16384u   /* guard pages in all, to stay far below vm.max_map_count */
+#define CHUNK_THREADS 4096u   /* the most threads' worth of blocks a worker takes at once */
 
 /* ---- context switch ------------------------------------------------------ */
 
@@ -614,18 +615,20 @@ static int prepare(Worker *w, Job *job)
 }
 
 /* The next blocks for a worker: *first and how many (0: none left).  A
-   chunk is a 1/(4 * workers) share of the blocks left, at least one (guided
-   self-scheduling): a grid of many cheap blocks costs few atomic operations,
-   and its last blocks still spread over the workers when blocks differ in
-   cost. */
+   chunk is a 1/(4 * workers) share of the blocks left (guided
+   self-scheduling), at least one and at most CHUNK_THREADS threads' worth:
+   a grid of many cheap blocks costs few atomic operations, and its last
+   blocks still spread over the workers when blocks differ in cost or a
+   worker loses its core to another process for a while. */
 static uint64_t take_blocks(Job *job, uint64_t *first)
 {
     uint64_t k = atomic_load_explicit(&job->next, memory_order_relaxed), count;
+    uint64_t most = CHUNK_THREADS / job->nthreads ? CHUNK_THREADS / job->nthreads : 1;
     do {
         if (k >= job->nblocks)
             return 0;
         count = (job->nblocks - k) / job->share;
-        count = count ? count : 1;
+        count = count < 1 ? 1 : count > most ? most : count;
     } while (!atomic_compare_exchange_weak_explicit(&job->next, &k, k + count,
                                                     memory_order_relaxed, memory_order_relaxed));
     *first = k;
