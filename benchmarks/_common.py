@@ -20,6 +20,8 @@ The benchmarks run as `python -P benchmarks/NAME.py`, and -P keeps
 benchmarks/ off sys.path: each puts its own directory first to find these
 modules (benchmarks/ holds no package that could shadow gpujit).
 """
+import statistics
+import time
 import types
 
 import numpy as np
@@ -144,6 +146,17 @@ def median_ms(fw, launch, runs, *others):
             kept.append(fw.elapsed(start, end))
     medians = [float(np.median(kept)) for kept in times]
     return medians if others else medians[0]
+
+
+def median_seconds(call, repeats):
+    """Median wall time in seconds of ``repeats`` calls of call() (which
+    waits for its work), for host-side timing where there are no events."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def not_available(exc):

@@ -15,14 +15,15 @@ gpujit's numbers are printed.  The goal is a ratio of at least 100.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"   # before numba is imported
 os.environ.setdefault("GPUJIT_TARGET", "cpu")
 
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
 
 if not hasattr(np, "row_stack"):   # numba's simulator still names it; NumPy 2.5 dropped it
     np.row_stack = np.vstack
@@ -47,15 +48,6 @@ def vector_add_numba(a, b, c):
         c[i] = a[i] + b[i]
 
 
-def median_seconds(call, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
 def run(api, body, n, repeats, rng):
     a = rng.random(n, dtype=np.float32)
     b = rng.random(n, dtype=np.float32)
@@ -69,7 +61,7 @@ def run(api, body, n, repeats, rng):
         api.synchronize()
 
     call()   # warm-up: compiles
-    seconds = median_seconds(call, repeats)
+    seconds = _common.median_seconds(call, repeats)
     error = float(np.max(np.abs(d_c.copy_to_host() - (a + b))))
     return seconds, error
 

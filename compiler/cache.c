@@ -35,7 +35,8 @@
 #include "lower.h"
 
 enum {
-    KEY_VERSION = 3,    /* of the key material's layout */
+    KEY_VERSION = 4,    /* of the key material's layout, and of the CPU code's ABI (4: a
+                           kernel without barriers runs a whole block per call) */
     PACK_VERSION = 4,   /* of gj_cache_pack's layout */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */

@@ -193,7 +193,8 @@ typedef struct GjCompileResult {
     int nerror_sites;         /* > 0: the launch reads the error record (above) */
     GjErrorSite *error_sites;
     /* GJ_TARGET_CPU only (ptx is then NULL): */
-    void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t) */
+    void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t),
+                                 one thread with needs_fibers, else the block's threads */
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */
     int needs_fibers;         /* the kernel calls a barrier (or warp operation) */
     int prints;               /* the kernel calls print (a CPU launch flushes sys.stdout) */

@@ -240,7 +240,7 @@ static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec *
 
 static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
     int32_t n = in->nargs - 1;
-    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 2);   /* + thread */
+    LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 1 + GJ_THREAD_PARAMS);
     GjSpec *spec;
     if (!args)
         return gj_lower_fail(L, "out of memory");
@@ -253,8 +253,8 @@ static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
         if (!(args[k] = gj_lower_cast(L, L->temps[in->args[k + 1]],
                                       L->f->temp_types[in->args[k + 1]], spec->argtypes[k])))
             return NULL;
-    if (L->target->thread_param)
-        args[n++] = L->thread;
+    for (unsigned k = 0; k < L->target->thread_params; k++)
+        args[n++] = L->thread[k];
     LLVMValueRef r = LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, (unsigned)n, "");
     int none = spec->f->ret_type->kind == GJ_TK_NONE;
     if (spec_ends_thread(L, spec)) {   /* {value, ended}: an ended callee ends this thread */
@@ -832,7 +832,7 @@ static void add_fn_attribute(GjLower *L, const char *name) {
    flattened parameters; a device function (.func) is internal to the
    module, or visible when it is what compile_ptx(device=True) compiles. */
 static GjStatus declare_function(GjLower *L, const char *name) {
-    LLVMTypeRef params[257], ret = LLVMVoidTypeInContext(L->ctx);
+    LLVMTypeRef params[256 + GJ_THREAD_PARAMS], ret = LLVMVoidTypeInContext(L->ctx);
     unsigned nparams;
     GjStatus st = L->f->is_device ? device_signature(L, params, &nparams, 256, &ret)
                                   : kernel_params(L, params, &nparams, 256);
@@ -848,11 +848,13 @@ static GjStatus declare_function(GjLower *L, const char *name) {
             ret = LLVMGetTypeKind(ret) == LLVMVoidTypeKind
                       ? L->i1 : LLVMStructTypeInContext(L->ctx, pair, 2, 0);
         }
-        if (L->target->thread_param)
-            params[nparams++] = LLVMPointerTypeInContext(L->ctx, 0);
+        unsigned first = nparams;
+        if (L->target->thread_params)
+            L->target->thread_types(L, params + first);
+        nparams += L->target->thread_params;
         L->fn = LLVMAddFunction(L->mod, name, LLVMFunctionType(ret, params, nparams, 0));
-        if (L->target->thread_param)
-            L->thread = LLVMGetParam(L->fn, nparams - 1);
+        for (unsigned k = 0; k < L->target->thread_params; k++)
+            L->thread[k] = LLVMGetParam(L->fn, first + k);
         if (L->spec)
             LLVMSetLinkage(L->fn, LLVMInternalLinkage);
     }

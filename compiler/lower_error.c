@@ -70,15 +70,17 @@ static void store_word(GjLower *L, LLVMValueRef record, int word, LLVMValueRef v
 #define REPORT_FUNCTION "_gj_report"
 
 /* The module's reporting function, made on first use: void _gj_report(i64
-   site, i64 a, i64 b[, ptr thread]), cold and never inlined, so that each
+   site, i64 a, i64 b[, thread context]), cold and never inlined, so that each
    check's failing path is one call and the code around the checks stays
    small (on the GPU, the instruction cache's; on the host, the JIT's
-   time).  The thread's context is the last parameter where the target's
+   time).  The thread's context is the last parameters where the target's
    code takes one (the CPU: its error record and registers are in it). */
 static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
-    LLVMTypeRef params[4] = {L->i64, L->i64, L->i64, LLVMPointerTypeInContext(L->ctx, 0)};
-    *type = LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params,
-                             L->target->thread_param ? 4 : 3, 0);
+    LLVMTypeRef params[3 + GJ_THREAD_PARAMS] = {L->i64, L->i64, L->i64};
+    unsigned nthread = L->target->thread_params;
+    if (nthread)
+        L->target->thread_types(L, params + 3);
+    *type = LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), params, 3 + nthread, 0);
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, REPORT_FUNCTION);
     if (fn)
         return fn;
@@ -93,7 +95,8 @@ static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
     GjLower R = *L;   /* the target's hooks build into R's function */
     R.fn = fn;
     R.b = LLVMCreateBuilderInContext(L->ctx);
-    R.thread = L->target->thread_param ? LLVMGetParam(fn, 3) : NULL;
+    for (unsigned k = 0; k < nthread; k++)
+        R.thread[k] = LLVMGetParam(fn, 3 + k);
     LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(L->ctx, fn, "entry");
     LLVMBasicBlockRef first = LLVMAppendBasicBlockInContext(L->ctx, fn, "first");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, fn, "done");
@@ -131,9 +134,11 @@ GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef 
     LLVMValueRef fn = report_function(L, &type);
     if (!fn)
         return GJ_ERR;
-    LLVMValueRef args[4] = {gj_lower_i64(L, site), a ? a : gj_lower_i64(L, 0),
-                            b ? b : gj_lower_i64(L, 0), L->thread};
-    LLVMBuildCall2(L->b, type, fn, args, L->target->thread_param ? 4 : 3, "");
+    LLVMValueRef args[3 + GJ_THREAD_PARAMS] = {gj_lower_i64(L, site), a ? a : gj_lower_i64(L, 0),
+                                               b ? b : gj_lower_i64(L, 0)};
+    unsigned nthread = L->target->thread_params;
+    memcpy(args + 3, L->thread, nthread * sizeof *args);
+    LLVMBuildCall2(L->b, type, fn, args, 3 + nthread, "");
     return GJ_OK;
 }
 

@@ -78,7 +78,9 @@ typedef struct GjLower {
                                      compile's own function (kernel, or device=True) */
     int status_ret;               /* spec may end the thread: it returns {value, i1 ended}
                                      (i1 alone for None), which its callers test */
-    LLVMValueRef thread;          /* CPU target: the kernel's GjCpuThread * parameter */
+    LLVMValueRef thread[GJ_THREAD_PARAMS];   /* the thread's context (target.h's
+                                                thread_params): the CPU's GjCpuThread *
+                                                and threadIdx.x/y/z */
     int needs_fibers;             /* the kernel synchronises its block (barrier, warp op) */
     int prints;                   /* the kernel calls print */
     uint64_t local_bytes;         /* local arrays, this function's and its callees' */

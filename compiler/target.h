@@ -39,6 +39,8 @@
 
 typedef struct GjLower GjLower;
 
+#define GJ_THREAD_PARAMS 4   /* most trailing thread-context parameters (thread_params) */
+
 /* float32 operations a target may have a fast approximate instruction for,
    used under fastmath's arcp (division) and afn (the functions). */
 typedef enum GjApprox {
@@ -50,16 +52,20 @@ typedef enum GjApprox {
 typedef struct GjTarget {
     const char *name;            /* "nvptx", "cpu" */
     unsigned addrspace[GJ_NADDRSPACES];   /* LLVM address space of each GjAddrSpace */
-    /* 1 if kernels and device functions take the thread's context as a last,
-       extra parameter (L->thread: the host's GjCpuThread *); 0 if special
-       registers and barriers need none. */
-    int thread_param;
+    /* How many trailing parameters carry the thread's context in every kernel
+       body and device function (L->thread[0..n), at most GJ_THREAD_PARAMS;
+       the CPU: its GjCpuThread * and threadIdx.x/y/z as values), and their
+       types (thread_types fills n); 0 if special registers and barriers need
+       none. */
+    unsigned thread_params;
+    void (*thread_types)(GjLower *L, LLVMTypeRef *types);
     /* Sets the new module's triple and data layout. */
     void (*init_module)(GjLower *L);
     /* Adds the kernel (with params[0..n) per compile.h's ABI) to L->mod and
        sets L->fn; the target may append parameters of its own. */
     GjStatus (*declare_kernel)(GjLower *L, const char *name, LLVMTypeRef *params, unsigned n);
-    /* After the body is lowered: entry wrappers and the like. */
+    /* After the body is lowered (L->needs_fibers is final): entry wrappers
+       and the like. */
     GjStatus (*finish_kernel)(GjLower *L, const char *name);
     /* Special register `reg` along `axis` (0..2) as an i32, or NULL with a
        diag when the target has no such register. */

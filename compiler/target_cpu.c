@@ -4,14 +4,19 @@
  *
  * The module has the host's triple (cpujit.c sets the data layout of its
  * target machine); array data is plain memory (address space 0).  The
- * kernel body is an internal function with compile.h's parameters plus a
- * trailing GjCpuThread *; a wrapper with the executor's ABI,
+ * kernel body is an internal function with compile.h's parameters plus the
+ * thread's context: GjCpuThread *t and threadIdx.x/y/z as i32 values.  An
+ * entry point with the executor's ABI,
  *
  *     void <kernel>(void **params, GjCpuThread *t)
  *
  * loads each parameter from params[k] (the kernelParams array a CUDA launch
- * would get) and calls the body, which O3 then inlines.  Special registers
- * are loads from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier and
+ * would get) once and calls the body, which O3 then inlines: for the one
+ * thread t->tid when the kernel synchronises its block (each thread is then
+ * a fiber), else in loops over every thread of the block, which the loop
+ * vectoriser can turn into SIMD across threads (cpu_finish_kernel).
+ * threadIdx is the context's values; the other special registers are loads
+ * from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier and
  * the block and warp collectives are calls of the executor's gj_cpu_*(t, ...)
  * functions (their addresses come from the runtime symbol table, compile.h's
  * GjRuntimeSymbol), fences are LLVM fences, math functions are libm's, and shared
@@ -20,6 +25,7 @@
 #include "target.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <llvm-c/TargetMachine.h>
@@ -32,74 +38,11 @@ static void cpu_init_module(GjLower *L) {
     LLVMDisposeMessage(triple);
 }
 
-static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *params,
-                                   unsigned n) {
-    LLVMTypeRef all[257];
-    if (n >= sizeof all / sizeof all[0])
-        return gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "too many kernel parameters");
-    memcpy(all, params, n * sizeof *params);
-    all[n] = LLVMPointerTypeInContext(L->ctx, 0);   /* GjCpuThread * */
-    char *body = gj_arena_printf(&L->c->arena, "%s.body", name);
-    if (!body)
-        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
-    L->fn = LLVMAddFunction(L->mod, body,
-                            LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), all, n + 1, 0));
-    LLVMSetLinkage(L->fn, LLVMInternalLinkage);
-    L->thread = LLVMGetParam(L->fn, n);
-    LLVMSetValueName2(L->thread, "thread", 6);
-    return GJ_OK;
-}
-
-/* void name(void **params, GjCpuThread *t): body(*(T0 *)params[0], ..., t). */
-static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
-    LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
-    LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
-    unsigned n = LLVMCountParamTypes(body_ty);
-    LLVMTypeRef ptys[257];
-    LLVMValueRef args[257];
-    if (n > sizeof ptys / sizeof ptys[0])
-        return gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "too many kernel parameters");
-    LLVMGetParamTypes(body_ty, ptys);
-
-    LLVMTypeRef wparams[2] = {ptr, ptr};
-    LLVMValueRef w = LLVMAddFunction(L->mod, name,
-                                     LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), wparams,
-                                                      2, 0));
-    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
-    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->ctx, w, "entry"));
-    LLVMValueRef params = LLVMGetParam(w, 0);
-    for (unsigned k = 0; k + 1 < n; k++) {
-        LLVMValueRef idx = LLVMConstInt(L->i64, k, 0);
-        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, ptr, params, &idx, 1, "");
-        LLVMValueRef p = LLVMBuildLoad2(b, ptr, slot, "");
-        args[k] = LLVMBuildLoad2(b, ptys[k], p, "");
-    }
-    args[n - 1] = LLVMGetParam(w, 1);
-    LLVMBuildCall2(b, body_ty, L->fn, args, n, "");
-    LLVMBuildRetVoid(b);
-    LLVMDisposeBuilder(b);
-    return GJ_OK;
-}
-
 /* GjCpuThread's fields (runtime/cpuexec.h; grep tag GJ_CPU_THREAD_ABI): four
    uint32_t[3] (tid, bid, bdim, gdim), two pointers (shared, block), three
    uint32_t (lane, warp, shared_bytes). */
 enum { THREAD_TID, THREAD_BID, THREAD_BDIM, THREAD_GDIM, THREAD_SHARED, THREAD_BLOCK,
        THREAD_LANE, THREAD_WARP, THREAD_SHARED_BYTES, THREAD_NFIELDS };
-
-/* The GjCpuThread field holding register reg, or -1. */
-static int thread_field(GjSreg reg) {
-    switch (reg) {
-    case GJ_SREG_TID: return THREAD_TID;
-    case GJ_SREG_CTAID: return THREAD_BID;
-    case GJ_SREG_NTID: return THREAD_BDIM;
-    case GJ_SREG_NCTAID: return THREAD_GDIM;
-    case GJ_SREG_LANEID: case GJ_SREG_LANEMASK_LT: return THREAD_LANE;
-    case GJ_SREG_WARPSIZE: case GJ_NSREGS:
-        break;
-    }
-    return -1;
-}
 
 /* GjCpuThread as an LLVM struct (cpuexec.h; GJ_CPU_THREAD_ABI). */
 static LLVMTypeRef thread_type(GjLower *L) {
@@ -111,32 +54,184 @@ static LLVMTypeRef thread_type(GjLower *L) {
 
 /* A load of field `field` (of type ty) of the thread's GjCpuThread. */
 static LLVMValueRef thread_field_load(GjLower *L, unsigned field, LLVMTypeRef ty) {
-    LLVMValueRef p = LLVMBuildStructGEP2(L->b, thread_type(L), L->thread, field, "");
+    LLVMValueRef p = LLVMBuildStructGEP2(L->b, thread_type(L), L->thread[0], field, "");
     LLVMValueRef v = LLVMBuildLoad2(L->b, ty, p, "");
     LLVMSetAlignment(v, ty == L->i32 ? 4 : 8);
     return v;
 }
 
-/* The warp size is 32; the lane mask is computed from the lane. */
-static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
-    int field = thread_field(reg);
-    if (reg == GJ_SREG_WARPSIZE)
-        return LLVMConstInt(L->i32, 32, 0);
-    if (field < 0 || axis < 0 || axis > 2) {
-        gj_error(L->c, GJ_DIAG_UNSUPPORTED, L->loc,
-                 "special register %d is not supported on the CPU target", (int)reg);
-        return NULL;
-    }
-    LLVMValueRef idx[3] = {LLVMConstInt(L->i32, 0, 0), LLVMConstInt(L->i32, (unsigned)field, 0),
+/* t->field[axis], field one of the uint32_t[3] (tid, bid, bdim, gdim). */
+static LLVMValueRef thread_dim_load(GjLower *L, LLVMBuilderRef b, LLVMValueRef t, unsigned field,
+                                    int axis) {
+    LLVMValueRef idx[3] = {LLVMConstInt(L->i32, 0, 0), LLVMConstInt(L->i32, field, 0),
                            LLVMConstInt(L->i32, (unsigned)axis, 0)};
-    LLVMValueRef p = LLVMBuildInBoundsGEP2(L->b, thread_type(L), L->thread, idx,
-                                           field == THREAD_LANE ? 2 : 3, "");
-    LLVMValueRef v = LLVMBuildLoad2(L->b, L->i32, p, "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(b, thread_type(L), t, idx, 3, "");
+    LLVMValueRef v = LLVMBuildLoad2(b, L->i32, p, "");
     LLVMSetAlignment(v, 4);
-    if (reg != GJ_SREG_LANEMASK_LT)
-        return v;
+    return v;
+}
+
+/* The thread's context (target.h's thread_params): GjCpuThread *t, then
+   threadIdx.x, .y, .z as i32 values, so that the thread loop's induction
+   variables reach the body as values, not as memory it must load. */
+enum { CPU_THREAD_PARAMS = 4 };
+
+static void cpu_thread_types(GjLower *L, LLVMTypeRef *types) {
+    types[0] = LLVMPointerTypeInContext(L->ctx, 0);
+    types[1] = types[2] = types[3] = L->i32;
+}
+
+static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *params,
+                                   unsigned n) {
+    LLVMTypeRef all[256 + CPU_THREAD_PARAMS];
+    if (n > 256)
+        return gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "too many kernel parameters");
+    memcpy(all, params, n * sizeof *params);
+    cpu_thread_types(L, all + n);
+    char *body = gj_arena_printf(&L->c->arena, "%s.body", name);
+    if (!body)
+        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+    L->fn = LLVMAddFunction(L->mod, body, LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), all,
+                                                           n + CPU_THREAD_PARAMS, 0));
+    LLVMSetLinkage(L->fn, LLVMInternalLinkage);
+    static const char *const names[CPU_THREAD_PARAMS] = {"thread", "tid.x", "tid.y", "tid.z"};
+    for (unsigned k = 0; k < CPU_THREAD_PARAMS; k++) {
+        L->thread[k] = LLVMGetParam(L->fn, n + k);
+        LLVMSetValueName2(L->thread[k], names[k], strlen(names[k]));
+    }
+    return GJ_OK;
+}
+
+/* Nested counted loops over the block's threads, z outermost (the
+   executor's linear order: lane = linear % 32), from the builder's block:
+   each level's induction variable is threadIdx along its axis (an i32,
+   args[first + axis]), the innermost calls the body.  x innermost, as a
+   plain counted loop: what the loop vectoriser takes, once O3 has inlined
+   the body, turning threads into SIMD lanes. */
+static void thread_loops(GjLower *L, LLVMBuilderRef b, LLVMValueRef w, int axis,
+                         LLVMValueRef *bdim, LLVMValueRef *args, unsigned first) {
+    LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->ctx, w, "thread");
+    LLVMBuildBr(b, head);
+    LLVMPositionBuilderAtEnd(b, head);
+    LLVMValueRef i = LLVMBuildPhi(b, L->i32, "");
+    args[first + (unsigned)axis] = i;
+    if (axis == 0)
+        LLVMBuildCall2(b, body_ty, L->fn, args, LLVMCountParamTypes(body_ty), "");
+    else
+        thread_loops(L, b, w, axis - 1, bdim, args, first);
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(L->i32, 1, 0), "");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, w, "");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, bdim[axis], ""), head, done);
+    LLVMValueRef in[2] = {LLVMConstInt(L->i32, 0, 0), next};
+    LLVMBasicBlockRef from[2] = {pre, latch};
+    LLVMAddIncoming(i, in, from, 2);
+    LLVMPositionBuilderAtEnd(b, done);
+}
+
+static void add_attribute(GjLower *L, LLVMValueRef fn, LLVMAttributeIndex at, const char *name) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+    LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(L->ctx, kind, 0));
+}
+
+/* The body's string attributes (fastmath's "denormal-fp-math-f32") on the
+   entry point too: the body is inlined there, and the inliner keeps no
+   attribute of the callee's. */
+static GjStatus copy_string_attributes(LLVMValueRef from, LLVMValueRef to) {
+    LLVMAttributeIndex fn = (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
+    unsigned n = LLVMGetAttributeCountAtIndex(from, fn);
+    LLVMAttributeRef *attrs = malloc((n ? n : 1) * sizeof *attrs);
+    if (!attrs)
+        return GJ_ERR;
+    LLVMGetAttributesAtIndex(from, fn, attrs);
+    for (unsigned k = 0; k < n; k++)
+        if (LLVMIsStringAttribute(attrs[k]))
+            LLVMAddAttributeAtIndex(to, fn, attrs[k]);
+    free(attrs);
+    return GJ_OK;
+}
+
+/* The entry point with the executor's ABI, void name(void **params,
+   GjCpuThread *t), which loads each parameter from params[k] once and
+   calls the body: for one thread (threadIdx from t->tid) when the kernel
+   synchronises its block, for it then runs as one fiber of the block;
+   else for every thread of the block in turn (thread_loops).  In a
+   block's loop t holds only what every thread shares, and nothing the
+   kernel's arrays point to aliases it (noalias): its loads leave the loop. */
+static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
+    LLVMTypeRef ptr = LLVMPointerTypeInContext(L->ctx, 0);
+    LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
+    unsigned n = LLVMCountParamTypes(body_ty), first = n - CPU_THREAD_PARAMS + 1;
+    LLVMTypeRef ptys[256 + CPU_THREAD_PARAMS];
+    LLVMValueRef args[256 + CPU_THREAD_PARAMS];
+    LLVMGetParamTypes(body_ty, ptys);
+
+    LLVMTypeRef wparams[2] = {ptr, ptr};
+    LLVMValueRef w = LLVMAddFunction(L->mod, name,
+                                     LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), wparams,
+                                                      2, 0));
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->ctx, w, "entry"));
+    LLVMValueRef params = LLVMGetParam(w, 0), t = LLVMGetParam(w, 1);
+    for (unsigned k = 0; k + CPU_THREAD_PARAMS < n; k++) {
+        LLVMValueRef idx = LLVMConstInt(L->i64, k, 0);
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, ptr, params, &idx, 1, "");
+        LLVMValueRef p = LLVMBuildLoad2(b, ptr, slot, "");
+        args[k] = LLVMBuildLoad2(b, ptys[k], p, "");
+    }
+    args[first - 1] = t;
+    LLVMValueRef dim[3];
+    for (int axis = 0; axis < 3; axis++)
+        dim[axis] = thread_dim_load(L, b, t, L->needs_fibers ? THREAD_TID : THREAD_BDIM, axis);
+    if (L->needs_fibers) {
+        memcpy(args + first, dim, sizeof dim);
+        LLVMBuildCall2(b, body_ty, L->fn, args, n, "");
+    } else {
+        add_attribute(L, w, 2, "noalias");
+        add_attribute(L, L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex, "alwaysinline");
+        if (copy_string_attributes(L->fn, w) != GJ_OK) {
+            LLVMDisposeBuilder(b);
+            return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
+        }
+        thread_loops(L, b, w, 2, dim, args, first);
+    }
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    return GJ_OK;
+}
+
+/* The lane: the thread's linear index in its block (x fastest) % 32, as
+   the executor numbers lanes and warps (cpuexec.h). */
+static LLVMValueRef lane(GjLower *L) {
+    LLVMValueRef zy = LLVMBuildMul(L->b, thread_dim_load(L, L->b, L->thread[0], THREAD_BDIM, 1),
+                                   L->thread[3], "");
+    LLVMValueRef lin = LLVMBuildAdd(L->b, L->thread[2], zy, "");
+    lin = LLVMBuildMul(L->b, thread_dim_load(L, L->b, L->thread[0], THREAD_BDIM, 0), lin, "");
+    lin = LLVMBuildAdd(L->b, L->thread[1], lin, "");
+    return LLVMBuildAnd(L->b, lin, LLVMConstInt(L->i32, 31, 0), "lane");
+}
+
+/* threadIdx is the context's values; blockIdx, blockDim and gridDim are
+   loads from t; the warp size is 32; the lane and its mask are computed. */
+static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
+    if (axis < 0 || axis > 2)
+        return gj_lower_fail(L, "special register %d has no axis %d", (int)reg, axis);
     LLVMValueRef one = LLVMConstInt(L->i32, 1, 0);
-    return LLVMBuildSub(L->b, LLVMBuildShl(L->b, one, v, ""), one, "");
+    switch (reg) {
+    case GJ_SREG_TID: return L->thread[1 + axis];
+    case GJ_SREG_CTAID: return thread_dim_load(L, L->b, L->thread[0], THREAD_BID, axis);
+    case GJ_SREG_NTID: return thread_dim_load(L, L->b, L->thread[0], THREAD_BDIM, axis);
+    case GJ_SREG_NCTAID: return thread_dim_load(L, L->b, L->thread[0], THREAD_GDIM, axis);
+    case GJ_SREG_LANEID: return lane(L);
+    case GJ_SREG_LANEMASK_LT: return LLVMBuildSub(L->b, LLVMBuildShl(L->b, one, lane(L), ""),
+                                                  one, "");
+    case GJ_SREG_WARPSIZE: return LLVMConstInt(L->i32, 32, 0);
+    case GJ_NSREGS:
+        break;
+    }
+    return gj_lower_fail(L, "special register %d is not supported on the CPU target", (int)reg);
 }
 
 /* ret name(GjCpuThread *t, args...): a function of runtime/cpuexec.h's
@@ -146,7 +241,7 @@ static LLVMValueRef runtime_call(GjLower *L, const char *name, LLVMTypeRef ret,
     LLVMTypeRef ptys[8];
     LLVMValueRef all[8];
     ptys[0] = LLVMPointerTypeInContext(L->ctx, 0);
-    all[0] = L->thread;
+    all[0] = L->thread[0];
     for (unsigned k = 0; k < n && k < 7; k++) {
         ptys[k + 1] = LLVMTypeOf(args[k]);
         all[k + 1] = args[k];
@@ -295,7 +390,8 @@ static LLVMValueRef cpu_atomic_rmw(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValueR
 const GjTarget gj_target_cpu = {
     .name = "cpu",
     .addrspace = {0, 0, 0, 0},
-    .thread_param = 1,
+    .thread_params = CPU_THREAD_PARAMS,
+    .thread_types = cpu_thread_types,
     .init_module = cpu_init_module,
     .declare_kernel = cpu_declare_kernel,
     .finish_kernel = cpu_finish_kernel,

@@ -299,7 +299,7 @@ static LLVMValueRef nvptx_error_record(GjLower *L) {
 const GjTarget gj_target_nvptx = {
     .name = "nvptx",
     .addrspace = {[GJ_AS_GLOBAL] = 1, [GJ_AS_SHARED] = 3, [GJ_AS_LOCAL] = 5, [GJ_AS_CONST] = 4},
-    .thread_param = 0,
+    .thread_params = 0,
     .init_module = nvptx_init_module,
     .declare_kernel = nvptx_declare_kernel,
     .finish_kernel = nvptx_finish_kernel,

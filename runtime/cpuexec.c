@@ -6,11 +6,14 @@
  * Worker per thread, slot 0 being whichever host thread launches.  Helper
  * threads start on the first launch that has work for them and sleep on a
  * condition variable between launches.  Launches are serialised by
- * P.launch_lock; within one, every worker takes block indices from an atomic
- * counter until none is left, then the launcher waits for the helpers.
+ * P.launch_lock; within one, every worker takes chunks of block indices
+ * from an atomic counter until none is left (take_blocks), then the
+ * launcher closes the job and waits for the helpers that joined it (one
+ * still asleep then never touches it).
  *
- * Block: a kernel without barriers or warp operations runs its threads as a
- * plain loop on the worker's own stack.  Otherwise each CUDA thread is a
+ * Block: a kernel without barriers or warp operations is called once per
+ * block, on the worker's own stack, and loops over the block's threads
+ * itself (compiled so: compiler/target_cpu.c).  Otherwise each CUDA thread is a
  * fiber with its own stack (GPUJIT_CPU_STACK_KIB, default 64; allocated once
  * per worker with a guard page below each, reused), run round-robin by the
  * worker's scheduler.  A fiber that must wait parks (at the block barrier,
@@ -47,6 +50,7 @@
 
 #define MAX_WORKERS 1024u
 #define GUARD_BUDGET 16384u   /* guard pages in all, to stay far below vm.max_map_count */
+#define CHUNK_THREADS 4096u   /* the most threads' worth of blocks a worker takes at once */
 
 /* ---- context switch ------------------------------------------------------ */
 
@@ -206,7 +210,7 @@ typedef struct Pool {
     uint64_t generation;
     Job *job;
     unsigned helpers;             /* workers 1..helpers take part in this job */
-    unsigned busy;                /* helpers still running it */
+    unsigned busy;                /* helpers that joined the job and still run it */
     unsigned nstarted;            /* helpers running, workers 1..nstarted (launch_lock) */
     unsigned nworkers;            /* including the launcher */
     size_t page, stack_bytes;
@@ -410,25 +414,6 @@ static void schedule(GjCpuBlock *b)
 
 /* ---- running blocks ------------------------------------------------------- */
 
-static void run_plain(const GjCpuLaunch *l, GjCpuThread t)
-{
-    GjCpuKernelFn fn = l->fn;
-    void **params = l->params;
-    uint32_t lin = 0;
-    for (uint32_t z = 0; z < l->block[2]; z++) {
-        t.tid[2] = z;
-        for (uint32_t y = 0; y < l->block[1]; y++) {
-            t.tid[1] = y;
-            for (uint32_t x = 0; x < l->block[0]; x++, lin++) {
-                t.tid[0] = x;
-                t.lane = lin % WARP;
-                t.warp = lin / WARP;
-                fn(params, &t);
-            }
-        }
-    }
-}
-
 static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *base)
 {
     unsigned n = b->nthreads;
@@ -462,16 +447,19 @@ static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *b
     schedule(b);
 }
 
-static void run_block(Worker *w, Job *job, uint64_t k)
+/* Runs blocks first .. first + count - 1 (linear indices, x fastest) unless
+   the launch fails; returns how many ran.  The division into blockIdx is
+   done once, then carried: a block costs its call, not three divisions. */
+static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count)
 {
     const GjCpuLaunch *l = job->launch;
     GjCpuBlock *b = &w->block;
     GjCpuThread t;
     memset(&t, 0, sizeof t);
     uint64_t gx = l->grid[0], gy = l->grid[1];
-    t.bid[0] = (uint32_t)(k % gx);
-    t.bid[1] = (uint32_t)(k / gx % gy);
-    t.bid[2] = (uint32_t)(k / (gx * gy));
+    t.bid[0] = (uint32_t)(first % gx);
+    t.bid[1] = (uint32_t)(first / gx % gy);
+    t.bid[2] = (uint32_t)(first / (gx * gy));
     for (int d = 0; d < 3; d++) {
         t.bdim[d] = l->block[d];
         t.gdim[d] = l->grid[d];
@@ -479,12 +467,24 @@ static void run_block(Worker *w, Job *job, uint64_t k)
     t.shared = w->shared;
     t.shared_bytes = (uint32_t)l->shared_bytes;
     t.block = b;
-    if (l->shared_bytes)
-        memset(w->shared, 0, l->shared_bytes);
-    if (job->fibered)
-        run_fibers(b, l, &t);
-    else
-        run_plain(l, t);
+    for (uint64_t k = 0; k < count; k++) {
+        if (atomic_load_explicit(&job->failed, memory_order_relaxed))
+            return k;
+        if (l->shared_bytes)
+            memset(w->shared, 0, l->shared_bytes);
+        if (job->fibered)
+            run_fibers(b, l, &t);
+        else
+            l->fn(l->params, &t);   /* the block's loop over its threads, or its one thread */
+        if (++t.bid[0] == l->grid[0]) {
+            t.bid[0] = 0;
+            if (++t.bid[1] == l->grid[1]) {
+                t.bid[1] = 0;
+                t.bid[2]++;
+            }
+        }
+    }
+    return count;
 }
 
 /* getcontext() returns twice (a later setcontext comes back through it), so
@@ -614,17 +614,36 @@ static int prepare(Worker *w, Job *job)
     return 0;
 }
 
+/* The next blocks for a worker: *first and how many (0: none left).  A
+   chunk is a 1/(4 * workers) share of the blocks left (guided
+   self-scheduling), at least one and at most CHUNK_THREADS threads' worth:
+   a grid of many cheap blocks costs few atomic operations, and its last
+   blocks still spread over the workers when blocks differ in cost or a
+   worker loses its core to another process for a while. */
+static uint64_t take_blocks(Job *job, uint64_t *first)
+{
+    uint64_t k = atomic_load_explicit(&job->next, memory_order_relaxed), count;
+    uint64_t most = CHUNK_THREADS / job->nthreads ? CHUNK_THREADS / job->nthreads : 1;
+    do {
+        if (k >= job->nblocks)
+            return 0;
+        count = (job->nblocks - k) / job->share;
+        count = count < 1 ? 1 : count > most ? most : count;
+    } while (!atomic_compare_exchange_weak_explicit(&job->next, &k, k + count,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    *first = k;
+    return count;
+}
+
 static void run_job(Worker *w, Job *job)
 {
     if (prepare(w, job) != 0)
         return;
-    uint64_t ran = 0;
-    while (!atomic_load_explicit(&job->failed, memory_order_relaxed)) {
-        uint64_t k = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (k >= job->nblocks)
+    uint64_t ran = 0, first, count, k;
+    while ((count = take_blocks(job, &first)) != 0) {
+        ran += k = run_blocks(w, job, first, count);
+        if (k < count)
             break;
-        run_block(w, job, k);
-        ran++;
     }
     atomic_fetch_add_explicit(&job->done, ran, memory_order_relaxed);
 }
@@ -640,9 +659,10 @@ static void *helper_main(void *arg)
         while (P.generation == w->seen)
             pthread_cond_wait(&P.wake, &P.lock);
         w->seen = P.generation;
-        if (w->index > P.helpers)
-            continue;
         Job *job = P.job;
+        if (!job || w->index > P.helpers)
+            continue;   /* not ours, or over: the launcher found no block left */
+        P.busy++;
         pthread_mutex_unlock(&P.lock);
         run_job(w, job);
         pthread_mutex_lock(&P.lock);
@@ -835,11 +855,11 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
 
     uint64_t want = job.nblocks - 1 < P.nworkers - 1 ? job.nblocks - 1 : P.nworkers - 1;
     unsigned helpers = want ? start_helpers((unsigned)want) : 0;
+    job.share = 4 * ((uint64_t)helpers + 1);
     if (helpers) {
         pthread_mutex_lock(&P.lock);
         P.job = &job;
         P.helpers = helpers;
-        P.busy = helpers;
         P.generation++;
         pthread_cond_broadcast(&P.wake);
         pthread_mutex_unlock(&P.lock);
@@ -847,9 +867,12 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
     run_job(&P.workers[0], &job);
     if (helpers) {
         pthread_mutex_lock(&P.lock);
+        /* No block is left to take: helpers that have not woken yet stay out
+           of the job, and the launch waits only for those running it (a
+           small grid costs the wake-up call, not a helper's wake-up). */
+        P.job = NULL;
         while (P.busy > 0)
             pthread_cond_wait(&P.idle, &P.lock);
-        P.job = NULL;
         pthread_mutex_unlock(&P.lock);
     }
 

@@ -2,18 +2,22 @@
  * cpuexec.h - runs a kernel's grid on the host CPU (the "cpu" target).
  *
  * The blocks of the grid are shared out over a pool of worker threads (one
- * per core).  Within a block, the threads run either as a plain loop (a
- * kernel with no barrier and no warp operation) or as fibers, one per CUDA
- * thread, that switch at barriers: gj_cpu_barrier() parks the calling fiber
- * until every fiber of its block has reached the barrier.
+ * per core).  Within a block, the threads run either as a loop inside the
+ * compiled kernel (a kernel with no barrier and no warp operation) or as
+ * fibers, one per CUDA thread, that switch at barriers: gj_cpu_barrier()
+ * parks the calling fiber until every fiber of its block has reached the
+ * barrier.
  *
  * The compiled kernel (compiler/, host target) is a C-ABI function
  *     void kernel(void **params, GjCpuThread *t)
  * that reads its parameters from `params` (the same kernelParams array the
- * CUDA launch uses; compile.h gives the layout) and its thread/block indices
- * from `t`.  Kernel code calls back into this file only through the
- * functions marked "called from kernel code", which the JIT resolves to
- * their addresses.  No Python, no LLVM, no CUDA here.
+ * CUDA launch uses; compile.h gives the layout) and its block's indices
+ * from `t`.  Launched with needs_fibers, it runs the one thread t->tid (and
+ * t->lane, t->warp); without, one call runs every thread of the block t->bid
+ * (t->tid, lane and warp are 0 and unused).  Kernel code calls back into
+ * this file only through the functions marked "called from kernel code",
+ * which the JIT resolves to their addresses.  No Python, no LLVM, no CUDA
+ * here.
  */
 #ifndef GJ_CPUEXEC_H
 #define GJ_CPUEXEC_H
@@ -55,7 +59,8 @@ typedef struct GjCpuLaunch {
     size_t shared_bytes;  /* per block: static + dynamic shared memory, in bytes */
     size_t local_bytes;   /* per thread: local arrays; fiber stacks get this much
                              more than GPUJIT_CPU_STACK_KIB */
-    int needs_fibers;     /* the kernel uses barriers or warp operations */
+    int needs_fibers;     /* the kernel uses barriers or warp operations: fn runs one
+                             thread, not a block */
     int64_t *error_record;   /* the kernel's error record (compiler/compile.h), zeroed by
                                 the caller, or NULL when the kernel has no checks */
 } GjCpuLaunch;

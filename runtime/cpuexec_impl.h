@@ -95,7 +95,7 @@ struct GjCpuBlock {
     GjCpuKernelFn fn;
     void **params;
     unsigned nthreads;
-    int fibered;            /* 0: the threads run as a plain loop */
+    int fibered;            /* 0: fn runs the block's threads as a loop */
     Job *job;
     /* fiber mode only */
     Fiber *fibers;          /* [nthreads] */
@@ -122,6 +122,7 @@ struct Job {
     uint64_t nblocks;
     unsigned nthreads;      /* per block */
     int fibered;
+    uint64_t share;         /* a chunk of blocks is what is left / share (take_blocks) */
     _Atomic uint64_t next;  /* next block index to hand out */
     _Atomic uint64_t done;  /* blocks run */
     atomic_int misuse;      /* a barrier without fibers */

@@ -51,12 +51,33 @@ static unsigned block_threads(const GjCpuThread *t)
     return t->bdim[0] * t->bdim[1] * t->bdim[2];
 }
 
+/* A per-thread test kernel, for per_block. */
+typedef struct ThreadFn { GjCpuKernelFn fn; } ThreadFn;
+
+/* A kernel without fibers runs a whole block per call, as the compiler
+   emits it (compiler/target_cpu.c): this loops over the block's threads,
+   calling the per-thread kernel in params[1] with each thread's indices. */
+static void per_block(void **params, GjCpuThread *t)
+{
+    const ThreadFn *thread = params[1];
+    GjCpuThread u = *t;
+    unsigned lin = 0;
+    for (u.tid[2] = 0; u.tid[2] < t->bdim[2]; u.tid[2]++)
+        for (u.tid[1] = 0; u.tid[1] < t->bdim[1]; u.tid[1]++)
+            for (u.tid[0] = 0; u.tid[0] < t->bdim[0]; u.tid[0]++, lin++) {
+                u.lane = lin % 32;
+                u.warp = lin / 32;
+                thread->fn(params, &u);
+            }
+}
+
 static int launch(GjCpuKernelFn fn, void *state, Dim grid, Dim block, size_t shared,
                   int fibers, char *err, size_t errlen)
 {
-    void *params[1] = { state };
+    ThreadFn thread = { fn };
+    void *params[2] = { state, &thread };
     GjCpuLaunch l = {
-        .fn = fn, .params = params,
+        .fn = fibers ? fn : per_block, .params = params,
         .grid = { grid.x, grid.y, grid.z }, .block = { block.x, block.y, block.z },
         .shared_bytes = shared, .needs_fibers = fibers,
     };
