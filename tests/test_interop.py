@@ -242,8 +242,8 @@ def test_misaligned_device_memory_is_refused_and_the_context_survives(rng):
                                             data=(d.device_ctypes_pointer_value + 2, False))
     with pytest.raises(ValueError, match="kernel argument 1 is not aligned to its float32 items"):
         vector_add[4, 256](shifted, d, out)
-    odd_strides = HostMemoryClaimingToBeGPU(host, n=999)
-    odd_strides.__cuda_array_interface__ = dict(d.__cuda_array_interface__, shape=(999,),
+    odd_strides = HostMemoryClaimingToBeGPU(host, n=500)   # 500 x 6 bytes: in the allocation
+    odd_strides.__cuda_array_interface__ = dict(d.__cuda_array_interface__, shape=(500,),
                                                 strides=(6,))
     with pytest.raises(ValueError, match="kernel argument 2 is not aligned"):
         vector_add[4, 256](d, odd_strides, out)
