@@ -472,6 +472,8 @@ static GjStatus parse_dims(SigParser *s, const GjType *dtype, const GjType **out
     } while (accept(s, ','));
     if (!accept(s, ']'))
         return sig_error(s, "expected ']'");
+    if (ndim > GJ_TY_MAX_NDIM)
+        return sig_error(s, "an array has at most 8 dimensions");
     GjLayout layout = GJ_LAYOUT_A;
     if (contiguous_at == ndim - 1)
         layout = GJ_LAYOUT_C;

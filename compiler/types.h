@@ -131,6 +131,9 @@ const GjType *gj_ty_promote(const GjType *a, const GjType *b);
    two cannot share a variable (array vs scalar). */
 const GjType *gj_ty_unify(const GjType *a, const GjType *b);
 
+/* Dimensions an array in a signature (a kernel's argument) may have. */
+enum { GJ_TY_MAX_NDIM = 8 };
+
 /* Parses a numba-style signature "void(float32[:], float32[:, ::1], int64)"
    or "(float32[:], int64)".  On success sets *args (arena array), *nargs,
    *ret (NULL when the string names no return type). Records a TYPING diag

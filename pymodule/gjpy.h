@@ -28,7 +28,7 @@
 #include "codeview.h"
 #include "types.h"
 
-enum { GJ_PY_MAX_NDIM = 8 };   /* dimensions a DeviceArray / kernel argument may have */
+enum { GJ_PY_MAX_NDIM = GJ_TY_MAX_NDIM };   /* dimensions a DeviceArray / kernel argument may have */
 
 /* cai.c: the kinds of __cuda_array_interface__ exporters, and how many
    dtype objects of CuPy and PyTorch it remembers. */
@@ -224,7 +224,8 @@ PyObject *gj_py_type_name(PyObject *obj);
 const char *gj_py_str(PyObject *obj, const char *message);
 /* An integer argument: an int or anything with __index__ (a NumPy integer),
    but not a bool.  1 with *v set (LLONG_MIN or LLONG_MAX beyond their
-   range); 0 when obj is none of these (no exception set); -1 raised. */
+   range); 0 when obj is none of these (no exception set); -1 raised (an
+   __index__ that raised anything but TypeError: its own exception). */
 int gj_py_integer(PyObject *obj, long long *v);
 /* obj.attr (a protocol: "__dlpack__"), or NULL raised: a TypeError built
    from `message` (a format with one %S, the type's name) when obj has none. */

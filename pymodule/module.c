@@ -120,7 +120,9 @@ const char *gj_py_str(PyObject *obj, const char *message)
 int gj_py_integer(PyObject *obj, long long *v)
 {
     PyObject *index = PyBool_Check(obj) ? NULL : PyNumber_Index(obj);
-    if (!index) {
+    if (!index) {   /* not an integer; an __index__ that raised something else says so */
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
+            return -1;
         PyErr_Clear();
         return 0;
     }

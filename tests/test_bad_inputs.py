@@ -184,3 +184,20 @@ def test_compile_ptx_boolean_options_take_bools_only(option):
 
     with pytest.raises(TypeError, match=f"{option} must be True"):
         gpujit.compile_ptx(kernel, "void(int32[:])", **{option: "no"})
+
+
+class FailingIndex:
+    def __index__(self):
+        raise RuntimeError("index not ready")
+
+
+def test_a_launch_dimension_whose_index_raises_shows_its_own_error():
+    @gpujit.jit
+    def kernel(a):
+        a[0] = 1
+
+    a = np.zeros(1, np.int32)
+    with pytest.raises(RuntimeError, match="index not ready"):
+        kernel[FailingIndex(), 1](a)
+    kernel[1, 1](a)
+    assert a[0] == 1

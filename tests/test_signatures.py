@@ -300,3 +300,17 @@ def test_kernel_signature_must_return_void(sig):
         a[0] = 1
     with pytest.raises(TypeError, match="CUDA kernel must have void return type"):
         gpujit.jit(sig)(k)
+
+
+def test_a_signature_array_has_at_most_eight_dimensions():
+    # a 9-d array could never be launched (kernel arguments have 8 at most)
+    def kernel(a):
+        a[0, 0, 0, 0, 0, 0, 0, 0, 0] = 1
+
+    nine = "void(float32[" + ", ".join([":"] * 9) + "])"
+    with pytest.raises(gpujit.TypingError, match="an array has at most 8 dimensions"):
+        gpujit.jit(nine)(kernel)
+    with pytest.raises(gpujit.TypingError, match="an array has at most 8 dimensions"):
+        gpujit.compile_ptx(kernel, nine)
+    eight = "void(float32[" + ", ".join([":"] * 8) + "])"
+    gpujit.compile_ptx(lambda a: None, eight)
