@@ -131,8 +131,9 @@ static int fetch(GjPyState *st, GjDispatcher *d, GjCtx *ctx, const GjCodeView *c
     key[0] = '\0';
     if (ctx->dump & ~GJ_DUMP_TIMING)   /* GPUJIT_DUMP shows a compile's stages: compile */
         return 0;
-    if (!gj_py_cache_enabled(d->cache))
-        return 0;
+    int enabled = gj_py_cache_enabled(d->cache);
+    if (enabled <= 0)
+        return enabled;
     ctx->funcname = cv->qualname ? cv->qualname : cv->name;   /* GPUJIT_DUMP=timing's lines */
     gj_timing(ctx, "code view");
     int rc = make_key(st, d, cv, o, device, key);

@@ -39,6 +39,23 @@ enum {
 static const char MAGIC[8] = "GPUJITK";   /* and its NUL */
 static const char SUFFIX[] = ".gjk";
 
+/* Whether text, after white space, is one of words (any case) and only
+   white space follows. */
+static int env_word(const char *text, const char *const *words, size_t nwords)
+{
+    for (size_t i = 0; i < nwords; i++) {
+        size_t n = strlen(words[i]);
+        if (strncasecmp(text, words[i], n) == 0) {
+            const char *rest = text + n;
+            while (*rest == ' ' || (*rest >= '\t' && *rest <= '\r'))
+                rest++;
+            if (!*rest)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 int gj_py_cache_enabled(int flag)
 {
     const char *env = getenv("GPUJIT_CACHE");
@@ -47,17 +64,20 @@ int gj_py_cache_enabled(int flag)
     if (!env || !*env)
         return flag != 0;
     static const char *const off[] = {"0", "false", "no", "off"};
-    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
-        size_t n = strlen(off[i]);
-        if (strncasecmp(env, off[i], n) == 0) {
-            const char *rest = env + n;   /* only white space may follow */
-            while (*rest == ' ' || (*rest >= '\t' && *rest <= '\r'))
-                rest++;
-            if (!*rest)
-                return 0;
-        }
+    static const char *const on[] = {"1", "true", "yes", "on"};
+    if (env_word(env, off, sizeof off / sizeof off[0]))
+        return 0;
+    if (env_word(env, on, sizeof on / sizeof on[0]))
+        return 1;
+    static int warned;   /* once a process, under the GIL */
+    if (!warned) {
+        warned = 1;
+        if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "GPUJIT_CACHE='%s' is not 1, true, yes "
+                             "or on, nor 0, false, no or off: ignored (jit(cache=...) "
+                             "decides)", env) < 0)
+            return -1;
     }
-    return 1;
+    return flag != 0;
 }
 
 /* getenv(name) as a str (the file-system encoding, as os.environ decodes

@@ -187,8 +187,9 @@ int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int devic
 GJ_PY_OCCUPANCY_METHODS(X)
 #undef X
 /* cachefile.c: the entry files.  Whether to cache a kernel whose
-   jit(cache=...) is flag: GPUJIT_CACHE overrides it when set (1 caches
-   every kernel, 0, false, no or off none). */
+   jit(cache=...) is flag: GPUJIT_CACHE overrides it when set (1, true, yes
+   or on caches every kernel, 0, false, no or off none; another value is
+   ignored with a RuntimeWarning, once); -1 raised (the warning an error). */
 int gj_py_cache_enabled(int flag);
 /* _gpujit._cache_directory(): the directory, a str; NULL raised. */
 PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);

@@ -223,16 +223,43 @@ def test_gpujit_cache_1_caches_every_kernel_and_0_none(cache_dir, rng, monkeypat
     assert counts() == (1, 1) and len(entries(cache_dir)) == 1
 
 
-@pytest.mark.parametrize("value, kept", [("1", True), (" yes ", True), ("0", False),
-                                         (" Off ", False), ("FALSE", False), ("no", False),
-                                         ("", False)])
+@pytest.mark.parametrize("value, kept", [("1", True), (" yes ", True), ("On", True),
+                                         ("true", True), ("0", False), (" Off ", False),
+                                         ("FALSE", False), ("no", False), ("", False)])
 @pytest.mark.usefixtures("cpu")
 def test_gpujit_cache_values(cache_dir, rng, monkeypatch, value, kept):
-    """0, false, no and off (any case, with white space) turn caching off;
-    any other value on; an empty one leaves it to jit(cache=...)."""
+    """1, true, yes and on turn caching on, 0, false, no and off off (any
+    case, with white space); an empty one leaves it to jit(cache=...)."""
     monkeypatch.setenv("GPUJIT_CACHE", value)
     check_axpb(axpb(cache=False), rng)
     assert len(entries(cache_dir)) == kept
+
+
+@pytest.mark.parametrize("value", ["maybe", "2", "yes please"])
+def test_gpujit_cache_other_values_warn_and_are_ignored(value):
+    code = textwrap.dedent(f"""
+        import os, tempfile, warnings
+        import numpy as np
+        import gpujit
+        os.environ["GPUJIT_CACHE_DIR"] = tempfile.mkdtemp()
+        gpujit.set_target("cpu")
+        @gpujit.jit
+        def k(a):
+            a[0] = 1
+        a = np.zeros(1, np.int32)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            k[1, 1](a)
+            k[1, 1](a.astype(np.int64))
+        print(a[0], [str(x.message) for x in w if "GPUJIT_CACHE" in str(x.message)],
+              gpujit.cache_info()["entries"])
+    """)
+    out = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, GPUJIT_CACHE=value), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("1 ["), out.stdout
+    assert out.stdout.count("is not 1, true, yes or on") == 1, out.stdout
+    assert out.stdout.rstrip().endswith(" 0"), out.stdout   # nothing cached
 
 
 @pytest.mark.usefixtures("target")
