@@ -71,7 +71,8 @@ def _owned_file(st):
 def store(key, entry):
     """Writes entry (bytes: the whole file, header and payload) as key's,
     then, when the entries may pass the cap, evicts down to it.  A cache
-    that cannot be written (read-only, full) is left alone."""
+    that cannot be written (read-only, full, a file in its place) is left
+    alone, with one RuntimeWarning per directory: kernels still compile."""
     import tempfile   # only a store needs it
     d = directory()
     try:
@@ -89,8 +90,16 @@ def store(key, entry):
             _estimate.update(directory=d, bytes=_evict(d, size_limit()))
         else:
             _estimate["bytes"] += written
-    except OSError:
-        pass
+    except OSError as exc:
+        if d not in _unwritable:
+            _unwritable.add(d)
+            import warnings
+            warnings.warn(f"gpujit's kernel cache at {d!r} cannot be written ({exc}); "
+                          f"kernels are compiled as if not cached (set GPUJIT_CACHE_DIR)",
+                          RuntimeWarning, stacklevel=2)
+
+
+_unwritable = set()   # directories store() has warned about
 
 
 def _unlink(path):
