@@ -533,7 +533,15 @@ typedef struct Num {
     double re, im;
 } Num;
 
-/* Reads a's value; 0 for float16 (not converted on the host). */
+/* The value of IEEE binary16 bits h, exactly. */
+static double half_value(uint16_t h)
+{
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 0x400, e - 25);
+    return h & 0x8000 ? -v : v;
+}
+
+/* Reads a's value; 0 for a type with no value here. */
 static int read_num(const Arg *a, Num *n)
 {
     memset(n, 0, sizeof *n);
@@ -553,7 +561,8 @@ static int read_num(const Arg *a, Num *n)
     case GJ_DT_FLOAT64: n->re = *(const double *)p; break;
     case GJ_DT_COMPLEX64: n->re = ((const float *)p)[0]; n->im = ((const float *)p)[1]; break;
     case GJ_DT_COMPLEX128: n->re = ((const double *)p)[0]; n->im = ((const double *)p)[1]; break;
-    case GJ_DT_FLOAT16: case GJ_DT_COUNT: return 0;
+    case GJ_DT_FLOAT16: n->re = half_value(*(const uint16_t *)p); break;
+    case GJ_DT_COUNT: return 0;
     }
     return 1;
 }

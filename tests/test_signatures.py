@@ -314,3 +314,19 @@ def test_a_signature_array_has_at_most_eight_dimensions():
         gpujit.compile_ptx(kernel, nine)
     eight = "void(float32[" + ", ".join([":"] * 8) + "])"
     gpujit.compile_ptx(lambda a: None, eight)
+
+
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("to", ["float32", "float64", "complex64", "complex128"])
+def test_float16_scalars_promote_to_an_explicit_signature(rng, to):
+    @gpujit.jit(f"void({to}[::1], {to})")
+    def store(out, x):
+        out[0] = x
+
+    bits = rng.integers(0, 1 << 16, 300, dtype=np.uint16)
+    values = bits.view(np.float16)
+    values = values[~np.isnan(values)]    # every finite, infinite, subnormal half
+    out = poison(1, to)
+    for v in values:
+        store[1, 1](out, v)
+        assert out[0] == np.dtype(to).type(v), (v, out[0])
