@@ -396,12 +396,11 @@ static int orders_loads(LLVMValueRef inst, unsigned memory_kind) {
     if (LLVMIsALoadInst(inst))
         return LLVMGetVolatile(inst) || LLVMGetOrdering(inst) != LLVMAtomicOrderingNotAtomic;
     if (LLVMIsACallInst(inst)) {
+        LLVMAttributeIndex at_fn = (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
         LLVMValueRef fn = LLVMGetCalledValue(inst);
         LLVMAttributeRef a = fn && LLVMIsAFunction(fn)
-            ? LLVMGetEnumAttributeAtIndex(fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex, memory_kind) : NULL;
-        LLVMAttributeRef site =
-            LLVMGetCallSiteEnumAttribute(inst, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-                                         memory_kind);
+                                 ? LLVMGetEnumAttributeAtIndex(fn, at_fn, memory_kind) : NULL;
+        LLVMAttributeRef site = LLVMGetCallSiteEnumAttribute(inst, at_fn, memory_kind);
         return !((a && LLVMGetEnumAttributeValue(a) == 0)
                  || (site && LLVMGetEnumAttributeValue(site) == 0));
     }
@@ -425,8 +424,10 @@ static LLVMValueRef must_follow(LLVMValueRef v, LLVMValueRef floor) {
     return floor;
 }
 
-/* Moves v to just after `after` (NULL: the block's start), behind the loads
-   already there when v is a load, so that their order is kept. */
+/* Moves v to just after `after` (NULL: the block's start); a load goes
+   behind the loads already placed right after `after`, so that loads with
+   the same anchor keep their order (loads whose addresses moved up on
+   their own each follow their address instead). */
 static void move_after(LLVMBuilderRef b, LLVMBasicBlockRef bb, LLVMValueRef v,
                        LLVMValueRef after) {
     LLVMValueRef at = after ? LLVMGetNextInstruction(after) : LLVMGetFirstInstruction(bb);

@@ -313,41 +313,35 @@ def _fastmath_bits(fastmath):
     return bits
 
 
-def _flag(name, value):
-    """A jit option that is a bool: True or False, else TypeError (a str such
-    as "no" would otherwise be true)."""
+def _flag(name, value, env=None, off=None):
+    """A bool jit option: True or False, else TypeError (a str such as "no"
+    would otherwise be true).  With ``env``, None is taken too and gives
+    that environment variable's setting, read now: True (1), False (0, what
+    ``off`` says) or None (unset); another value is a ValueError."""
     if isinstance(value, bool):
         return value
-    raise TypeError(f"{name} must be True or False, not {value!r}")
+    if value is not None or env is None:
+        allowed = f"True, False or None ({env} decides)" if env else "True or False"
+        raise TypeError(f"{name} must be {allowed}, not {value!r}")
+    text = _os.environ.get(env, "").strip()
+    if text not in ("", "0", "1"):
+        raise ValueError(f"{env} must be 0 ({off}) or 1, not {text!r}")
+    return text == "1" if text else None
 
 
 def _contract_option(contract):
     """The contract option: as given, or for None the global default, off
     when the environment has GPUJIT_CONTRACT=0 (read now)."""
-    if contract is not None:
-        if not isinstance(contract, bool):
-            raise TypeError(f"contract must be True, False or None (GPUJIT_CONTRACT decides), "
-                            f"not {contract!r}")
-        return contract
-    env = _os.environ.get("GPUJIT_CONTRACT", "").strip()
-    if env not in ("", "0", "1"):
-        raise ValueError(f"GPUJIT_CONTRACT must be 0 (no contraction) or 1, not {env!r}")
-    return env != "0"
+    on = _flag("contract", contract, "GPUJIT_CONTRACT", "no contraction")
+    return True if on is None else on
 
 
 def _boundscheck_option(boundscheck, debug):
     """The boundscheck option: as given, or for None the global setting,
     GPUJIT_BOUNDSCHECK (0 or 1, read now), as numba's NUMBA_BOUNDSCHECK;
     without it, on under debug (as numba's CPU target)."""
-    if isinstance(boundscheck, bool):
-        return bool(boundscheck)
-    if boundscheck is not None:
-        raise TypeError(f"boundscheck must be True, False or None (GPUJIT_BOUNDSCHECK "
-                        f"decides), not {boundscheck!r}")
-    env = _os.environ.get("GPUJIT_BOUNDSCHECK", "").strip()
-    if env not in ("", "0", "1"):
-        raise ValueError(f"GPUJIT_BOUNDSCHECK must be 0 (no bounds checks) or 1, not {env!r}")
-    return env == "1" if env else bool(debug)
+    on = _flag("boundscheck", boundscheck, "GPUJIT_BOUNDSCHECK", "no bounds checks")
+    return bool(debug) if on is None else on
 
 
 def _launch_bounds(bounds):

@@ -28,7 +28,7 @@
 #include "codeview.h"
 #include "types.h"
 
-enum { GJ_PY_MAX_NDIM = GJ_TY_MAX_NDIM };   /* dimensions a DeviceArray / kernel argument may have */
+enum { GJ_PY_MAX_NDIM = GJ_TY_MAX_NDIM };   /* dimensions of a DeviceArray / kernel argument */
 
 /* cai.c: the kinds of __cuda_array_interface__ exporters, and how many
    dtype objects of CuPy and PyTorch it remembers. */
@@ -97,8 +97,7 @@ typedef struct GjPyState {
     int target;
 } GjPyState;
 
-/* ---- element types -------------------------------------------------------- */
-
+/* ---- element types (GjDtypeId above, for the state's table) --------------- */
 
 typedef struct GjDtype {
     const char *name;     /* NumPy name, "float32" */

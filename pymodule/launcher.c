@@ -158,7 +158,7 @@ static int is_numpy_scalar(GjPyState *st, PyObject *obj)
 
 /* The dtype id of obj when it is exactly one of NumPy's scalar types whose
    value sits in place (module.c, find_scalar_types), else -1. */
-static int numpy_scalar(const GjPyState *st, PyObject *obj)
+static int numpy_scalar_id(const GjPyState *st, PyObject *obj)
 {
     PyObject *type = (PyObject *)Py_TYPE(obj);
     for (int i = 0; i < GJ_DT_COUNT; i++)
@@ -310,7 +310,7 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
     if (Py_IS_TYPE(obj, st->DeviceArrayType)) {   /* the common cases first, by exact type */
         if (device_array_arg(device, i, (GjDeviceArray *)obj, a) < 0)
             return -1;
-    } else if ((id = numpy_scalar(st, obj)) >= 0) {
+    } else if ((id = numpy_scalar_id(st, obj)) >= 0) {
         a->kind = ARG_SCALAR;
         a->dtype = id;
         memcpy(a->scalar, (const char *)obj + sizeof(PyObject),
