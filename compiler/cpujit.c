@@ -11,7 +11,8 @@
  * Steps, in gj_cpujit_emit order: verify; give the wrapper a name of its own
  * (every kernel lives in LLJIT's one main JITDylib: "<kernel>.<n>", unique
  * in the process, or "<kernel>.<object_id>" for the persistent cache, the
- * same in every process) and internalise every other definition; O3 with a
+ * same in every process) and internalise every other definition; a body
+ * with loops of its own vectorised across threads (vectorize.h); O3 with a
  * target machine for the host CPU (its name and features, so the code uses
  * the host's vector units); emit an object file ourselves and load it.
  * Loading (gj_cpujit_load, also how a cached object file from another
@@ -27,6 +28,7 @@
  * LLJIT is thread-safe, so compilations on several threads share it.
  */
 #include "lower.h"
+#include "vectorize.h"
 
 #include <inttypes.h>
 #include <dlfcn.h>
@@ -344,7 +346,14 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMDisposeTargetData(layout);
     LLVMSetTarget(mod, j->triple);
 
-    GjStatus st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
+    GjStatus st = GJ_OK;
+    char *row = gj_arena_printf(&c->arena, "%s.row", r->kernel_name);   /* GJ_CPU_ROW */
+    if (opt->opt_level > 0 && row) {
+        st = gj_vec_row(c, mod, LLVMGetNamedFunction(mod, row), tm, gj_vec_width(j->features));
+        gj_timing(c, "vectorise");
+    }
+    if (st == GJ_OK)
+        st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && opt->want_llvm_ir)

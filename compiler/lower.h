@@ -46,9 +46,10 @@ void gj_cpujit_release(void *code);
    JIT. */
 const char *gj_cpujit_host(GjCtx *c);
 
-/* nvptx.c, shared by both back ends: LLVM's verifier, and the default<On>
-   pipeline, each failing with an INTERNAL diagnostic. */
+/* nvptx.c, shared by both back ends: LLVM's verifier, a pass pipeline, and
+   the default<On> pipeline, each failing with an INTERNAL diagnostic. */
 GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when);
+GjStatus gj_llvm_run(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *pipeline);
 GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level);
 
 #endif

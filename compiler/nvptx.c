@@ -350,13 +350,11 @@ static void set_llvm_options(void) {
     LLVMParseCommandLineOptions((int)(sizeof argv / sizeof argv[0]), argv, NULL);
 }
 
-/* Runs LLVM's default<O0..O3> pipeline with the target machine (so target
-   passes such as NVVMReflect run); a failure is an INTERNAL diagnostic. */
-GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
+/* Runs the LLVM pass pipeline `pipeline` (the text opt -passes takes) with
+   the target machine (so target passes such as NVVMReflect run); a failure
+   is an INTERNAL diagnostic. */
+GjStatus gj_llvm_run(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *pipeline) {
     pthread_once(&llvm_options_once, set_llvm_options);
-    char pipeline[32];
-    int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
-    snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
     LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
     LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
     LLVMDisposePassBuilderOptions(pbo);
@@ -367,6 +365,14 @@ GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, 
              pipeline, msg);
     LLVMDisposeErrorMessage(msg);
     return GJ_ERR;
+}
+
+/* LLVM's default<O0..O3> pipeline. */
+GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level) {
+    char pipeline[32];
+    int level = opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level;
+    snprintf(pipeline, sizeof pipeline, "default<O%d>", level);
+    return gj_llvm_run(c, mod, tm, pipeline);
 }
 
 static GjStatus emit_ptx(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, char **ptx,

@@ -102,25 +102,25 @@ static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *pa
     return GJ_OK;
 }
 
-/* Nested counted loops over the block's threads, z outermost (the
-   executor's linear order: lane = linear % 32), from the builder's block:
-   each level's induction variable is threadIdx along its axis (an i32,
-   args[first + axis]), the innermost calls the body.  x innermost, as a
-   plain counted loop: what the loop vectoriser takes, once O3 has inlined
-   the body, turning threads into SIMD lanes. */
-static void thread_loops(GjLower *L, LLVMBuilderRef b, LLVMValueRef w, int axis,
-                         LLVMValueRef *bdim, LLVMValueRef *args, unsigned first) {
-    LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
+/* Nested counted loops over the block's threads from axis `axis` down to
+   `last`, z outermost (the executor's linear order: lane = linear % 32),
+   from the builder's block: each level's induction variable is threadIdx
+   along its axis (an i32, args[first + axis]), the innermost calls callee
+   with args. */
+static void thread_loops(GjLower *L, LLVMBuilderRef b, LLVMValueRef w, int axis, int last,
+                         LLVMValueRef *bdim, LLVMValueRef *args, unsigned first,
+                         LLVMValueRef callee) {
+    LLVMTypeRef callee_ty = LLVMGlobalGetValueType(callee);
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
     LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(L->ctx, w, "thread");
     LLVMBuildBr(b, head);
     LLVMPositionBuilderAtEnd(b, head);
     LLVMValueRef i = LLVMBuildPhi(b, L->i32, "");
     args[first + (unsigned)axis] = i;
-    if (axis == 0)
-        LLVMBuildCall2(b, body_ty, L->fn, args, LLVMCountParamTypes(body_ty), "");
+    if (axis == last)
+        LLVMBuildCall2(b, callee_ty, callee, args, LLVMCountParamTypes(callee_ty), "");
     else
-        thread_loops(L, b, w, axis - 1, bdim, args, first);
+        thread_loops(L, b, w, axis - 1, last, bdim, args, first, callee);
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(L->i32, 1, 0), "");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, w, "");
@@ -151,6 +151,33 @@ static GjStatus copy_string_attributes(LLVMValueRef from, LLVMValueRef to) {
             LLVMAddAttributeAtIndex(to, fn, attrs[k]);
     free(attrs);
     return GJ_OK;
+}
+
+/* The row (grep tag GJ_CPU_ROW; vectorize.h): void <kernel>.row(params...,
+   t, i32 count, i32 tid.y, i32 tid.z), the body for threadIdx.x = 0 ..
+   count - 1 as a plain counted loop, which the loop vectoriser takes once
+   O3 has inlined the body, or which vectorize.c replaces by a loop over W
+   threads at a time when the body has loops of its own.  alwaysinline, as
+   the body is. */
+static LLVMValueRef row_function(GjLower *L, const char *name) {
+    LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
+    unsigned n = LLVMCountParamTypes(body_ty), first = n - CPU_THREAD_PARAMS + 1;
+    char *row_name = gj_arena_printf(&L->c->arena, "%s.row", name);
+    if (!row_name)
+        return NULL;
+    LLVMValueRef row = LLVMAddFunction(L->mod, row_name, body_ty);
+    LLVMSetLinkage(row, LLVMInternalLinkage);
+    add_attribute(L, row, (LLVMAttributeIndex)LLVMAttributeFunctionIndex, "alwaysinline");
+    LLVMValueRef args[256 + CPU_THREAD_PARAMS], bdim[1];
+    for (unsigned k = 0; k < n; k++)
+        args[k] = LLVMGetParam(row, k);
+    bdim[0] = args[first];
+    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->ctx, row, "entry"));
+    thread_loops(L, b, row, 0, 0, bdim, args, first, L->fn);
+    LLVMBuildRetVoid(b);
+    LLVMDisposeBuilder(b);
+    return row;
 }
 
 /* The entry point with the executor's ABI, void name(void **params,
@@ -191,11 +218,13 @@ static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
     } else {
         add_attribute(L, w, 2, "noalias");
         add_attribute(L, L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex, "alwaysinline");
-        if (copy_string_attributes(L->fn, w) != GJ_OK) {
+        LLVMValueRef row = row_function(L, name);
+        if (!row || copy_string_attributes(L->fn, w) != GJ_OK) {
             LLVMDisposeBuilder(b);
             return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
         }
-        thread_loops(L, b, w, 2, dim, args, first);
+        args[first] = dim[0];
+        thread_loops(L, b, w, 2, 1, dim, args, first, row);
     }
     LLVMBuildRetVoid(b);
     LLVMDisposeBuilder(b);

@@ -1,0 +1,31 @@
+/*
+ * vectorize.h - whole-function vectorisation of a CPU kernel's body across
+ * the threads of a block's row (vectorize.c), for bodies with loops of their
+ * own, which LLVM's loop vectoriser leaves scalar (it takes innermost loops
+ * only, and the thread loop is not one).
+ */
+#ifndef GJ_VECTORIZE_H
+#define GJ_VECTORIZE_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "gj.h"
+
+/* row is the CPU target's row function (target_cpu.c; grep tag GJ_CPU_ROW):
+   an internal void row(A..., i32 count, B...) whose one loop calls
+   body(A..., x, B...) for x = 0 .. count - 1 (count >= 1), both
+   alwaysinline.  When the body, with the functions it calls inlined, has a
+   loop and vectorize.c takes every instruction of it, row is replaced by one
+   that calls body.v<width>(A..., <width x i32> x, B..., <width x i1> active)
+   for width threads at a time; else the module keeps the scalar body (its
+   callees then inlined).  GJ_ERR (an INTERNAL diagnostic) only when an LLVM
+   pass pipeline fails. */
+GjStatus gj_vec_row(GjCtx *c, LLVMModuleRef mod, LLVMValueRef row, LLVMTargetMachineRef tm,
+                    unsigned width);
+
+/* The number of 32-bit lanes in the host's vector registers, from its
+   LLVM feature string: 16 with AVX-512, 8 with AVX, else 4. */
+unsigned gj_vec_width(const char *features);
+
+#endif
