@@ -14,7 +14,8 @@
  * would get) once and calls the body, which O3 then inlines: for the one
  * thread t->tid when the kernel synchronises its block (each thread is then
  * a fiber), else in loops over every thread of the block, which the loop
- * vectoriser can turn into SIMD across threads (cpu_finish_kernel).
+ * vectoriser can turn into SIMD across threads (cpu_finish_kernel), or,
+ * for a body with loops of its own, vectorize.h's row over W threads.
  * threadIdx is the context's values; the other special registers are loads
  * from t's fields (grep tag: GJ_CPU_THREAD_ABI), the barrier and
  * the block and warp collectives are calls of the executor's gj_cpu_*(t, ...)
