@@ -354,6 +354,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     }
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
+    gj_timing(c, "optimise");
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && opt->want_llvm_ir)
@@ -362,6 +363,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     if (st == GJ_OK)
         st = emit_object(c, mod, tm, opt, &obj, r);
     LLVMDisposeTargetMachine(tm);
+    gj_timing(c, "machine code");
     if (st == GJ_OK)
         st = load_buffer(c, opt, obj, name, &r->cpu_fn, &r->cpu_code);
     return st;   /* on failure gj_compile frees what r holds */

@@ -29,9 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 
 #include "lower_ops.h"
+#include "vectorize.h"
 
 static void cpu_init_module(GjLower *L) {
     char *triple = LLVMGetDefaultTargetTriple();
@@ -125,11 +127,24 @@ static void thread_loops(GjLower *L, LLVMBuilderRef b, LLVMValueRef w, int axis,
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     LLVMValueRef next = LLVMBuildNUWAdd(b, i, LLVMConstInt(L->i32, 1, 0), "");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, w, "");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, bdim[axis], ""), head, done);
+    gj_cpu_loop_no_unroll(
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, next, bdim[axis], ""), head, done));
     LLVMValueRef in[2] = {LLVMConstInt(L->i32, 0, 0), next};
     LLVMBasicBlockRef from[2] = {pre, latch};
     LLVMAddIncoming(i, in, from, 2);
     LLVMPositionBuilderAtEnd(b, done);
+}
+
+void gj_cpu_loop_no_unroll(LLVMValueRef latch) {
+    LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(latch));
+    static const char disable[] = "llvm.loop.unroll.disable";
+    LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0);
+    LLVMMetadataRef hint = LLVMMDStringInContext2(ctx, disable, sizeof disable - 1);
+    LLVMMetadataRef ops[2] = {self, LLVMMDNodeInContext2(ctx, &hint, 1)};
+    LLVMMetadataRef id = LLVMMDNodeInContext2(ctx, ops, 2);
+    LLVMMetadataReplaceAllUsesWith(self, id);   /* a loop ID names itself first */
+    LLVMSetMetadata(latch, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9),
+                    LLVMMetadataAsValue(ctx, id));
 }
 
 static void add_attribute(GjLower *L, LLVMValueRef fn, LLVMAttributeIndex at, const char *name) {

@@ -746,7 +746,8 @@ static void replace_row(GjVec *V, LLVMValueRef row) {
     args[n] = LLVMBuildICmp(V->b, LLVMIntULT, lanes, splat(V, count), "");
     LLVMBuildCall2(V->b, LLVMGlobalGetValueType(V->vfn), V->vfn, args, n + 1, "");
     LLVMValueRef next = LLVMBuildNUWAdd(V->b, x, LLVMConstInt(i32, V->width, 0), "");
-    LLVMBuildCondBr(V->b, LLVMBuildICmp(V->b, LLVMIntULT, next, count, ""), loop, done);
+    gj_cpu_loop_no_unroll(
+        LLVMBuildCondBr(V->b, LLVMBuildICmp(V->b, LLVMIntULT, next, count, ""), loop, done));
     LLVMValueRef in[2] = {LLVMConstInt(i32, 0, 0), next};
     LLVMBasicBlockRef from[2] = {entry, loop};
     LLVMAddIncoming(x, in, from, 2);

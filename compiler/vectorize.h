@@ -24,6 +24,14 @@
 GjStatus gj_vec_row(GjCtx *c, LLVMModuleRef mod, LLVMValueRef row, LLVMTargetMachineRef tm,
                     unsigned width);
 
+/* Marks the loop whose latch branch is `latch` (the branch back to its
+   header) llvm.loop.unroll.disable (target_cpu.c).  A loop over threads is
+   never unrolled: the loop vectoriser's interleaving already gives its SIMD
+   body the independent work unrolling would, and unrolled copies of a
+   vector body with its masks and overlap checks tripled a small kernel's
+   machine code (20 ms of its compile time on a 2-core EPYC). */
+void gj_cpu_loop_no_unroll(LLVMValueRef latch);
+
 /* The number of 32-bit lanes in the host's vector registers, from its
    LLVM feature string: 16 with AVX-512, 8 with AVX, else 4. */
 unsigned gj_vec_width(const char *features);
