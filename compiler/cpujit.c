@@ -347,7 +347,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMSetTarget(mod, j->triple);
 
     GjStatus st = GJ_OK;
-    char *row = gj_arena_printf(&c->arena, "%s.row", r->kernel_name);   /* GJ_CPU_ROW */
+    char *row = gj_arena_printf(&c->arena, "%s" GJ_CPU_ROW_SUFFIX, r->kernel_name);
     if (opt->opt_level > 0 && row) {
         st = gj_vec_row(c, mod, LLVMGetNamedFunction(mod, row), tm, gj_vec_width(j->features));
         gj_timing(c, "vectorise");

@@ -169,7 +169,7 @@ static GjStatus copy_string_attributes(LLVMValueRef from, LLVMValueRef to) {
     return GJ_OK;
 }
 
-/* The row (grep tag GJ_CPU_ROW; vectorize.h): void <kernel>.row(params...,
+/* The row (vectorize.h): void <kernel>.row(params...,
    t, i32 count, i32 tid.y, i32 tid.z), the body for threadIdx.x = 0 ..
    count - 1 as a plain counted loop, which the loop vectoriser takes once
    O3 has inlined the body, or which vectorize.c replaces by a loop over W
@@ -178,7 +178,7 @@ static GjStatus copy_string_attributes(LLVMValueRef from, LLVMValueRef to) {
 static LLVMValueRef row_function(GjLower *L, const char *name) {
     LLVMTypeRef body_ty = LLVMGlobalGetValueType(L->fn);
     unsigned n = LLVMCountParamTypes(body_ty), first = n - CPU_THREAD_PARAMS + 1;
-    char *row_name = gj_arena_printf(&L->c->arena, "%s.row", name);
+    char *row_name = gj_arena_printf(&L->c->arena, "%s" GJ_CPU_ROW_SUFFIX, name);
     if (!row_name)
         return NULL;
     LLVMValueRef row = LLVMAddFunction(L->mod, row_name, body_ty);
