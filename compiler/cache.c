@@ -37,7 +37,7 @@
 enum {
     KEY_VERSION = 4,    /* of the key material's layout, and of the CPU code's ABI (4: a
                            kernel without barriers runs a whole block per call) */
-    PACK_VERSION = 4,   /* of gj_cache_pack's layout */
+    PACK_VERSION = 5,   /* of gj_cache_pack's layout (5: cpu_per_thread) */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */
 };
@@ -53,7 +53,7 @@ _Static_assert(sizeof(GjGlobal) == 96, "a GjGlobal field is not in the cache key
 _Static_assert(sizeof(GjConst) == 56, "a GjConst field is not in the cache key");
 _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key");
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
-_Static_assert(sizeof(GjCompileResult) == 160, "a GjCompileResult field is not packed");
+_Static_assert(sizeof(GjCompileResult) == 168, "a GjCompileResult field is not packed");
 _Static_assert(sizeof(GjParamPlan) == 48, "a GjParamPlan field is not packed");
 _Static_assert(sizeof(GjErrorSite) == 24, "a GjErrorSite field is not packed");
 #endif
@@ -331,6 +331,7 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
     gj_buf_put_i64(out, (int64_t)r->const_bytes);
     gj_buf_put_i64(out, r->dynamic_shared);
     gj_buf_put_i64(out, r->needs_fibers);
+    gj_buf_put_i64(out, r->cpu_per_thread);
     gj_buf_put_i64(out, r->prints);
     gj_buf_put_i64(out, r->nerror_sites);
     for (int i = 0; i < r->nerror_sites; i++) {
@@ -461,6 +462,7 @@ static void get_result(Reader *r, GjCompileResult *res) {
     res->const_bytes = (size_t)get_range(r, 0, INT64_MAX);
     res->dynamic_shared = (int)get_range(r, 0, 1);
     res->needs_fibers = (int)get_range(r, 0, 1);
+    res->cpu_per_thread = (int)get_range(r, 0, 1);
     res->prints = (int)get_range(r, 0, 1);
     get_error_sites(r, res);
     res->binary = get_blob(r, &res->binary_size);

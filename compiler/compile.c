@@ -35,6 +35,7 @@ void gj_compile_options_default(GjCompileOptions *o) {
     o->cc_minor = 0;
     o->opt_level = 3;
     o->contract = 1;
+    o->cpu_thread_loops = 1;
 }
 
 /* The version gpujit was built against; the shared libLLVM's soname pins the

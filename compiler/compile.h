@@ -123,6 +123,13 @@ typedef struct GjCompileOptions {
        loads anywhere (gj_cache_unpack).  NULL: no copy, and a name unique in
        this process ("<entry name>.<n>"). */
     const char *object_id;
+    /* GJ_TARGET_CPU, kernels without barriers or warp operations: 1 (the
+       default), one call runs every thread of a block, in loops that are
+       vectorised across threads; 0, one call runs one thread (the executor
+       calls it for each), which compiles in about half the time and suits
+       launches of few threads (the dispatcher's first tier, docs/internals.md
+       "How a block runs"). */
+    int cpu_thread_loops;
 } GjCompileOptions;
 
 /* Errors a kernel reports at run time (debug builds, lower_error.c).  Each
@@ -194,9 +201,11 @@ typedef struct GjCompileResult {
     GjErrorSite *error_sites;
     /* GJ_TARGET_CPU only (ptx is then NULL): */
     void *cpu_fn;             /* GjCpuKernelFn: void kernel(void **params, GjCpuThread *t),
-                                 one thread with needs_fibers, else the block's threads */
+                                 one thread with cpu_per_thread, else the block's threads */
     void *cpu_code;           /* JIT resources holding cpu_fn; freed by gj_result_free */
     int needs_fibers;         /* the kernel calls a barrier (or warp operation) */
+    int cpu_per_thread;       /* cpu_fn runs one thread: needs_fibers, or compiled
+                                 without opt->cpu_thread_loops */
     int prints;               /* the kernel calls print (a CPU launch flushes sys.stdout) */
     char *cpu_symbol;         /* GJ_TARGET_CPU: cpu_fn's symbol in the JIT */
     /* Loadable code for the persistent cache, or NULL: the CPU target's

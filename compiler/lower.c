@@ -1019,6 +1019,8 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
         st = L.target->finish_kernel(&L, kernel_name);
     if (st == GJ_OK && plan) {
         plan->needs_fibers = L.needs_fibers;
+        plan->cpu_per_thread = opt->target == GJ_TARGET_CPU
+                               && (L.needs_fibers || !opt->cpu_thread_loops);
         plan->prints = L.prints;
         plan->local_bytes = (size_t)L.local_bytes;
         plan->dynamic_shared = L.dynamic_shared;

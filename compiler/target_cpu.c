@@ -13,7 +13,8 @@
  * loads each parameter from params[k] (the kernelParams array a CUDA launch
  * would get) once and calls the body, which O3 then inlines: for the one
  * thread t->tid when the kernel synchronises its block (each thread is then
- * a fiber), else in loops over every thread of the block, which the loop
+ * a fiber) or when GjCompileOptions.cpu_thread_loops is 0 (the quick first
+ * tier), else in loops over every thread of the block, which the loop
  * vectoriser can turn into SIMD across threads (cpu_finish_kernel), or,
  * for a body with loops of its own, vectorize.h's row over W threads.
  * threadIdx is the context's values; the other special registers are loads
@@ -199,8 +200,10 @@ static LLVMValueRef row_function(GjLower *L, const char *name) {
 /* The entry point with the executor's ABI, void name(void **params,
    GjCpuThread *t), which loads each parameter from params[k] once and
    calls the body: for one thread (threadIdx from t->tid) when the kernel
-   synchronises its block, for it then runs as one fiber of the block;
-   else for every thread of the block in turn (thread_loops).  In a
+   synchronises its block, for it then runs as one fiber of the block, or
+   when the options ask for no thread loops (the executor then calls it
+   for each thread in turn); else for every thread of the block in turn
+   (thread_loops).  In a
    block's loop t holds only what every thread shares, and nothing the
    kernel's arrays point to aliases it (noalias): its loads leave the loop. */
 static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
@@ -225,10 +228,11 @@ static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
         args[k] = LLVMBuildLoad2(b, ptys[k], p, "");
     }
     args[first - 1] = t;
+    int per_thread = L->needs_fibers || !L->opt->cpu_thread_loops;
     LLVMValueRef dim[3];
     for (int axis = 0; axis < 3; axis++)
-        dim[axis] = thread_dim_load(L, b, t, L->needs_fibers ? THREAD_TID : THREAD_BDIM, axis);
-    if (L->needs_fibers) {
+        dim[axis] = thread_dim_load(L, b, t, per_thread ? THREAD_TID : THREAD_BDIM, axis);
+    if (per_thread) {
         memcpy(args + first, dim, sizeof dim);
         LLVMBuildCall2(b, body_ty, L->fn, args, n, "");
     } else {

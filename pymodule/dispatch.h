@@ -55,6 +55,13 @@ typedef struct GjEntry {
                                   last of those frees it */
     char cache_key[GJ_CACHE_KEY_LEN + 1];   /* its persistent-cache key, or "" when the
                                                persistent cache does not keep it */
+    /* The CPU target's second tier (gj_py_entry_for_launch): an entry whose
+       code runs one thread per call counts the threads its launches ran, and
+       past GPUJIT_CPU_LOOP_THREADS gets `loops`, the same kernel compiled
+       with thread loops, which every later launch runs.  Owned by this
+       entry, never in the table. */
+    unsigned long long threads_run;
+    struct GjEntry *loops;
     int nkey;                  /* key[0] = device ordinal, key[1 + i] = argument i */
     uint32_t key[];
 } GjEntry;
@@ -91,8 +98,17 @@ typedef struct GjDispatcher {
 
 /* The compiled entry for key[0..n), or NULL (no exception). */
 GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n);
-/* Compiles d's function for key and adds it to d's table; NULL raised. */
-GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n);
+/* Compiles d's function for key and adds it to d's table; NULL raised.  On
+   the CPU target a kernel gets thread loops when `threads`, those of the
+   launch that asks for it (0: none asks), reach GPUJIT_CPU_LOOP_THREADS. */
+GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int n,
+                             unsigned long long threads);
+/* The entry a launch of `threads` threads of e runs: e, or on the CPU target
+   e->loops once e's launches, this one included, have run
+   GPUJIT_CPU_LOOP_THREADS threads (compiled and loaded then).  e held;
+   NULL raised. */
+GjEntry *gj_py_entry_for_launch(GjPyState *st, GjDispatcher *d, GjEntry *e,
+                                unsigned long long threads);
 /* An entry compiled for layout 'A' that serves key's C or F arrays (what an
    explicit float32[:] signature compiled), or NULL. */
 GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n);

@@ -26,6 +26,8 @@
  */
 #include "dispatch.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -103,6 +105,8 @@ static void entry_free(GjEntry *e)
             gj_cu_module_unload(e->module, &err);
         gj_cu_ensure(prev, &err);
     }
+    if (e->loops)
+        entry_free(e->loops);
     gj_result_free(&e->res);
     Py_XDECREF(e->sig);
     PyMem_Free(e);
@@ -236,8 +240,41 @@ int gj_py_plain_parameters(const GjCodeView *cv)
     return !(cv->flags & (0x04 | 0x08)) && cv->kwonlyargcount == 0;
 }
 
-/* Compiles d's function for the argument types in key (key[0]: device). */
-GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey)
+/* The threads a specialisation's launches run on the CPU target before it
+   is compiled with thread loops: GPUJIT_CPU_LOOP_THREADS, else
+   CPU_LOOP_THREADS.  A launch of few threads runs the code of one thread
+   per call, which compiles in about half the time (docs/internals.md, "How
+   a block runs", has the measurements behind the default).  -1 raised (a
+   bad value's RuntimeWarning made an error by the warnings filter). */
+enum { CPU_LOOP_THREADS = 1 << 20 };
+
+static int cpu_loop_threads(unsigned long long *limit)
+{
+    static int warned;
+    *limit = CPU_LOOP_THREADS;
+    const char *s = getenv("GPUJIT_CPU_LOOP_THREADS");
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0) {
+        *limit = v;
+        return 0;
+    }
+    if (warned)
+        return 0;
+    warned = 1;
+    return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "gpujit: GPUJIT_CPU_LOOP_THREADS=%s is "
+                            "not a number of threads (0 or more); using %d", s,
+                            CPU_LOOP_THREADS);
+}
+
+/* Compiles d's function for the argument types in key (key[0]: device),
+   with thread loops on the CPU target when `loops`; the entry is in no
+   table yet.  NULL raised. */
+static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey,
+                            int loops)
 {
     GjCtx ctx;
     GjCodeView cv;
@@ -266,6 +303,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     cv.argtypes = types;
     GjCompileOptions o;
     target_options(d, (int)key[0], &o);
+    o.cpu_thread_loops = loops;
     if (o.target == GJ_TARGET_NVPTX) {   /* searched when a kernel, or a cache key, needs it */
         o.find_libdevice = gj_py_find_libdevice;
         o.find_libdevice_arg = st;
@@ -289,16 +327,50 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
                      leaves, expect);
         entry_free(e);
         e = NULL;
-        goto done;
-    }
-    if (table_insert(d, e) < 0) {
-        entry_free(e);
-        e = NULL;
     }
 done:
     gj_py_codeview_release(views);
     gj_ctx_free(&ctx);
     return e;
+}
+
+GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey,
+                             unsigned long long threads)
+{
+    unsigned long long limit = 0;
+    if ((int)key[0] == GJ_MEM_HOST && cpu_loop_threads(&limit) < 0)
+        return NULL;
+    GjEntry *e = entry_build(st, d, key, nkey, threads >= limit);
+    if (e && table_insert(d, e) < 0) {
+        entry_free(e);
+        e = NULL;
+    }
+    return e;
+}
+
+GjEntry *gj_py_entry_for_launch(GjPyState *st, GjDispatcher *d, GjEntry *e,
+                                unsigned long long threads)
+{
+    if (e->loops)
+        return e->loops;
+    if (!e->res.cpu_per_thread || e->res.needs_fibers)
+        return e;   /* the GPU's code, thread loops already, or fibers */
+    unsigned long long limit;
+    if (cpu_loop_threads(&limit) < 0)
+        return NULL;
+    e->threads_run = threads > ULLONG_MAX - e->threads_run ? ULLONG_MAX
+                                                           : e->threads_run + threads;
+    if (e->threads_run < limit)
+        return e;
+    GjEntry *loops = entry_build(st, d, e->key, e->nkey, 1);
+    if (!loops)
+        return NULL;
+    if (e->loops) {   /* another thread compiled them while this one did */
+        entry_free(loops);
+        return e->loops;
+    }
+    e->loops = loops;
+    return gj_py_entry_load(st, d, loops) < 0 ? NULL : loops;
 }
 
 /* One module load at a time in the process: a launch that finds its entry
@@ -466,7 +538,7 @@ GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig
     if (n < 0)
         return NULL;
     GjEntry *e = gj_py_entry_find(d, key, n);
-    return e ? e : gj_py_entry_compile(st, d, key, n);
+    return e ? e : gj_py_entry_compile(st, d, key, n, 0);
 }
 
 /* An entry compiled for layout 'A' (any strides) in place of the C or F
@@ -756,7 +828,7 @@ int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from)
         memcpy(key, other[i]->key, (size_t)other[i]->nkey * sizeof *key);
         key[0] = (uint32_t)device;
         if (!gj_py_entry_find(d, key, other[i]->nkey)
-            && !gj_py_entry_compile(st, d, key, other[i]->nkey))
+            && !gj_py_entry_compile(st, d, key, other[i]->nkey, 0))
             rc = -1;
     }
     PyMem_Free(other);
@@ -767,7 +839,8 @@ int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from)
    keyed by signature.  PTX comes from the CUDA specialisation; the LLVM IR
    and the types from the current target's, so a kernel compiled for both
    targets shows the one it runs on (the other only for a signature that
-   the current target has not compiled). */
+   the current target has not compiled), and on the CPU target the thread
+   loops once a launch made them (gj_py_entry_for_launch). */
 static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
 {
     GjDispatcher *d = (GjDispatcher *)self;
@@ -781,13 +854,16 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
         GjEntry *e = gj_py_entry_for_signature(st, d, sig, device);
         if (!e)
             return NULL;
+        if (e->loops)
+            e = e->loops;
         const char *text = *(char **)((char *)&e->res + field_offset);
         return PyUnicode_FromString(text ? text : "");
     }
     PyObject *out = PyDict_New();
     for (size_t i = 0; out && i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i]; e; e = e->next) {
-            const char *text = *(char **)((char *)&e->res + field_offset);
+            const GjEntry *code = e->loops ? e->loops : e;
+            const char *text = *(char **)((char *)&code->res + field_offset);
             if (!text)
                 continue;   /* a CPU entry's PTX: its twin gives it */
             int shown = (int)e->key[0] != device ? PyDict_Contains(out, e->sig) : 0;

@@ -880,6 +880,19 @@ static int forall_config(GjPyState *st, Launcher *l, GjEntry *e, int device)
     return check_config(st, l, device);
 }
 
+/* The threads of l's grid, ULLONG_MAX for more than that (a 2^31 x 65535 x
+   65535 grid of 1024-thread blocks is). */
+static unsigned long long launch_threads(const Launcher *l)
+{
+    unsigned long long n = 1;
+    const unsigned dims[6] = {l->grid[0], l->grid[1], l->grid[2],
+                              l->block[0], l->block[1], l->block[2]};
+    for (int i = 0; i < 6; i++)
+        if (__builtin_mul_overflow(n, dims[i], &n))
+            return ULLONG_MAX;
+    return n;
+}
+
 /* Hands the launch to the runtime (runtime/exec.h): host arguments are
    copied in and, when written, back, and then the call has synchronized;
    with device arguments only the launch stays asynchronous. */
@@ -899,6 +912,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
         .shared = l->shared,
         .shared_static = e->res.shared_static_bytes,
         .local_bytes = e->res.local_bytes,
+        .per_thread = e->res.cpu_per_thread,
         .needs_fibers = e->res.needs_fibers,
         .stream = l->stream,
         .params = params,
@@ -1023,14 +1037,21 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
             goto done;
         }
     }
-    if (!e && !(e = gj_py_entry_compile(st, d, key, nkey)))
+    unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+    unsigned long long grid_threads = launch_threads(l);
+    if (!e && !(e = gj_py_entry_compile(st, d, key, nkey,
+                                        l->forall_best ? (unsigned long long)l->forall_tasks
+                                                       : grid_threads)))
         goto done;
     gj_py_entry_hold(held = e);   /* the launch and the load run without the GIL */
     if (gj_py_entry_load(st, d, e) < 0 || gj_py_prepare_shared(st, d, e, l->shared, device) < 0)
         goto done;
-    if (l->forall_best && forall_config(st, l, e, device) < 0)
-        goto done;
-    unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+    if (l->forall_best) {
+        if (forall_config(st, l, e, device) < 0)
+            goto done;
+        threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
+        grid_threads = launch_threads(l);
+    }
     if (d->launch_bounds[0] > 0 && threads > (unsigned long long)d->launch_bounds[0]) {
         PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds the kernel's "
                      "launch_bounds of %d threads per block", threads, d->launch_bounds[0]);
@@ -1042,10 +1063,12 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
                      e->use.max_threads);
         goto done;
     }
-    if ((unsigned long long)l->grid[0] * l->grid[1] * l->grid[2] == 0) {
+    if (grid_threads == 0) {
         result = Py_NewRef(Py_None);   /* an empty grid launches nothing */
         goto done;
     }
+    if (!(e = gj_py_entry_for_launch(st, d, e, grid_threads)))
+        goto done;
     if (launch(st, l, e, args, parsed, params, slots, copies, device) == 0)
         result = Py_NewRef(Py_None);
 done:

@@ -13,7 +13,8 @@
  *
  * Block: a kernel without barriers or warp operations is called once per
  * block, on the worker's own stack, and loops over the block's threads
- * itself (compiled so: compiler/target_cpu.c).  Otherwise each CUDA thread is a
+ * itself (compiled so: compiler/target_cpu.c), or, compiled per thread,
+ * once per thread in turn (run_threads).  Otherwise each CUDA thread is a
  * fiber with its own stack (GPUJIT_CPU_STACK_KIB, default 64; allocated once
  * per worker with a guard page below each, reused), run round-robin by the
  * worker's scheduler.  A fiber that must wait parks (at the block barrier,
@@ -447,6 +448,25 @@ static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *b
     schedule(b);
 }
 
+/* A block of a kernel compiled per thread without barriers: each thread in
+   turn, in the order of the executor's linear index (x fastest), on the
+   worker's own stack.  t's thread fields are left as the block found them. */
+static void run_threads(const GjCpuLaunch *l, GjCpuThread *t)
+{
+    unsigned i = 0;
+    for (unsigned z = 0; z < l->block[2]; z++)
+        for (unsigned y = 0; y < l->block[1]; y++)
+            for (unsigned x = 0; x < l->block[0]; x++, i++) {
+                t->tid[0] = x;
+                t->tid[1] = y;
+                t->tid[2] = z;
+                t->lane = i % WARP;
+                t->warp = i / WARP;
+                l->fn(l->params, t);
+            }
+    t->tid[0] = t->tid[1] = t->tid[2] = t->lane = t->warp = 0;
+}
+
 /* Runs blocks first .. first + count - 1 (linear indices, x fastest) unless
    the launch fails; returns how many ran.  The division into blockIdx is
    done once, then carried: a block costs its call, not three divisions. */
@@ -474,8 +494,10 @@ static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count)
             memset(w->shared, 0, l->shared_bytes);
         if (job->fibered)
             run_fibers(b, l, &t);
+        else if (l->per_thread)
+            run_threads(l, &t);
         else
-            l->fn(l->params, &t);   /* the block's loop over its threads, or its one thread */
+            l->fn(l->params, &t);   /* the block's loops over its threads */
         if (++t.bid[0] == l->grid[0]) {
             t.bid[0] = 0;
             if (++t.bid[1] == l->grid[1]) {

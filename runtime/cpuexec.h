@@ -12,9 +12,10 @@
  *     void kernel(void **params, GjCpuThread *t)
  * that reads its parameters from `params` (the same kernelParams array the
  * CUDA launch uses; compile.h gives the layout) and its block's indices
- * from `t`.  Launched with needs_fibers, it runs the one thread t->tid (and
- * t->lane, t->warp); without, one call runs every thread of the block t->bid
- * (t->tid, lane and warp are 0 and unused).  Kernel code calls back into
+ * from `t`.  Launched with per_thread, it runs the one thread t->tid (and
+ * t->lane, t->warp), as a fiber with needs_fibers, else called for each
+ * thread of the block in turn; without, one call runs every thread of the
+ * block t->bid (t->tid, lane and warp are 0 and unused).  Kernel code calls back into
  * this file only through the functions marked "called from kernel code",
  * which the JIT resolves to their addresses.  No Python, no LLVM, no CUDA
  * here.
@@ -59,8 +60,9 @@ typedef struct GjCpuLaunch {
     size_t shared_bytes;  /* per block: static + dynamic shared memory, in bytes */
     size_t local_bytes;   /* per thread: local arrays; fiber stacks get this much
                              more than GPUJIT_CPU_STACK_KIB */
-    int needs_fibers;     /* the kernel uses barriers or warp operations: fn runs one
-                             thread, not a block */
+    int per_thread;       /* fn runs one thread, not a block */
+    int needs_fibers;     /* the kernel uses barriers or warp operations (per_thread
+                             too): each thread of a block is a fiber */
     int64_t *error_record;   /* the kernel's error record (compiler/compile.h), zeroed by
                                 the caller, or NULL when the kernel has no checks */
 } GjCpuLaunch;

@@ -95,6 +95,7 @@ static GjCuStatus launch_cpu(GjLaunch *l, GjCuError *err) {
         .block = {l->block[0], l->block[1], l->block[2]},
         .shared_bytes = l->shared_static + l->shared,
         .local_bytes = l->local_bytes,
+        .per_thread = l->per_thread,
         .needs_fibers = l->needs_fibers,
         .error_record = l->error_record,
     };

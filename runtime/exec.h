@@ -44,6 +44,7 @@ typedef struct GjLaunch {
     size_t shared_static;        /* the kernel's static shared memory (the CPU target's
                                     block buffer holds both parts) */
     size_t local_bytes;          /* local arrays per thread (the CPU target's fiber stacks) */
+    int per_thread;              /* CPU: func runs one thread (GjCpuLaunch.per_thread) */
     int needs_fibers;            /* the kernel has barriers or warp operations */
     void *stream;                /* CUstream (NULL: the legacy default stream) */
     void **params;               /* kernelParams (compile.h's ABI) */

@@ -13,6 +13,14 @@ import gpujit
 from conftest import child_output, poison, random_array
 
 
+@pytest.fixture(autouse=True)
+def thread_loops(monkeypatch):
+    """Thread loops from a kernel's first launch: without this, launches of
+    fewer than GPUJIT_CPU_LOOP_THREADS threads run code of one thread per
+    call (tests/test_cpu_tiers.py)."""
+    monkeypatch.setenv("GPUJIT_CPU_LOOP_THREADS", "0")
+
+
 @gpujit.jit
 def saxpy(a, x, y, out):
     i = gpujit.grid(1)

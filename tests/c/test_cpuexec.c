@@ -71,24 +71,30 @@ static void per_block(void **params, GjCpuThread *t)
             }
 }
 
+/* How launch() runs a block of thread function fn: one call of per_block
+   (a kernel compiled with thread loops), fibers, or the executor's calls of
+   fn for each thread in turn (a kernel compiled per thread). */
+enum { MODE_BLOCK = 0, MODE_FIBERS = 1, MODE_THREADS = 2 };
+
 static int launch(GjCpuKernelFn fn, void *state, Dim grid, Dim block, size_t shared,
-                  int fibers, char *err, size_t errlen)
+                  int mode, char *err, size_t errlen)
 {
     ThreadFn thread = { fn };
     void *params[2] = { state, &thread };
     GjCpuLaunch l = {
-        .fn = fibers ? fn : per_block, .params = params,
+        .fn = mode == MODE_BLOCK ? per_block : fn, .params = params,
         .grid = { grid.x, grid.y, grid.z }, .block = { block.x, block.y, block.z },
-        .shared_bytes = shared, .needs_fibers = fibers,
+        .shared_bytes = shared, .per_thread = mode != MODE_BLOCK,
+        .needs_fibers = mode == MODE_FIBERS,
     };
     return gj_cpu_launch(&l, err, errlen);
 }
 
 static void launch_ok(GjCpuKernelFn fn, void *state, Dim grid, Dim block, size_t shared,
-                      int fibers)
+                      int mode)
 {
     char err[256] = "";
-    int rc = launch(fn, state, grid, block, shared, fibers, err, sizeof err);
+    int rc = launch(fn, state, grid, block, shared, mode, err, sizeof err);
     CHECK(rc == 0, "launch grid (%u,%u,%u) block (%u,%u,%u) failed: %s", grid.x, grid.y,
           grid.z, block.x, block.y, block.z, err);
 }
@@ -119,18 +125,18 @@ static void k_index(void **params, GjCpuThread *t)
         atomic_fetch_add(&s->bad, bad);
 }
 
-static void run_index(Dim grid, Dim block, int fibers)
+static void run_index(Dim grid, Dim block, int mode)
 {
     size_t total = (size_t)count(grid) * count(block);
-    IndexState s = { .grid = grid, .block = block, .barrier = fibers };
+    IndexState s = { .grid = grid, .block = block, .barrier = mode == MODE_FIBERS };
     s.hits = calloc(total, sizeof *s.hits);
-    launch_ok(k_index, &s, grid, block, 0, fibers);
+    launch_ok(k_index, &s, grid, block, 0, mode);
     size_t wrong = 0;
     for (size_t i = 0; i < total; i++)
         wrong += atomic_load(&s.hits[i]) != 1;
     CHECK(wrong == 0 && atomic_load(&s.bad) == 0,
-          "index: grid (%u,%u,%u) block (%u,%u,%u) fibers %d: %zu threads not run once, %u bad",
-          grid.x, grid.y, grid.z, block.x, block.y, block.z, fibers, wrong, atomic_load(&s.bad));
+          "index: grid (%u,%u,%u) block (%u,%u,%u) mode %d: %zu threads not run once, %u bad",
+          grid.x, grid.y, grid.z, block.x, block.y, block.z, mode, wrong, atomic_load(&s.bad));
     free(s.hits);
 }
 
@@ -144,9 +150,10 @@ static void test_indices(void)
 {
     for (size_t g = 0; g < LEN(GRIDS); g++)
         for (size_t b = 0; b < LEN(BLOCKS); b++)
-            for (int f = 0; f < 2; f++)
-                run_index(GRIDS[g], BLOCKS[b], f);
-    run_index((Dim){ 1000, 1, 1 }, (Dim){ 64, 1, 1 }, 0);
+            for (int mode = MODE_BLOCK; mode <= MODE_THREADS; mode++)
+                run_index(GRIDS[g], BLOCKS[b], mode);
+    run_index((Dim){ 1000, 1, 1 }, (Dim){ 64, 1, 1 }, MODE_BLOCK);
+    run_index((Dim){ 1000, 1, 1 }, (Dim){ 64, 1, 1 }, MODE_THREADS);
 }
 
 /* ---- shared memory: zeroed per block, private to it ----------------------- */
@@ -680,7 +687,7 @@ static void test_misuse(void)
         for (int big = 0; big < 2; big++) {
             char err[256] = "";
             void *params[1] = { &kind };
-            GjCpuLaunch l = { .fn = k_misuse, .params = params, .needs_fibers = 1,
+            GjCpuLaunch l = { .fn = k_misuse, .params = params, .per_thread = 1, .needs_fibers = 1,
                               .grid = { big ? 500u : 1u, 1, 1 }, .block = { 64, 1, 1 } };
             int rc = gj_cpu_launch(&l, err, sizeof err);
             CHECK(rc == -1 && strncmp(err, want[kind][0], strlen(want[kind][0])) == 0
@@ -879,6 +886,10 @@ static void test_errors(void)
     err[0] = '\0';
     CHECK(launch(k_nothing, NULL, (Dim){ 5, 1, 1 }, (Dim){ 2, 1, 1 }, 0, 0, err, sizeof err) == -1
           && strstr(err, "needs_fibers"), "barrier without fibers not reported: '%s'", err);
+    err[0] = '\0';
+    CHECK(launch(k_nothing, NULL, (Dim){ 5, 1, 1 }, (Dim){ 2, 1, 1 }, 0, MODE_THREADS, err,
+                 sizeof err) == -1 && strstr(err, "needs_fibers"),
+          "barrier in a kernel run per thread without fibers not reported: '%s'", err);
     CHECK(launch(k_nothing, NULL, (Dim){ 5, 1, 1 }, (Dim){ 2, 1, 1 }, 0, 1, err, sizeof err) == 0,
           "launch after a misuse failed: %s", err);
 
