@@ -13,7 +13,8 @@ result is checked against NumPy's.  Also
 printed: the host's copy bandwidth (NumPy copying a 256 MiB array: bytes
 read + written per second), the bandwidth each memory-bound kernel reaches,
 and the cost of launching a tiny kernel (one block, and eight) on the CPU
-target.
+target, and what each of the CPU target's two tiers costs: a small vector
+add's first call (its compile) and a vector add's time per thread.
 
     python -P benchmarks/bench_cpu_host.py [--quick] [--repeats R] [--only NAMES]
 
@@ -371,6 +372,39 @@ def tiny_launch_us(launches, blocks):
     return best * 1e6
 
 
+def tiers(repeats, kernels=7):
+    """The CPU target's two tiers (docs/internals.md, "How a block runs"):
+    {tier: (ms, ns)}, the median first call (compile included) of `kernels`
+    new vector-add kernels launched with 64 threads, and the nanoseconds per
+    thread of a vector add of 2^22 float32, for code of one thread per call
+    and for thread loops (GPUJIT_CPU_LOOP_THREADS set to keep each)."""
+    n = 1 << 22
+    a, b = (gpujit.to_device(np.full(n, v, np.float32)) for v in (1, 2))
+    out = gpujit.device_array(n, np.float32)
+    small = [np.ones(64, np.float32), np.ones(64, np.float32), np.empty(64, np.float32)]
+    before = os.environ.get("GPUJIT_CPU_LOOP_THREADS")
+    result = {}
+    try:
+        for tier, limit in (("one thread per call", 1 << 63), ("thread loops", 0)):
+            os.environ["GPUJIT_CPU_LOOP_THREADS"] = str(limit)
+            firsts = []
+            for _ in range(kernels):
+                kernel = _common.jit_kernels(gpujit, ["vector_add"], cache=False)["vector_add"]
+                t0 = time.perf_counter()
+                kernel[1, 64](*small)
+                firsts.append(time.perf_counter() - t0)
+            launch = kernel[n // 256, 256]
+            per_thread = median_seconds(lambda: launch(a, b, out), repeats) / n
+            assert (out.copy_to_host() == 3).all()
+            result[tier] = (sorted(firsts)[kernels // 2] * 1e3, per_thread * 1e9)
+    finally:
+        if before is None:
+            os.environ.pop("GPUJIT_CPU_LOOP_THREADS", None)
+        else:
+            os.environ["GPUJIT_CPU_LOOP_THREADS"] = before
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, 3 repeats")
@@ -387,6 +421,9 @@ def main():
           f"host copy bandwidth {host_bandwidth(repeats):.1f} GB/s")
     print(f"launch of out[0] = x, 32 threads per block: 1 block {tiny_launch_us(20000, 1):.2f}"
           f" us, 8 blocks {tiny_launch_us(20000, 8):.2f} us")
+    for tier, (ms, ns) in tiers(repeats).items():
+        print(f"vector add as {tier}: first call {ms:.1f} ms (a new kernel, 64 threads), "
+              f"{ns:.2f} ns per thread (2^22 threads)")
     if warp_missing:
         print(f"Warp: {warp_missing}")
     print(f"{'kernel':24} {'size':22} {'NumPy ms':>9} {'gpujit ms':>10} {'Warp ms':>9}"

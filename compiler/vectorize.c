@@ -777,6 +777,13 @@ static LLVMValueRef row_body(LLVMValueRef row, unsigned *lane) {
 }
 
 /* Whether fn, or a function it calls, has a cycle in its control flow. */
+/* The function inst calls when it is a call of one defined in the module
+   (a device function, the body), else NULL. */
+static LLVMValueRef defined_callee(LLVMValueRef inst) {
+    LLVMValueRef callee = LLVMIsACallInst(inst) ? LLVMGetCalledValue(inst) : NULL;
+    return callee && LLVMIsAFunction(callee) && !LLVMIsDeclaration(callee) ? callee : NULL;
+}
+
 static int has_loop(GjCtx *c, LLVMValueRef fn, int depth) {
     GjVec V = {.c = c, .arena = &c->arena, .fn = fn};
     if (depth > 32)
@@ -785,9 +792,8 @@ static int has_loop(GjCtx *c, LLVMValueRef fn, int depth) {
         return 1;
     for (int u = 0; u < V.nblocks; u++)
         for (LLVMValueRef i = LLVMGetFirstInstruction(V.bb[u]); i; i = LLVMGetNextInstruction(i)) {
-            LLVMValueRef callee = LLVMIsACallInst(i) ? LLVMGetCalledValue(i) : NULL;
-            if (callee && LLVMIsAFunction(callee) && !LLVMIsDeclaration(callee) &&
-                has_loop(c, callee, depth + 1))
+            LLVMValueRef callee = defined_callee(i);
+            if (callee && has_loop(c, callee, depth + 1))
                 return 1;
         }
     return 0;
@@ -812,9 +818,8 @@ static void inline_callees(LLVMContextRef ctx, LLVMValueRef fn, int depth) {
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb && depth < 32;
          bb = LLVMGetNextBasicBlock(bb))
         for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
-            LLVMValueRef callee = LLVMIsACallInst(i) ? LLVMGetCalledValue(i) : NULL;
-            if (!callee || !LLVMIsAFunction(callee) || LLVMIsDeclaration(callee) ||
-                LLVMGetEnumAttributeAtIndex(callee, at, attribute_kind("noinline")))
+            LLVMValueRef callee = defined_callee(i);
+            if (!callee || LLVMGetEnumAttributeAtIndex(callee, at, attribute_kind("noinline")))
                 continue;
             set_inlining(ctx, callee, 1);
             inline_callees(ctx, callee, depth + 1);

@@ -181,7 +181,7 @@ PyObject *gj_py_cache_jit_options(PyObject *kw)
 }
 
 int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
-                        GjPyViews *views, GjCompileOptions *o, GjEntry *e)
+                        GjPyViews *views, GjCompileOptions *o, GjEntry *e, int warn)
 {
     int hit = fetch(st, d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
     if (hit < 0)
@@ -191,7 +191,7 @@ int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *
     if (o->target == GJ_TARGET_CPU && e->cache_key[0])
         o->object_id = e->cache_key;   /* the symbol every process gives it */
     if (gj_py_codeview_instructions(views) < 0 ||
-        gj_py_run_compile(st, ctx, cv, o, &e->res, &e->sig) < 0)
+        gj_py_run_compile(st, ctx, cv, o, &e->res, &e->sig, warn) < 0)
         return -1;
     if (ctx->warnings)   /* not stored, so its warnings show every time */
         e->cache_key[0] = '\0';

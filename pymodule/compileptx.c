@@ -172,7 +172,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.max_cluster = bounds[2];
     o.debug = debug;
     o.boundscheck = boundscheck;
-    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names) < 0)
+    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names, 1) < 0)
         goto done;
     out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
     gj_result_free(&res);

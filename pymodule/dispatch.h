@@ -145,9 +145,11 @@ GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig
 int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from);
 
 /* dispatcher.c: compiles cv (argument types set) with o, the GIL released,
-   issuing its warnings; *sig gets the signature's type names.  -1 raised. */
+   issuing its warnings when `warn` (not for the CPU target's second tier,
+   whose first compile issued them); *sig gets the signature's type names.
+   -1 raised. */
 int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *o,
-                      GjCompileResult *res, PyObject **sig);
+                      GjCompileResult *res, PyObject **sig, int warn);
 /* The signature's type names, a key of .signatures; NULL raised. */
 PyObject *gj_py_signature_tuple(const GjCodeView *cv);
 /* Whether cv's function has positional parameters only (then a count of
@@ -160,9 +162,10 @@ int gj_py_plain_parameters(const GjCodeView *cv);
    o on device e->key[0], from the cache or else compiled
    (gj_py_codeview_instructions, then gj_py_run_compile) and, when it is to
    be kept (e->cache_key), stored: a CPU object file now, a cubin when
-   gj_py_entry_load has the driver link it.  -1 raised. */
+   gj_py_entry_load has the driver link it.  A compile issues its warnings
+   when `warn` (gj_py_run_compile).  -1 raised. */
 int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
-                        GjPyViews *views, GjCompileOptions *o, GjEntry *e);
+                        GjPyViews *views, GjCompileOptions *o, GjEntry *e, int warn);
 /* The options of a persistent-cache key: jit()'s keyword arguments to the
    Dispatcher (kw, may be NULL) but the function and `cache`; NULL raised. */
 PyObject *gj_py_cache_jit_options(PyObject *kw);

@@ -202,7 +202,7 @@ PyObject *gj_py_signature_tuple(const GjCodeView *cv)
 }
 
 int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
-                      GjCompileResult *res, PyObject **sig)
+                      GjCompileResult *res, PyObject **sig, int warn)
 {
     GjCompileOptions with = *opt;
     const GjCompileOptions *o = &with;
@@ -222,7 +222,7 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
             gj_py_raise_diag(st, ctx, cv);
         return -1;
     }
-    if (gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
+    if (warn && gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
         Py_CLEAR(*sig);
         gj_result_free(res);
         return -1;
@@ -258,8 +258,8 @@ static int cpu_loop_threads(unsigned long long *limit)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (s[0] >= '0' && s[0] <= '9' && *end == '\0' && errno == 0) {
-        *limit = v;
+    if (s[0] >= '0' && s[0] <= '9' && *end == '\0') {
+        *limit = errno == ERANGE ? ULLONG_MAX : v;   /* more than any grid: never */
         return 0;
     }
     if (warned)
@@ -271,10 +271,10 @@ static int cpu_loop_threads(unsigned long long *limit)
 }
 
 /* Compiles d's function for the argument types in key (key[0]: device),
-   with thread loops on the CPU target when `loops`; the entry is in no
-   table yet.  NULL raised. */
+   with thread loops on the CPU target when `loops`, issuing its warnings
+   when `warn`; the entry is in no table yet.  NULL raised. */
 static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey,
-                            int loops)
+                            int loops, int warn)
 {
     GjCtx ctx;
     GjCodeView cv;
@@ -315,7 +315,7 @@ static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key,
     }
     e->nkey = nkey;
     memcpy(e->key, key, (size_t)nkey * sizeof *key);
-    if (gj_py_cache_compile(st, d, &ctx, &cv, views, &o, e) < 0) {
+    if (gj_py_cache_compile(st, d, &ctx, &cv, views, &o, e, warn) < 0) {
         entry_free(e);
         e = NULL;
         goto done;
@@ -340,7 +340,12 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
     unsigned long long limit = 0;
     if ((int)key[0] == GJ_MEM_HOST && cpu_loop_threads(&limit) < 0)
         return NULL;
-    GjEntry *e = entry_build(st, d, key, nkey, threads >= limit);
+    GjEntry *e = entry_build(st, d, key, nkey, threads >= limit, 1);
+    GjEntry *first = e ? gj_py_entry_find(d, key, nkey) : NULL;
+    if (first) {   /* another thread compiled it while this one did (the GIL released) */
+        entry_free(e);
+        return first;
+    }
     if (e && table_insert(d, e) < 0) {
         entry_free(e);
         e = NULL;
@@ -362,15 +367,18 @@ GjEntry *gj_py_entry_for_launch(GjPyState *st, GjDispatcher *d, GjEntry *e,
                                                            : e->threads_run + threads;
     if (e->threads_run < limit)
         return e;
-    GjEntry *loops = entry_build(st, d, e->key, e->nkey, 1);
+    GjEntry *loops = entry_build(st, d, e->key, e->nkey, 1, 0);   /* warned the first time */
     if (!loops)
         return NULL;
     if (e->loops) {   /* another thread compiled them while this one did */
         entry_free(loops);
         return e->loops;
     }
-    e->loops = loops;
-    return gj_py_entry_load(st, d, loops) < 0 ? NULL : loops;
+    if (gj_py_entry_load(st, d, loops) < 0) {   /* the CPU's: in memory, the GIL kept */
+        entry_free(loops);
+        return NULL;
+    }
+    return e->loops = loops;
 }
 
 /* One module load at a time in the process: a launch that finds its entry

@@ -1039,9 +1039,11 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     }
     unsigned long long threads = (unsigned long long)l->block[0] * l->block[1] * l->block[2];
     unsigned long long grid_threads = launch_threads(l);
-    if (!e && !(e = gj_py_entry_compile(st, d, key, nkey,
-                                        l->forall_best ? (unsigned long long)l->forall_tasks
-                                                       : grid_threads)))
+    /* the threads the CPU target's tiers count (forall: its tasks, known before
+       its grid) */
+    unsigned long long counted = l->forall_tasks > 0 ? (unsigned long long)l->forall_tasks
+                                                     : grid_threads;
+    if (!e && !(e = gj_py_entry_compile(st, d, key, nkey, counted)))
         goto done;
     gj_py_entry_hold(held = e);   /* the launch and the load run without the GIL */
     if (gj_py_entry_load(st, d, e) < 0 || gj_py_prepare_shared(st, d, e, l->shared, device) < 0)
@@ -1067,7 +1069,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         result = Py_NewRef(Py_None);   /* an empty grid launches nothing */
         goto done;
     }
-    if (!(e = gj_py_entry_for_launch(st, d, e, grid_threads)))
+    if (!(e = gj_py_entry_for_launch(st, d, e, counted)))
         goto done;
     if (launch(st, l, e, args, parsed, params, slots, copies, device) == 0)
         result = Py_NewRef(Py_None);

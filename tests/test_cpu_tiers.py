@@ -7,6 +7,7 @@ gives the same values whichever code runs it."""
 import re
 import textwrap
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -69,7 +70,7 @@ def vectorised(kernel):
     thread loops do (the host has SIMD registers), one thread's code not."""
     ir = kernel.inspect_llvm()
     assert len(ir) == 1
-    return bool(re.search(r"<\d+ x float>", next(iter(ir.values()))))
+    return bool(re.search(r"<\d+ x (float|double)>", next(iter(ir.values()))))
 
 
 def run_saxpy(kernel, rng, blocks, threads=100):
@@ -171,6 +172,81 @@ def test_threads_that_cross_the_limit_together_agree(limit):
         t.join()
     assert not errors, errors
     assert vectorised(saxpy)
+
+
+def test_threads_making_the_first_launch_together_share_one_specialisation(limit):
+    """Two threads that compile one signature at once (the GIL released)
+    keep one entry, which counts both launches (600 threads each) and so
+    has the loops; entries of their own would count 600 each."""
+    for _ in range(3):
+        saxpy = make(SAXPY, "saxpy")
+        start = threading.Barrier(2)
+        errors = []
+
+        def first(seed):
+            try:
+                start.wait()
+                run_saxpy(saxpy, np.random.default_rng(seed), 6)
+            except Exception as e:   # noqa: BLE001 - reported below
+                errors.append(e)
+        threads = [threading.Thread(target=first, args=(seed,)) for seed in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert vectorised(saxpy)
+
+
+MAYBE_UNASSIGNED = """
+import gpujit
+
+@gpujit.jit
+def pick(x, out):
+    i = gpujit.grid(1)
+    if i < x.size:
+        if x[i] > 0:
+            found = x[i]
+        out[i] = found
+"""
+
+
+def test_the_loops_compile_warns_no_more(limit, rng):
+    """A kernel's warnings come with its first compile; the thread loops'
+    compile adds none, so a filter that makes them errors later changes
+    nothing."""
+    pick = make(MAYBE_UNASSIGNED, "pick")
+    x = random_array(rng, 600, "float64")
+    out = poison(600, "float64")
+    with pytest.warns(gpujit.GpujitWarning, match="'found' may be used before"):
+        pick[6, 100](x, out)
+    np.testing.assert_array_equal(out, np.where(x > 0, x, 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            out = poison(600, "float64")
+            pick[6, 100](x, out)                  # 1,200 threads: the loops
+            np.testing.assert_array_equal(out, np.where(x > 0, x, 0))
+    assert vectorised(pick)
+
+
+def test_forall_under_the_limit_compiles_one_tier(limit, rng):
+    saxpy = make(SAXPY, "saxpy", cache=True)
+    before = misses()
+    n = LIMIT - 1                                 # its grid rounds up past the limit
+    a, x, y = np.float32(2), random_array(rng, n, "float32"), random_array(rng, n, "float32")
+    out = poison(n, "float32")
+    saxpy.forall(n)(a, x, y, out)
+    np.testing.assert_allclose(out, a * x + y, rtol=2e-6, atol=1e-3)
+    assert misses() - before == 1 and not vectorised(saxpy)
+
+
+def test_a_limit_beyond_any_grid_means_never(limit, rng, monkeypatch, recwarn):
+    monkeypatch.setenv("GPUJIT_CPU_LOOP_THREADS", "9" * 30)
+    saxpy = make(SAXPY, "saxpy")
+    run_saxpy(saxpy, rng, 40)
+    assert not vectorised(saxpy)
+    assert not [w for w in recwarn if "GPUJIT_CPU_LOOP_THREADS" in str(w.message)]
 
 
 def test_a_bad_limit_warns_once_and_keeps_the_default():
