@@ -14,7 +14,8 @@
  * same in every process) and internalise every other definition; a body
  * with loops of its own vectorised across threads (vectorize.h); O3 with a
  * target machine for the host CPU (its name and features, so the code uses
- * the host's vector units); emit an object file ourselves and load it.
+ * the host's vector units); masked memory operations behind a test of their
+ * mask (cpu_fix.h); emit an object file ourselves and load it.
  * Loading (gj_cpujit_load, also how a cached object file from another
  * process comes in) adds the object to the JIT under a resource tracker of
  * its own, which gj_cpujit_release removes when the last result using it
@@ -27,6 +28,7 @@
  * Process-wide state is one struct (CpuJit) set up under pthread_once;
  * LLJIT is thread-safe, so compilations on several threads share it.
  */
+#include "cpu_fix.h"
 #include "lower.h"
 #include "vectorize.h"
 
@@ -354,6 +356,8 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     }
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
+    if (st == GJ_OK)
+        gj_cpu_fix_module(mod);
     gj_timing(c, "optimise");
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");

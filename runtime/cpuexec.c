@@ -636,6 +636,29 @@ static int prepare(Worker *w, Job *job)
     return 0;
 }
 
+/* Whether the calling thread's stack has room, below this frame, for a
+   kernel run without fibers: its local arrays (a block's loops allocate
+   them once; a thread's call, once per call in turn) and the frames a fiber
+   is given besides (GPUJIT_CPU_STACK_KIB).  *room gets the bytes left; 1
+   when that cannot be told (the frame is not on the thread's stack, as with
+   AddressSanitizer's fake stacks). */
+static int stack_has_room(size_t local_bytes, size_t *room)
+{
+    pthread_attr_t attr;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 1;
+    int known = pthread_attr_getstack(&attr, &addr, &size) == 0;
+    pthread_attr_destroy(&attr);
+    char here;
+    uintptr_t low = (uintptr_t)addr, sp = (uintptr_t)&here;
+    if (!known || sp < low || sp - low > size)
+        return 1;
+    *room = sp - low;
+    return *room >= P.stack_bytes && *room - P.stack_bytes >= local_bytes;
+}
+
 /* The next blocks for a worker: *first and how many (0: none left).  A
    chunk is a 1/(4 * workers) share of the blocks left (guided
    self-scheduling), at least one and at most CHUNK_THREADS threads' worth:
@@ -870,6 +893,18 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
         .nthreads = launch->block[0] * launch->block[1] * launch->block[2],
     };
     job.fibered = launch->needs_fibers && job.nthreads > 1;
+    size_t room;
+    if (!job.fibered && launch->local_bytes > 0 && !stack_has_room(launch->local_bytes, &room)) {
+        /* the launching thread runs blocks on its own stack: an overflow there
+           would end the process */
+        set_err(err, errlen, "the kernel's local arrays (%zu KiB a thread) and the usual "
+                "frames (GPUJIT_CPU_STACK_KIB, %zu KiB) need more stack than the launching "
+                "thread has left (%zu KiB): launch from the main thread, or from a thread "
+                "started after threading.stack_size() gave it more", (launch->local_bytes + 1023)
+                / 1024, P.stack_bytes / 1024, room / 1024);
+        pthread_mutex_unlock(&P.launch_lock);
+        return -1;
+    }
     atomic_init(&job.next, 0);
     atomic_init(&job.done, 0);
     atomic_init(&job.misuse, 0);

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import poison, random_array
+from conftest import child_output, poison, random_array
 
 
 def run_python(code, **env_changes):
@@ -260,3 +260,44 @@ def test_inspect_asm_gives_ptx_on_the_cpu(cpu):
     k[1, 1](np.zeros(1))
     asm = k.inspect_asm()
     assert len(asm) == 1 and ".entry" in next(iter(asm.values()))
+
+
+def test_local_arrays_larger_than_a_threads_stack_are_an_error_not_a_crash():
+    """A kernel without barriers runs its blocks on the launching thread's
+    stack: 512 KiB of local arrays from a thread of 256 KiB is refused with a
+    GpujitError naming the stack (it used to overflow it: SIGSEGV), and the
+    same launch from the main thread and from a thread with a larger stack
+    computes every element."""
+    lines = child_output(
+        "import threading\n"
+        "import numpy as np, gpujit\n"
+        "gpujit.set_target('cpu')\n"
+        "@gpujit.jit\n"
+        "def k(x, out):\n"
+        "    i = gpujit.grid(1)\n"
+        "    if i < out.size:\n"
+        "        a = gpujit.local.array(65536, np.float64)\n"
+        "        for j in range(65536):\n"
+        "            a[j] = x[i] + j\n"
+        "        out[i] = a[65535] + a[i]\n"
+        "x = np.random.default_rng().random(4)\n"
+        "want = x + 65535 + x + np.arange(4)\n"
+        "def launch(result):\n"
+        "    out = np.full(4, np.nan)\n"
+        "    try:\n"
+        "        k[1, 4](x, out)\n"
+        "        result.append(bool((out == want).all()))\n"
+        "    except gpujit.GpujitError as e:\n"
+        "        result.append(str(e))\n"
+        "for size in (256 * 1024, 4 << 20):\n"
+        "    threading.stack_size(size)\n"
+        "    result = []\n"
+        "    t = threading.Thread(target=launch, args=(result,))\n"
+        "    t.start(); t.join()\n"
+        "    print(result[0])\n"
+        "result = []\n"
+        "launch(result)\n"
+        "print(result[0])\n")
+    assert "need more stack than the launching thread has left" in lines[0], lines
+    assert "512 KiB a thread" in lines[0]
+    assert lines[1:3] == ["True", "True"], lines

@@ -498,3 +498,57 @@ def test_bodies_with_loops_are_vectorised_across_threads(cpu, rng):
     assert vector_mask_phis(collatz_steps), "collatz_steps's loop is not vectorised"
     local_histogram[1, n](np.ones((n, 3), np.int64), np.empty((n, 4), np.int64))
     assert not vector_mask_phis(local_histogram)
+
+
+# ---- masked memory operations with no lane on ---------------------------------------
+# compiler/cpu_fix.c puts each masked load and store behind a test of its mask, so a
+# vector of threads that all skip the access (past the end of the array, a condition
+# false for all of them) costs a branch, not the slow masked instruction.
+
+@gpujit.jit
+def increment(x):
+    i = gpujit.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+@gpujit.jit
+def flag_large(x, y):
+    i = gpujit.grid(1)
+    if i < x.size and x[i] > 0.5:
+        y[i] = x[i] * 2
+
+
+@pytest.mark.parametrize("n", [1, 7, 100, 1000])
+def test_threads_past_the_end_touch_nothing(target, rng, n):
+    """A grid of 64 blocks of 256 threads over n elements: whole vectors of
+    threads are past the end; the elements after x (the same buffer) keep
+    their values."""
+    buf = random_array(rng, n + 64, "float64")
+    want = buf.copy()
+    want[:n] += 1
+    d_buf = gpujit.to_device(buf)
+    increment[64, 256](d_buf[:n])
+    np.testing.assert_array_equal(d_buf.copy_to_host(), want)
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.02, 0.5, 1.0])
+def test_conditional_stores_whole_vectors_off_or_on(target, rng, fraction):
+    n = 10000
+    x = rng.random(n)
+    x[rng.random(n) >= fraction] = 0.25          # below the threshold: no store
+    y = poison(n, "float64")
+    flag_large[(n + 255) // 256, 256](x, y)
+    want = poison(n, "float64")
+    want[x > 0.5] = 2 * x[x > 0.5]
+    np.testing.assert_array_equal(y, want)
+
+
+def test_masked_stores_are_behind_a_test_of_their_mask(cpu):
+    x = np.ones(64)
+    flag_large[1, 64](x, np.empty_like(x))
+    ir = "\n".join(flag_large.inspect_llvm().values())
+    if "llvm.masked." not in ir:
+        pytest.skip("the host's vectoriser made no masked store")
+    assert re.search(r"br i1 %\S+, label %masked\S*, label", ir), \
+        "a masked store runs without a test of its mask"
