@@ -415,6 +415,18 @@ static void schedule(GjCpuBlock *b)
 
 /* ---- running blocks ------------------------------------------------------- */
 
+/* t's threadIdx, lane and warp for the thread of linear index i in its
+   block (x fastest). */
+static void set_thread(GjCpuThread *t, const GjCpuLaunch *l, unsigned i)
+{
+    unsigned bx = l->block[0], by = l->block[1];
+    t->tid[0] = i % bx;
+    t->tid[1] = (i / bx) % by;
+    t->tid[2] = i / (bx * by);
+    t->lane = i % WARP;
+    t->warp = i / WARP;
+}
+
 static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *base)
 {
     unsigned n = b->nthreads;
@@ -428,15 +440,10 @@ static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *b
 #ifdef GJ_TSAN
     b->sched.tsan = __tsan_get_current_fiber();
 #endif
-    unsigned bx = l->block[0], by = l->block[1];
     for (unsigned i = 0; i < n; i++) {
         GjCpuThread *t = &b->threads[i];
         *t = *base;
-        t->tid[0] = i % bx;
-        t->tid[1] = (i / bx) % by;
-        t->tid[2] = i / (bx * by);
-        t->lane = i % WARP;
-        t->warp = i / WARP;
+        set_thread(t, l, i);
 #ifdef GJ_ASAN
         /* The last frames of a fiber that returned (its final switch never
            comes back), and every frame of an abandoned one, keep their
@@ -451,20 +458,13 @@ static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *b
 /* A block of a kernel compiled per thread without barriers: each thread in
    turn, in the order of the executor's linear index (x fastest), on the
    worker's own stack.  t's thread fields are left as the block found them. */
-static void run_threads(const GjCpuLaunch *l, GjCpuThread *t)
+static void run_threads(const GjCpuLaunch *l, GjCpuThread *t, unsigned nthreads)
 {
-    unsigned i = 0;
-    for (unsigned z = 0; z < l->block[2]; z++)
-        for (unsigned y = 0; y < l->block[1]; y++)
-            for (unsigned x = 0; x < l->block[0]; x++, i++) {
-                t->tid[0] = x;
-                t->tid[1] = y;
-                t->tid[2] = z;
-                t->lane = i % WARP;
-                t->warp = i / WARP;
-                l->fn(l->params, t);
-            }
-    t->tid[0] = t->tid[1] = t->tid[2] = t->lane = t->warp = 0;
+    for (unsigned i = 0; i < nthreads; i++) {
+        set_thread(t, l, i);
+        l->fn(l->params, t);
+    }
+    set_thread(t, l, 0);
 }
 
 /* Runs blocks first .. first + count - 1 (linear indices, x fastest) unless
@@ -495,7 +495,7 @@ static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count)
         if (job->fibered)
             run_fibers(b, l, &t);
         else if (l->per_thread)
-            run_threads(l, &t);
+            run_threads(l, &t, job->nthreads);
         else
             l->fn(l->params, &t);   /* the block's loops over its threads */
         if (++t.bid[0] == l->grid[0]) {

@@ -86,6 +86,25 @@ def misses():
     return gpujit.cache_info()["misses"]
 
 
+def in_threads(work, count):
+    """work(seed) in `count` Python threads at once; the first exception
+    any of them raised is raised here."""
+    errors = []
+
+    def run(seed):
+        try:
+            work(seed)
+        except Exception as e:   # noqa: BLE001 - raised below
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(seed,)) for seed in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 def test_small_launches_run_one_threads_code_until_the_limit(limit, rng):
     saxpy = make(SAXPY, "saxpy")
     run_saxpy(saxpy, rng, 3)                      # 300 threads
@@ -156,21 +175,12 @@ def test_threads_that_cross_the_limit_together_agree(limit):
     """Python threads launching one kernel at once: whichever compiles the
     loops, every launch before, during and after gives the right values."""
     saxpy = make(SAXPY, "saxpy")
-    errors = []
 
     def work(seed):
-        try:
-            rng = np.random.default_rng(seed)
-            for _ in range(20):
-                run_saxpy(saxpy, rng, int(rng.integers(1, 4)))
-        except Exception as e:   # noqa: BLE001 - reported below
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+        rng = np.random.default_rng(seed)
+        for _ in range(20):
+            run_saxpy(saxpy, rng, int(rng.integers(1, 4)))
+    in_threads(work, 4)
     assert vectorised(saxpy)
 
 
@@ -181,20 +191,11 @@ def test_threads_making_the_first_launch_together_share_one_specialisation(limit
     for _ in range(3):
         saxpy = make(SAXPY, "saxpy")
         start = threading.Barrier(2)
-        errors = []
 
         def first(seed):
-            try:
-                start.wait()
-                run_saxpy(saxpy, np.random.default_rng(seed), 6)
-            except Exception as e:   # noqa: BLE001 - reported below
-                errors.append(e)
-        threads = [threading.Thread(target=first, args=(seed,)) for seed in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors
+            start.wait()
+            run_saxpy(saxpy, np.random.default_rng(seed), 6)
+        in_threads(first, 2)
         assert vectorised(saxpy)
 
 
