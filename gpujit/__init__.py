@@ -271,6 +271,8 @@ def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundsch
         kernel = _gpujit.Dispatcher(func, **options)
         _functools.update_wrapper(kernel, func)
         _add_dispatcher_api(kernel, jit_options)
+        # what pickling by value needs to make the kernel again (gpujit/_pickling.py)
+        kernel.__dict__.update(_jit_options=jit_options, _signature=signature)
         if signature is not None:   # a device function's: compiled where kernels call it
             signatures = _signature_list(signature)
             kernel._set_signatures(signatures)

@@ -779,7 +779,16 @@ static PyObject *da_flags(PyObject *self, void *c)
                          "F_CONTIGUOUS", contiguous(self, 'F') ? Py_True : Py_False);
 }
 
+static PyObject *da_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return gj_py_reduce(self, "reduce_device_array");
+}
+
 static PyMethodDef da_methods[] = {
+    {"__reduce__", da_reduce, METH_NOARGS,
+     "__reduce__()\n--\n\nPickles the array through the host, as numba does: it unpickles\n"
+     "as a copy on the receiving process's current device."},
     {"copy_to_host", (PyCFunction)(void (*)(void))da_copy_to_host,
      METH_VARARGS | METH_KEYWORDS,
      "copy_to_host(ary=None, stream=0)\n--\n\n"

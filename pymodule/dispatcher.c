@@ -1069,7 +1069,17 @@ static PyObject *dispatcher_py_func(PyObject *self, void *c)
     return Py_NewRef(((GjDispatcher *)self)->func);
 }
 
+static PyObject *dispatcher_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return gj_py_reduce(self, "reduce_dispatcher");
+}
+
 static PyMethodDef dispatcher_methods[] = {
+    {"__reduce__", dispatcher_reduce, METH_NOARGS,
+     "__reduce__()\n--\n\nPickles the kernel: by reference (its module and qualified name)\n"
+     "when importable from its module, otherwise by value (its function through\n"
+     "cloudpickle, with the options and signatures given to jit)."},
     {"compile", dispatcher_compile, METH_O,
      "compile(signature)\n--\n\nCompiles the kernel for a signature: a string such as\n"
      "'void(float32[:], float32[:], int64)', the same made of gpujit.types objects\n"

@@ -229,6 +229,9 @@ int gj_py_integer(PyObject *obj, long long *v);
 /* obj.attr (a protocol: "__dlpack__"), or NULL raised: a TypeError built
    from `message` (a format with one %S, the type's name) when obj has none. */
 PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message);
+/* __reduce__ of a Dispatcher or a DeviceArray: gpujit._pickling.<reducer>(obj),
+   imported when something is first pickled, not with gpujit. */
+PyObject *gj_py_reduce(PyObject *obj, const char *reducer);
 /* stream.c: converts a stream argument (0, None, a Stream, or a raw CUstream
    int) to a handle; -1 with TypeError. */
 int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream);

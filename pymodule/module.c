@@ -136,6 +136,14 @@ int gj_py_integer(PyObject *obj, long long *v)
     return 1;
 }
 
+PyObject *gj_py_reduce(PyObject *obj, const char *reducer)
+{
+    PyObject *pickling = PyImport_ImportModule("gpujit._pickling");
+    PyObject *r = pickling ? PyObject_CallMethod(pickling, reducer, "O", obj) : NULL;
+    Py_XDECREF(pickling);
+    return r;
+}
+
 PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message)
 {
     PyObject *r = PyObject_GetAttrString(obj, attr);
@@ -329,7 +337,13 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
         raise_with_attrs(st->CudaSupportError, msg, err);
         return NULL;
     case GJ_CU_FORKED:
-        raise_with_attrs(st->CudaError, err->message, err);
+        snprintf(msg, sizeof msg,
+                 "%s; start worker processes with the 'spawn' method instead: "
+                 "multiprocessing.get_context('spawn').Pool(...), "
+                 "concurrent.futures.ProcessPoolExecutor(mp_context="
+                 "multiprocessing.get_context('spawn')), or "
+                 "multiprocessing.set_start_method('spawn') once at startup", err->message);
+        raise_with_attrs(st->CudaError, msg, err);
         return NULL;
     case GJ_CU_DRIVER_ERROR:
         break;

@@ -391,8 +391,7 @@ static GjCuStatus loaded(GjCuError *err)
     if (D.forked) {
         set_error(err, GJ_CU_FORKED, 0, "fork",
                   "CUDA was initialised in process %d and cannot be used in a child created "
-                  "by fork(); use the 'spawn' start method of multiprocessing "
-                  "(multiprocessing.set_start_method('spawn'))", (int)D.pid);
+                  "by fork()", (int)D.pid);
         return GJ_CU_FORKED;
     }
     if (D.status != GJ_CU_OK) {

@@ -52,7 +52,10 @@ export PATH="$venv/bin:$PATH"    # meson-python runs the venv's meson and ninja
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$py" -m pip install -q "meson-python>=0.16" "meson>=1.3.0" ninja "numpy>=2" pytest \
     nbclient nbformat ipykernel matplotlib \
-    sphinx myst-parser   # the notebooks' and the documentation site's tests
+    sphinx myst-parser \
+    cloudpickle "dask[distributed]" mpi4py mpich
+# (the notebooks' and the documentation site's tests; cloudpickle, Dask and
+# MPI for the scaling-out tests: mpich is MPICH's own wheel, with mpiexec)
 # NVIDIA's libdevice (the GPU's math functions, what gpujit's "cuda" extra
 # brings), so kernels that call math functions compile for a GPU on a
 # machine without a CUDA toolkit.  A 75 MB wheel, fetched once.

@@ -14,7 +14,7 @@
 # 3. tests/test_python_versions.py's output from this machine's Python, so
 #    that test compares 3.1x's kernel results and diagnostics with it.
 # 4. Per VERSION: a venv in the chroot (/opt/gpujit-venv<VERSION>: numpy,
-#    pytest, nvidia-nvvm; reused), the repository's tracked files (as they
+#    pytest, nvidia-nvvm, cloudpickle; reused), the repository's tracked files (as they
 #    are in the working tree) and the extension copied to /src, and pytest
 #    run there, from tests/, as CI runs it (GPUJIT_IGNORE_CUDA_TOOLKIT=1).
 #    The suite runs the examples too (tests/test_examples.py).
@@ -142,6 +142,9 @@ for v in "${versions[@]}"; do
     log "$py: venv $venv"
     in_chroot "[ -x $venv/bin/python ] || $py -m venv $venv
                $venv/bin/pip install -q pytest nvidia-nvvm meson-python meson ninja"
+    # gpujit's one dependency besides numpy (kernels pickled by value)
+    in_chroot "$venv/bin/python -c 'import cloudpickle' 2>/dev/null ||
+               $venv/bin/pip install -q cloudpickle"
     case $mode in
     release)
         in_chroot "$venv/bin/pip install -q numpy"

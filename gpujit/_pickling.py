@@ -1,0 +1,111 @@
+"""Pickling of kernels, device functions and device arrays, so that they
+travel to other processes: a ``multiprocessing`` pool, a Dask worker, Ray.
+
+A kernel (a :class:`~gpujit.Dispatcher`, also a device function) pickles by
+reference when its module's attribute of its qualified name is the kernel
+itself, so the receiving process imports the module and takes that kernel.
+Otherwise it pickles by value: its Python function through cloudpickle (the
+library Dask uses for functions), with the options and signatures given to
+``jit``.  That covers kernels defined in ``__main__`` (a script, a notebook
+cell), in closures, and in modules registered with
+``cloudpickle.register_pickle_by_value``.  The unpickled kernel compiles at
+its first launch in the new process, or loads the compiled code from the
+disk cache when it has ``cache=True`` (an eager signature compiles at
+unpickling, as at decoration).
+
+By value, the globals the function reads are the values they had when the
+kernel was pickled: cloudpickle copies them.  By reference they are the
+module's in the receiving process.
+
+A :class:`~gpujit.DeviceArray` pickles as numba's does: through the host,
+and it comes back on the receiving process's current device.
+
+The two types' ``__reduce__`` methods (in C) call the reducers here, so
+``pickle``, ``multiprocessing``'s pickler and cloudpickle all use them; this
+module is imported at the first pickling, not with gpujit.
+"""
+import _thread
+import sys
+
+# (thread, kernel) pairs being pickled by value: a kernel whose globals reach
+# itself again would otherwise pickle forever.  (pickle itself is imported
+# when something is pickled, not with gpujit.)
+_in_progress = set()
+
+
+def _cloudpickle():
+    """The cloudpickle module, or None where it is not installed."""
+    try:
+        import cloudpickle
+    except ImportError:
+        return None
+    return cloudpickle
+
+
+def _by_value_modules():
+    """The predicate cloudpickle uses for modules registered with
+    register_pickle_by_value, or one that is always False."""
+    cloudpickle = _cloudpickle()
+    return getattr(getattr(cloudpickle, "cloudpickle", None), "_is_registered_pickle_by_value",
+                   lambda module: False)
+
+
+def _importable_name(kernel):
+    """The qualified name under which kernel's module holds kernel itself,
+    or None when it must travel by value."""
+    module_name = getattr(kernel, "__module__", None)
+    qualname = getattr(kernel, "__qualname__", None)
+    if module_name in (None, "__main__", "__mp_main__") or not qualname:
+        return None
+    module = sys.modules.get(module_name)
+    if module is None or _by_value_modules()(module):
+        return None
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:         # "<locals>" of a closure, or a name since rebound
+            return None
+    return qualname if obj is kernel else None
+
+
+def reduce_dispatcher(kernel):
+    name = _importable_name(kernel)
+    if name is not None:
+        return name             # pickle saves a global: module and qualified name
+    import pickle
+    try:
+        options = kernel.__dict__["_jit_options"]
+    except KeyError:
+        raise pickle.PicklingError(f"cannot pickle {kernel!r}: it was not made by "
+                                   f"gpujit.jit") from None
+    key = (_thread.get_ident(), id(kernel))
+    if key in _in_progress:
+        raise pickle.PicklingError(f"cannot pickle kernel {kernel.__qualname__} by value: "
+                                   f"its globals or closure refer back to itself")
+    cloudpickle = _cloudpickle()
+    if cloudpickle is None:
+        raise pickle.PicklingError(f"pickling kernel {kernel.__qualname__} by value (it is not "
+                                   f"importable from its module) needs cloudpickle: "
+                                   f"pip install cloudpickle")
+    _in_progress.add(key)
+    try:
+        func = cloudpickle.dumps(kernel.py_func, protocol=pickle.HIGHEST_PROTOCOL)
+    finally:
+        _in_progress.discard(key)
+    return _rebuild_dispatcher, (func, options, kernel.__dict__["_signature"])
+
+
+def _rebuild_dispatcher(func, options, signature):
+    import pickle
+    from . import jit
+    return jit(signature, **options)(pickle.loads(func))
+
+
+def reduce_device_array(array):
+    return _rebuild_device_array, (array.copy_to_host(),)
+
+
+def _rebuild_device_array(host):
+    from . import to_device
+    return to_device(host)
+
