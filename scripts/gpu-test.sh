@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, in the repository root, after scripts/gpu-build.sh
 # built gpubuild/ on the build machine (see docs/install.md).  Needs only
-# python3 (>= 3.11) with numpy and pytest there: no LLVM, no registry.
+# python3 (>= 3.11) with numpy, pytest and cloudpickle there: no LLVM, no
+# registry; the Dask and MPI tests also use the wheels of .whl/ when carried
+# (scripts/gpu-wheels.sh).
 #
 # Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
 # the extension's libraries), pytest.log and pytest.xml, one log per example
@@ -18,6 +20,18 @@ out="$(cd "$out" && pwd)"
 py="${PYTHON:-python3}"
 export PYTHONPATH="$root/gpubuild${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
+
+# Wheels carried in .whl/ (scripts/gpu-wheels.sh made them): Dask and MPI
+# for the scaling-out tests, installed into a prefix of their own (a
+# --prefix install keeps MPICH's lib/ and bin/, which --target drops).
+if compgen -G ".whl/*.whl" >/dev/null; then
+    prefix=/tmp/gpujit-wheels
+    "$py" -m pip install -q --no-index --no-deps --no-compile --prefix "$prefix" .whl/*.whl ||
+        echo "gpu-test: installing the carried wheels failed" >&2
+    site="$("$py" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')"
+    export PYTHONPATH="$PYTHONPATH:$prefix/lib/$site/site-packages"
+    export PATH="$prefix/bin:$PATH" LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 if [[ ! -f gpubuild/gpujit/_gpujit.abi3.so ]]; then
     echo "gpu-test: gpubuild/ is missing: run scripts/gpu-build.sh on the build machine" \

@@ -22,6 +22,8 @@ import pickled_kernels
 pytestmark = pytest.mark.usefixtures("target")
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
+# tests/ first on a child's path (for pickled_kernels), then what this one has
+CHILD_PATH = os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")]))
 PICKLERS = [pickle, cloudpickle]
 
 
@@ -41,7 +43,7 @@ def in_new_process(payload, script, tmp_path, target, env=None):
     data.write_bytes(payload)
     prologue = (f"import pickle, numpy as np, gpujit\n"
                 f"payload = pickle.loads(open({str(data)!r}, 'rb').read())\n")
-    environ = dict(os.environ, PYTHONPATH=TESTS, GPUJIT_TARGET=target, **(env or {}))
+    environ = dict(os.environ, PYTHONPATH=CHILD_PATH, GPUJIT_TARGET=target, **(env or {}))
     proc = subprocess.run([sys.executable, "-P", "-c", prologue + textwrap.dedent(script)],
                           capture_output=True, text=True, env=environ, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -353,6 +355,6 @@ def test_without_cloudpickle_by_reference_works_and_by_value_says_what_is_missin
             print(exc)
     """)
     proc = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, PYTHONPATH=TESTS))
+                          timeout=120, env=dict(os.environ, PYTHONPATH=CHILD_PATH))
     assert proc.returncode == 0, proc.stderr
     assert "<lambda> by value" in proc.stdout and "pip install cloudpickle" in proc.stdout
