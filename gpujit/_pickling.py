@@ -15,7 +15,8 @@ unpickling, as at decoration).
 
 By value, the globals the function reads are the values they had when the
 kernel was pickled: cloudpickle copies them.  By reference they are the
-module's in the receiving process.
+module's in the receiving process.  Unpickled again in one process, with
+the same values, a kernel is the same object each time (_kernels_by_id).
 
 A :class:`~gpujit.DeviceArray` pickles as numba's does: through the host,
 and it comes back on the receiving process's current device.
@@ -25,12 +26,28 @@ The two types' ``__reduce__`` methods (in C) call the reducers here, so
 module is imported at the first pickling, not with gpujit.
 """
 import _thread
+import collections
+import hashlib
 import sys
+import uuid
+import weakref
 
 # (thread, kernel) pairs being pickled by value: a kernel whose globals reach
 # itself again would otherwise pickle forever.  (pickle itself is imported
 # when something is pickled, not with gpujit.)
 _in_progress = set()
+
+# A kernel pickled by value carries an id: its own, made when it is first
+# pickled, and the digest of its pickled function (so of the globals'
+# values).  Each process keeps the kernel it unpickled first for each id,
+# so unpickling it again gives that kernel, compiled once.  (Not the
+# original, in its own process: that one may have compiled with older
+# values.)  Dask unpickles a task's function anew for each task:
+# without this, each block would compile the kernel again.  As numba's
+# dispatchers do, the kernels are held weakly, and the last few unpickled
+# strongly, so that one is still there when the next task arrives.
+_kernels_by_id = weakref.WeakValueDictionary()
+_recently_unpickled = collections.deque(maxlen=128)
 
 
 def _cloudpickle():
@@ -92,13 +109,23 @@ def reduce_dispatcher(kernel):
         func = cloudpickle.dumps(kernel.py_func, protocol=pickle.HIGHEST_PROTOCOL)
     finally:
         _in_progress.discard(key)
-    return _rebuild_dispatcher, (func, options, kernel.__dict__["_signature"])
+    # the kernel's own id, and the pickled function's digest: a global that
+    # changed since the last pickling makes another kernel where it arrives
+    ident = kernel.__dict__.setdefault("_pickle_id", uuid.uuid4().hex)
+    ident += "-" + hashlib.blake2b(func, digest_size=16).hexdigest()
+    return _rebuild_dispatcher, (ident, func, options, kernel.__dict__["_signature"])
 
 
-def _rebuild_dispatcher(func, options, signature):
-    import pickle
-    from . import jit
-    return jit(signature, **options)(pickle.loads(func))
+def _rebuild_dispatcher(ident, func, options, signature):
+    kernel = _kernels_by_id.get(ident)
+    if kernel is None:
+        import pickle
+        from . import jit
+        kernel = jit(signature, **options)(pickle.loads(func))
+        kernel.__dict__["_pickle_id"] = ident.split("-")[0]
+        kernel = _kernels_by_id.setdefault(ident, kernel)   # one, if threads raced here
+    _recently_unpickled.append(kernel)
+    return kernel
 
 
 def reduce_device_array(array):

@@ -184,8 +184,13 @@ static int in_zero_copy_memory(GjPyState *st, Arg *a)
 
 /* A NumPy array or scalar, or any other buffer exporter: 0, -1 with an
    exception, -2 if obj has no buffer after all, -3 if its element type has
-   no gpujit type (no exception set). */
-static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
+   no gpujit type (no exception set).  The kernel gets an aligned array in
+   any case: on a GPU the copy the launch makes anyway; on the CPU target,
+   which uses host memory in place, a copy of a strided array or of one whose
+   data is not a multiple of its item size from the allocation's start (what
+   Dask and np.frombuffer at an offset give), written back after the launch
+   when the kernel may write it. */
+static int parse_buffer(GjPyState *st, int device, PyObject *obj, Arg *a)
 {
     if (PyObject_GetBuffer(obj, &a->view, PyBUF_RECORDS_RO) < 0)
         return -2;   /* no buffer after all (CuPy arrays refuse one) */
@@ -210,13 +215,17 @@ static int parse_buffer(GjPyState *st, PyObject *obj, Arg *a)
     a->readonly = a->view.readonly;
     if (st->zero_copy && in_zero_copy_memory(st, a))   /* mapped or managed: in place */
         return set_dims(a, a->view.ndim, a->view.shape, a->view.strides, a->view.itemsize);
-    if (!PyBuffer_IsContiguous(&a->view, 'A')) {
-        /* Copy a strided host array to a contiguous one; written results
+    int strided = !PyBuffer_IsContiguous(&a->view, 'A');
+    int unaligned = (uintptr_t)a->view.buf % (uintptr_t)a->view.itemsize != 0;
+    if (strided || (unaligned && device == GJ_MEM_HOST)) {
+        /* Copy to a contiguous array (a new one: aligned); written results
            go back through numpy.copyto after the launch. */
         PyBuffer_Release(&a->view);
         a->has_view = 0;
         if (gj_py_numpy(st) < 0
-            || !(a->contig = PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL))
+            || !(a->contig = strided
+                     ? PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL)
+                     : PyObject_CallMethod(st->np, "array", "O", obj))
             || PyObject_GetBuffer(a->contig, &a->view, PyBUF_RECORDS_RO) < 0)
             return -1;
         a->has_view = 1;
@@ -284,11 +293,13 @@ static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a)
 
 /* ValueError unless array argument i's data and strides are multiples of
    its item size (NumPy's flags.aligned): a kernel's loads and stores assume
-   it, and a misaligned one is a fault on the GPU that ends the context. */
+   it, and a misaligned one is a fault on the GPU that ends the context.
+   Device memory only: host arrays reach the kernel as aligned copies
+   (parse_buffer). */
 static int check_aligned(int i, const Arg *a)
 {
     uint64_t size = (uint64_t)gj_py_dtypes[a->dtype].itemsize;
-    uint64_t addr = a->kind == ARG_HOST ? (uint64_t)(uintptr_t)a->view.buf : a->ptr;
+    uint64_t addr = a->ptr;
     int ok = addr % size == 0;
     for (int k = 0; k < a->ndim; k++)
         ok &= a->shape[k] <= 1 || (uint64_t)a->strides[k] % size == 0;
@@ -342,7 +353,7 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         a->kind = ARG_SCALAR;
         a->dtype = GJ_DT_COMPLEX128;
         memcpy(a->scalar, v, sizeof v);
-    } else if (PyObject_CheckBuffer(obj) && (rc = parse_buffer(st, obj, a)) != -2) {
+    } else if (PyObject_CheckBuffer(obj) && (rc = parse_buffer(st, device, obj, a)) != -2) {
         if (rc == -3)
             return unsupported_arg(d->func, i, obj);
         if (rc < 0)
@@ -373,7 +384,7 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
             return -1;
     }
     int arr = a->kind != ARG_SCALAR;
-    if (arr && check_aligned(i, a) < 0)
+    if (arr && a->kind != ARG_HOST && check_aligned(i, a) < 0)
         return -1;
     *word = GJ_KEY_WORD(a->dtype, arr ? a->ndim : 0, arr ? a->layout : 0, arr);
     return 0;

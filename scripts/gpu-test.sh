@@ -7,8 +7,9 @@
 #
 # Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
 # the extension's libraries), pytest.log and pytest.xml, one log per example
-# (vector_add, saxpy, heat, mandelbrot, matmul, reduction, histogram) and
-# mandelbrot.png, and notebooks/ (the example notebooks with outputs).  Arguments go to
+# (vector_add, saxpy, heat, mandelbrot, matmul, reduction, histogram, and
+# dask_blocks and heat_mpi where Dask and MPI are there) and mandelbrot.png,
+# and notebooks/ (the example notebooks with outputs).  Arguments go to
 # pytest (paths relative to tests/).  Exits non-zero if any step failed.
 set -uo pipefail
 
@@ -73,6 +74,20 @@ step mandelbrot "$out/mandelbrot.log" "$py" -P examples/mandelbrot.py "$out/mand
 step matmul "$out/matmul.log" "$py" -P examples/matmul.py
 step reduction "$out/reduction.log" "$py" -P examples/reduction.py
 step histogram "$out/histogram.log" "$py" -P examples/histogram.py
+# Scaling out, at full size, where Dask and MPI are there (the carried .whl/):
+# one worker, and one rank, per GPU.
+if "$py" -P -c 'import dask.array, distributed' 2>/dev/null; then
+    step dask_blocks "$out/dask_blocks.log" "$py" -P examples/dask_blocks.py
+else
+    echo "=== dask_blocks: skipped (dask or distributed missing)"
+fi
+if "$py" -P -c 'import mpi4py.MPI' 2>/dev/null && command -v mpiexec >/dev/null; then
+    ranks="$("$py" -P -c 'import gpujit; print(max(1, len(gpujit.gpus)))')"
+    step heat_mpi "$out/heat_mpi.log" mpiexec -n "$ranks" "$py" -P examples/heat_mpi.py \
+        --size 16384 --steps 500 --no-numpy
+else
+    echo "=== heat_mpi: skipped (mpi4py or mpiexec missing)"
+fi
 
 # The notebooks at their full sizes, stored with outputs in $OUT/notebooks
 # (the committed outputs come from here); skipped where nbclient is missing.

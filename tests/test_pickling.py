@@ -169,6 +169,42 @@ def test_frozen_globals_keep_their_values_at_pickling(rng):
         G = 2.0
 
 
+def test_unpickled_again_is_the_same_kernel_until_a_global_changes(rng):
+    """Dask unpickles a task's function for each task: the kernel it reaches
+    must be made (and compiled) once per process, not once per task."""
+    global G
+    n = 200
+
+    def make():
+        @gpujit.jit
+        def times_g_again(x, out):
+            i = gpujit.grid(1)
+            if i < out.size:
+                out[i] = x[i] * G
+        return times_g_again
+
+    kernel = make()
+    x, out = rng.random(n), poison(n, np.float64)
+    try:
+        G = 2.0
+        first = pickle.loads(pickle.dumps(kernel))
+        assert first is not kernel
+        assert pickle.loads(pickle.dumps(kernel)) is first
+        assert pickle.loads(cloudpickle.dumps(kernel)) is first
+        first[2, 128](x, out)
+        assert np.array_equal(out, x * 2.0)
+        G = 3.0                          # another value: another kernel where it arrives
+        second = pickle.loads(pickle.dumps(kernel))
+        assert second is not first
+        second[2, 128](x, out)
+        assert np.array_equal(out, x * 3.0)
+        first[2, 128](x, out)
+        assert np.array_equal(out, x * 2.0)
+        assert pickle.loads(pickle.dumps(first)) is first    # its id travels with it
+    finally:
+        G = 2.0
+
+
 def test_options_travel(rng):
     """boundscheck=True and contract=False survive a round trip: the moved
     kernel rounds a * b + c twice (NumPy's bits) and reports an index out of
