@@ -49,7 +49,8 @@ blocks of 256 MiB of inputs and outputs, and 2**21 in blocks of 2**18 on the
 CPU target; W workers, default one per GPU, 2 on the CPU target; R timed
 runs, default 3).  Needs Dask: pip install "dask[array,distributed]".
 Runs on the GPUs when they are usable, otherwise on gpujit's CPU target,
-and prints which.  Exit status: 0 if every price matches NumPy, 1 otherwise.
+and prints which.  Exit status: 0 if every price matches NumPy, 1 otherwise,
+2 for bad arguments.
 """
 import argparse
 import logging
@@ -213,21 +214,30 @@ def timed_run(client, workers, size, chunks, repeat):
     return seconds, block_ms, per_worker, float(client.compute(error, workers=workers).result())
 
 
+def positive_int(text):
+    """argparse's type for the counts: an int of at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int,
+    parser.add_argument("--size", type=positive_int,
                         help="options (default 2**27 on GPUs, 2**21 on the CPU target)")
-    parser.add_argument("--chunks", type=int,
+    parser.add_argument("--chunks", type=positive_int,
                         help="options per block (default 2**23 on GPUs, 2**18 on the CPU target)")
-    parser.add_argument("--workers", type=int, default=None,
+    parser.add_argument("--workers", type=positive_int, default=None,
                         help="worker processes (default: one per GPU, 2 on the CPU target)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs, the best counts")
-    args = parser.parse_args()
+    parser.add_argument("--repeat", type=positive_int, default=3,
+                        help="timed runs, the best counts")
+    args = parser.parse_args()                  # a bad value: a message and exit status 2
     target = gpujit.current_target()
     gpus = len(gpujit.gpus) if target == "cuda" else 0
-    workers = args.workers or gpus or 2
-    size = args.size or (1 << 27 if gpus else 1 << 21)
-    chunks = args.chunks or (1 << 23 if gpus else 1 << 18)
+    workers = args.workers if args.workers is not None else gpus or 2
+    size = args.size if args.size is not None else 1 << 27 if gpus else 1 << 21
+    chunks = args.chunks if args.chunks is not None else 1 << 23 if gpus else 1 << 18
     print(f"target: {target}" + (f" ({gpujit.get_current_device().name})" if gpus else ""))
     if gpus and workers > gpus:
         print(f"dask_blocks: {workers} workers asked for, but {gpus} GPU(s): "

@@ -289,9 +289,10 @@ def main():
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     n, steps = args.size, args.steps
-    if n - 2 < size or steps < 1:                      # every rank sees the same arguments
+    if n - 2 < size or steps < 1 or (args.seed or 0) < 0:   # the same on every rank
         if rank == 0:
-            parser.error(f"--size must be at least ranks + 2 = {size + 2}, --steps at least 1")
+            parser.error(f"--size must be at least ranks + 2 = {size + 2}, --steps at least 1, "
+                         f"--seed at least 0")
         return 2
 
     target = gpujit.current_target()

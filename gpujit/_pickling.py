@@ -113,15 +113,29 @@ def reduce_dispatcher(kernel):
     # changed since the last pickling makes another kernel where it arrives
     ident = kernel.__dict__.setdefault("_pickle_id", uuid.uuid4().hex)
     ident += "-" + hashlib.blake2b(func, digest_size=16).hexdigest()
-    return _rebuild_dispatcher, (ident, func, options, kernel.__dict__["_signature"])
+    return _rebuild_dispatcher, (ident, func, kernel.py_func.__code__.co_filename, options,
+                                 kernel.__dict__["_signature"])
 
 
-def _rebuild_dispatcher(ident, func, options, signature):
+def _with_filename(code, filename):
+    """code, and the code objects in its constants (lambdas, comprehensions),
+    with co_filename set to filename."""
+    consts = tuple(_with_filename(c, filename) if isinstance(c, type(code)) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def _rebuild_dispatcher(ident, func, filename, options, signature):
     kernel = _kernels_by_id.get(ident)
     if kernel is None:
         import pickle
         from . import jit
-        kernel = jit(signature, **options)(pickle.loads(func))
+        func = pickle.loads(func)
+        # cloudpickle writes "<dynamic-code>" for the file: the original name
+        # keeps messages' file:line (and source lines where the file is
+        # there) and the disk cache's key, which includes it
+        func.__code__ = _with_filename(func.__code__, filename)
+        kernel = jit(signature, **options)(func)
         kernel.__dict__["_pickle_id"] = ident.split("-")[0]
         kernel = _kernels_by_id.setdefault(ident, kernel)   # one, if threads raced here
     _recently_unpickled.append(kernel)

@@ -110,7 +110,7 @@ int gj_py_dtype_id_of(PyObject *dtype)
     if (id < 0 && !PyErr_Occurred())
         PyErr_Format(PyExc_TypeError,
                      "gpujit has no type for dtype %R (supported: bool, int8-64, uint8-64, "
-                     "float16-64, complex64/128, native byte order)", dtype);
+                     "float16-64, complex64/128, in native byte order)", dtype);
     return id;
 }
 

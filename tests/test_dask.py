@@ -134,3 +134,14 @@ def test_the_example_runs_and_checks_itself(target):
     assert f"target: {target}" in proc.stdout
     assert "dask_blocks: OK" in proc.stdout
     assert "per block on the worker" in proc.stdout
+
+
+@pytest.mark.parametrize("argument", [("--workers", "-1"), ("--size", "0"), ("--repeat", "0")])
+def test_the_example_refuses_bad_counts(argument):
+    """Status 2 and the argument's name, before any cluster starts (a
+    cluster of -1 workers used to wait for ever)."""
+    proc = subprocess.run([sys.executable, "-P", os.path.join(ROOT, "examples", "dask_blocks.py"),
+                           *argument], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, GPUJIT_TARGET="cpu"))
+    assert proc.returncode == 2, proc.stderr
+    assert f"argument {argument[0]}: must be at least 1" in proc.stderr
