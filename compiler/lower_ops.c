@@ -881,24 +881,38 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
     return NULL;
 }
 
+/* A signed integer (an int64 value) against a uint64, by value, as NumPy 2
+   compares them: a negative one is below every uint64, and otherwise the
+   two compare as unsigned.  (Their promoted type is float64, which would
+   round both above 2**53: np.int64(2**63 - 1) < np.uint64(2**63) is True.)
+   signed_left: the signed one is a. */
+static LLVMValueRef compare_signed_uint64(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef b,
+                                          int signed_left) {
+    /* k's truth when the signed one is negative: on the left it is below
+       (LT LE NE hold), on the right it is below the left one (GT GE NE) */
+    static const int left_below[] = {1, 1, 0, 1, 0, 0}, right_below[] = {0, 0, 0, 1, 1, 1};
+    LLVMValueRef s = signed_left ? a : b;
+    LLVMValueRef negative = icmp(L, LLVMIntSLT, s, int_const(s, 0));
+    LLVMValueRef known = LLVMConstInt(L->i1, (unsigned long long)(signed_left ? left_below[k]
+                                                                          : right_below[k]), 0);
+    return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
+}
+
 /* An integer compared with an int literal (a weak int, an int64 value).
    NumPy 2 compares them by value even where the integer's type cannot hold
    the literal (np.uint8(3) > -1 is True, np.int8(x) < 200 too), where
    converting the literal to that type would wrap it: below 64 bits both are
-   compared as int64; a uint64 is above every negative literal. */
+   compared as int64; a uint64 as against any signed integer. */
 static LLVMValueRef compare_with_literal(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
                                          LLVMValueRef b, const GjType *tb, const GjType *t) {
-    /* k's truth for integer < literal and for literal < integer (LT LE EQ NE GT GE) */
-    static const int int_below[] = {1, 1, 0, 1, 0, 0}, lit_below[] = {0, 0, 0, 1, 1, 1};
-    int lit_left = ta->kind == GJ_TK_WEAK_INT;
     if (t->bits < 64)
         return compare_in(L, k, gj_lower_cast(L, a, ta, &gj_ty_int64),
                           gj_lower_cast(L, b, tb, &gj_ty_int64), GJ_NC_SINT);
-    LLVMValueRef lit = lit_left ? a : b;
-    LLVMValueRef negative = icmp(L, LLVMIntSLT, lit, int_const(lit, 0));
-    LLVMValueRef known = LLVMConstInt(L->i1, (unsigned long long)(lit_left ? int_below[k]
-                                                                        : lit_below[k]), 0);
-    return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
+    return compare_signed_uint64(L, k, a, b, ta->kind == GJ_TK_WEAK_INT);
+}
+
+static int is_uint64(const GjType *t) {
+    return t->kind == GJ_TK_UINT && t->bits == 64;
 }
 
 LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
@@ -914,6 +928,12 @@ LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType 
     if ((ta->kind == GJ_TK_WEAK_INT) != (tb->kind == GJ_TK_WEAK_INT) &&
         (t->kind == GJ_TK_UINT || (t->kind == GJ_TK_INT && t->bits < 64)))
         return compare_with_literal(L, k, a, ta, b, tb, t);
+    if ((ta->kind == GJ_TK_INT && is_uint64(tb)) || (is_uint64(ta) && tb->kind == GJ_TK_INT)) {
+        /* promoted to float64, but compared by value */
+        if (ta->kind == GJ_TK_INT)
+            return compare_signed_uint64(L, k, gj_lower_cast(L, a, ta, &gj_ty_int64), b, 1);
+        return compare_signed_uint64(L, k, a, gj_lower_cast(L, b, tb, &gj_ty_int64), 0);
+    }
     if (!(a = gj_lower_cast(L, a, ta, t)) || !(b = gj_lower_cast(L, b, tb, t)))
         return NULL;
     return compare_in(L, k, a, b, gj_lower_class(t));

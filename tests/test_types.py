@@ -93,6 +93,34 @@ def test_comparison_with_a_literal_the_type_cannot_hold():
         assert list(out[:, j]) == want, c
 
 
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("signed", ["int8", "int32", "int64"])
+def test_signed_against_uint64_compares_by_value(signed, rng):
+    """int64 and uint64 promote to float64, which rounds both above 2**53;
+    NumPy 2 compares them by value (np.int64(2**63 - 1) < np.uint64(2**63)),
+    and so does a kernel (the fuzzer found it)."""
+    cmps = ["s[i] < u[i]", "s[i] <= u[i]", "s[i] == u[i]", "s[i] != u[i]", "s[i] > u[i]",
+            "s[i] >= u[i]", "u[i] < s[i]", "u[i] == s[i]", "u[i] >= s[i]"]
+    src = "def k(s, u, out):\n    i = gpujit.grid(1)\n    if i < out.shape[0]:\n"
+    src += "".join(f"        out[i, {j}] = {c}\n" for j, c in enumerate(cmps))
+    env = dict(ENV)
+    exec(src, env)
+    info = np.iinfo(signed)
+    n = 400
+    s = rng.integers(info.min, info.max, n, dtype=signed, endpoint=True)
+    u = s.astype(np.uint64)                     # equal where s >= 0, huge where s < 0
+    u[::4] += rng.integers(1, 3, u[::4].size).astype(np.uint64)    # just above
+    u[1::4] -= rng.integers(0, 3, u[1::4].size).astype(np.uint64)  # at or just below
+    u[2::8] = rng.integers(0, 2**64 - 1, u[2::8].size, dtype=np.uint64, endpoint=True)
+    s[:4], u[:4] = [info.max, -1, info.max, info.min], [2**63, 2**64 - 1, info.max, 0]
+    out = poison((n, len(cmps)), "bool")
+    gpujit.jit(env["k"])[(n + 127) // 128, 128](s, u, out)
+    for j, c in enumerate(cmps):
+        want = [bool(eval(c, {"s": s, "u": u, "i": i})) for i in range(n)]
+        bad = [i for i in range(n) if out[i, j] != want[i]]
+        assert not bad, f"{c} at s={s[bad[0]]!r}, u={u[bad[0]]!r}: got {out[bad[0], j]}"
+
+
 def promotion_table_markdown():
     """The promotion table that docs/typing.md must contain, made by NumPy."""
     short = {t: t.replace("complex", "c").replace("float", "f").replace("uint", "u")
