@@ -111,8 +111,8 @@ def reduce_dispatcher(kernel):
         _in_progress.discard(key)
     # the kernel's own id, and the pickled function's digest: a global that
     # changed since the last pickling makes another kernel where it arrives
-    ident = kernel.__dict__.setdefault("_pickle_id", uuid.uuid4().hex)
-    ident += "-" + hashlib.blake2b(func, digest_size=16).hexdigest()
+    ident = (kernel.__dict__.setdefault("_pickle_id", uuid.uuid4().hex),
+             hashlib.blake2b(func, digest_size=16).hexdigest())
     return _rebuild_dispatcher, (ident, func, kernel.py_func.__code__.co_filename, options,
                                  kernel.__dict__["_signature"])
 
@@ -136,7 +136,7 @@ def _rebuild_dispatcher(ident, func, filename, options, signature):
         # there) and the disk cache's key, which includes it
         func.__code__ = _with_filename(func.__code__, filename)
         kernel = jit(signature, **options)(func)
-        kernel.__dict__["_pickle_id"] = ident.split("-")[0]
+        kernel.__dict__["_pickle_id"] = ident[0]
         kernel = _kernels_by_id.setdefault(ident, kernel)   # one, if threads raced here
     _recently_unpickled.append(kernel)
     return kernel

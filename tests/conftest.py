@@ -127,12 +127,12 @@ def assert_assembles(ptxas, ptx, tmp_path, what=""):
     assert proc.returncode == 0, (what, proc.stderr)
 
 
-def child_output(script, timeout=120):
+def child_output(script, timeout=120, env=None):
     """The lines a Python script prints in a child process (`python -P -c`),
     which must exit 0: GPU tests whose kernels might end the CUDA context
-    run there."""
+    run there.  env: variables to set in the child, beside this process's."""
     proc = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=dict(os.environ, **(env or {})))
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split("\n")
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import assert_fma_close, poison
+from conftest import assert_fma_close, child_output, poison
 
 import pickled_kernels
 
@@ -43,11 +43,9 @@ def in_new_process(payload, script, tmp_path, target, env=None):
     data.write_bytes(payload)
     prologue = (f"import pickle, numpy as np, gpujit\n"
                 f"payload = pickle.loads(open({str(data)!r}, 'rb').read())\n")
-    environ = dict(os.environ, PYTHONPATH=CHILD_PATH, GPUJIT_TARGET=target, **(env or {}))
-    proc = subprocess.run([sys.executable, "-P", "-c", prologue + textwrap.dedent(script)],
-                          capture_output=True, text=True, env=environ, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.split()
+    lines = child_output(prologue + textwrap.dedent(script), timeout=300,
+                         env=dict(PYTHONPATH=CHILD_PATH, GPUJIT_TARGET=target, **(env or {})))
+    return " ".join(lines).split()
 
 
 CHECK_AFFINE = """
@@ -143,16 +141,20 @@ def test_device_function_pickles_by_value(rng):
 G = 2.0
 
 
-def test_frozen_globals_keep_their_values_at_pickling(rng):
-    global G
-    n = 300
-
+def make_times_g():
+    """A kernel out = x * G, made in a closure: it pickles by value, with G."""
     @gpujit.jit
     def times_g(x, out):
         i = gpujit.grid(1)
         if i < out.size:
             out[i] = x[i] * G
+    return times_g
 
+
+def test_frozen_globals_keep_their_values_at_pickling(rng):
+    global G
+    n = 300
+    times_g = make_times_g()
     x, out = rng.random(n), poison(n, np.float64)
     try:
         G = 2.0
@@ -174,16 +176,7 @@ def test_unpickled_again_is_the_same_kernel_until_a_global_changes(rng):
     must be made (and compiled) once per process, not once per task."""
     global G
     n = 200
-
-    def make():
-        @gpujit.jit
-        def times_g_again(x, out):
-            i = gpujit.grid(1)
-            if i < out.size:
-                out[i] = x[i] * G
-        return times_g_again
-
-    kernel = make()
+    kernel = make_times_g()
     x, out = rng.random(n), poison(n, np.float64)
     try:
         G = 2.0
@@ -378,11 +371,9 @@ def test_fork_after_cuda_names_the_spawn_fix(target):
         print(queue.get(timeout=60))
         process.join()
     """)
-    proc = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, GPUJIT_TARGET="cuda"))
-    assert proc.returncode == 0, proc.stderr
-    assert "fork()" in proc.stdout and "ProcessPoolExecutor(mp_context=" in proc.stdout
-    assert "get_context('spawn')" in proc.stdout
+    stdout = "\n".join(child_output(script, env={"GPUJIT_TARGET": "cuda"}))
+    assert "fork()" in stdout and "ProcessPoolExecutor(mp_context=" in stdout
+    assert "get_context('spawn')" in stdout
 
 
 def test_without_cloudpickle_by_reference_works_and_by_value_says_what_is_missing():
@@ -397,7 +388,5 @@ def test_without_cloudpickle_by_reference_works_and_by_value_says_what_is_missin
         except pickle.PicklingError as exc:
             print(exc)
     """)
-    proc = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ, PYTHONPATH=CHILD_PATH))
-    assert proc.returncode == 0, proc.stderr
-    assert "<lambda> by value" in proc.stdout and "pip install cloudpickle" in proc.stdout
+    stdout = "\n".join(child_output(script, env={"PYTHONPATH": CHILD_PATH}))
+    assert "<lambda> by value" in stdout and "pip install cloudpickle" in stdout
