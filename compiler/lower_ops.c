@@ -881,18 +881,25 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
     return NULL;
 }
 
-/* A signed integer (an int64 value) against a uint64, by value, as NumPy 2
-   compares them: a negative one is below every uint64, and otherwise the
-   two compare as unsigned.  (Their promoted type is float64, which would
-   round both above 2**53: np.int64(2**63 - 1) < np.uint64(2**63) is True.)
-   signed_left: the signed one is a. */
-static LLVMValueRef compare_signed_uint64(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef b,
-                                          int signed_left) {
+static int is_uint64(const GjType *t) {
+    return t->kind == GJ_TK_UINT && t->bits == 64;
+}
+
+/* A signed integer or an int literal against a uint64 (either on the left),
+   by value, as NumPy 2 compares them: a negative one is below every uint64,
+   and otherwise the two compare as unsigned.  (Their promoted type is
+   float64, which would round both above 2**53: np.int64(2**63 - 1) <
+   np.uint64(2**63) is True.) */
+static LLVMValueRef compare_signed_uint64(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
+                                          LLVMValueRef b, const GjType *tb) {
     /* k's truth when the signed one is negative: on the left it is below
        (LT LE NE hold), on the right it is below the left one (GT GE NE) */
     static const int left_below[] = {1, 1, 0, 1, 0, 0}, right_below[] = {0, 0, 0, 1, 1, 1};
-    LLVMValueRef s = signed_left ? a : b;
-    LLVMValueRef negative = icmp(L, LLVMIntSLT, s, int_const(s, 0));
+    int signed_left = !is_uint64(ta);
+    LLVMValueRef *s = signed_left ? &a : &b;
+    if (!(*s = gj_lower_cast(L, *s, signed_left ? ta : tb, &gj_ty_int64)))
+        return NULL;
+    LLVMValueRef negative = icmp(L, LLVMIntSLT, *s, int_const(*s, 0));
     LLVMValueRef known = LLVMConstInt(L->i1, (unsigned long long)(signed_left ? left_below[k]
                                                                           : right_below[k]), 0);
     return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
@@ -908,11 +915,7 @@ static LLVMValueRef compare_with_literal(GjLower *L, GjCmp k, LLVMValueRef a, co
     if (t->bits < 64)
         return compare_in(L, k, gj_lower_cast(L, a, ta, &gj_ty_int64),
                           gj_lower_cast(L, b, tb, &gj_ty_int64), GJ_NC_SINT);
-    return compare_signed_uint64(L, k, a, b, ta->kind == GJ_TK_WEAK_INT);
-}
-
-static int is_uint64(const GjType *t) {
-    return t->kind == GJ_TK_UINT && t->bits == 64;
+    return compare_signed_uint64(L, k, a, ta, b, tb);
 }
 
 LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
@@ -928,12 +931,8 @@ LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType 
     if ((ta->kind == GJ_TK_WEAK_INT) != (tb->kind == GJ_TK_WEAK_INT) &&
         (t->kind == GJ_TK_UINT || (t->kind == GJ_TK_INT && t->bits < 64)))
         return compare_with_literal(L, k, a, ta, b, tb, t);
-    if ((ta->kind == GJ_TK_INT && is_uint64(tb)) || (is_uint64(ta) && tb->kind == GJ_TK_INT)) {
-        /* promoted to float64, but compared by value */
-        if (ta->kind == GJ_TK_INT)
-            return compare_signed_uint64(L, k, gj_lower_cast(L, a, ta, &gj_ty_int64), b, 1);
-        return compare_signed_uint64(L, k, a, gj_lower_cast(L, b, tb, &gj_ty_int64), 0);
-    }
+    if ((ta->kind == GJ_TK_INT && is_uint64(tb)) || (is_uint64(ta) && tb->kind == GJ_TK_INT))
+        return compare_signed_uint64(L, k, a, ta, b, tb);   /* promoted to float64 */
     if (!(a = gj_lower_cast(L, a, ta, t)) || !(b = gj_lower_cast(L, b, tb, t)))
         return NULL;
     return compare_in(L, k, a, b, gj_lower_class(t));
