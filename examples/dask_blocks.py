@@ -235,9 +235,9 @@ def main():
     args = parser.parse_args()                  # a bad value: a message and exit status 2
     target = gpujit.current_target()
     gpus = len(gpujit.gpus) if target == "cuda" else 0
-    workers = args.workers if args.workers is not None else gpus or 2
-    size = args.size if args.size is not None else 1 << 27 if gpus else 1 << 21
-    chunks = args.chunks if args.chunks is not None else 1 << 23 if gpus else 1 << 18
+    workers = args.workers or gpus or 2                 # counts given are at least 1
+    size = args.size or (1 << 27 if gpus else 1 << 21)
+    chunks = args.chunks or (1 << 23 if gpus else 1 << 18)
     print(f"target: {target}" + (f" ({gpujit.get_current_device().name})" if gpus else ""))
     if gpus and workers > gpus:
         print(f"dask_blocks: {workers} workers asked for, but {gpus} GPU(s): "
