@@ -58,7 +58,10 @@ def jit_kernels(module, names=None, **options):
     for func in _kernels.DEVICE_FUNCTIONS:
         if any(func.__name__ in kernel.__code__.co_names for kernel in chosen):
             env[func.__name__] = module.jit(device=True)(bound(func))
-    return {func.__name__: module.jit(**options)(bound(func)) for func in chosen}
+    kernels = {func.__name__: module.jit(**options)(bound(func)) for func in chosen}
+    kernels.update({alias: kernels[func.__name__] for alias, func in _kernels.ALIASES.items()
+                    if func.__name__ in kernels})
+    return kernels
 
 
 class PythonFramework:
@@ -93,8 +96,8 @@ class CudaC:
     def __init__(self):
         import cupy
         module = cupy.RawModule(code=_kernels.CUDA_C)
-        self.kernels = {func.__name__: module.get_function(func.__name__)
-                        for func in _kernels.KERNELS}
+        names = [func.__name__ for func in _kernels.KERNELS] + list(_kernels.ALIASES)
+        self.kernels = {name: module.get_function(name) for name in names}
         self.to_device = cupy.asarray
         self.to_host = cupy.asnumpy
         self.event = cupy.cuda.Event

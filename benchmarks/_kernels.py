@@ -110,6 +110,23 @@ def mandelbrot(counts, x0, y0, dx, dy):
         counts[row, col] = n
 
 
+def mandelbrot_bound(counts, x0, y0, dx, dy, max_iter):
+    """mandelbrot with the iteration bound an argument (a Python int: int64)
+    and the escape test in the loop's condition."""
+    col, row = cuda.grid(2)
+    height, width = counts.shape
+    if row < height and col < width:
+        cx = x0 + np.float32(col) * dx
+        cy = y0 + np.float32(row) * dy
+        x = np.float32(0)
+        y = np.float32(0)
+        n = 0
+        while n < max_iter and x * x + y * y <= np.float32(4):
+            x, y = x * x - y * y + cx, np.float32(2) * x * y + cy
+            n += 1
+        counts[row, col] = n
+
+
 # ---- shared memory, barriers, shuffles and atomics -------------------------------------
 
 def matmul(a, b, c):
@@ -198,8 +215,11 @@ def histogram(x, hist):
 
 
 DEVICE_FUNCTIONS = (cnd, block_total)    # called by the kernels, never launched
-KERNELS = (store, vector_add, saxpy, stencil, black_scholes, mandelbrot, matmul,
-           block_sums, block_sum_atomic, histogram)
+# Python kernels that are generic in a dtype, under the names of the CUDA C
+# kernels that must be written once per dtype.
+ALIASES = {"histogram_int32": histogram}
+KERNELS = (store, vector_add, saxpy, stencil, black_scholes, mandelbrot, mandelbrot_bound,
+           matmul, block_sums, block_sum_atomic, histogram)
 
 
 # ---- the same kernels in CUDA C (NVRTC) ------------------------------------------------
@@ -285,6 +305,25 @@ extern "C" __global__ void mandelbrot(int *counts, float x0, float y0, float dx,
     }
 }
 
+extern "C" __global__ void mandelbrot_bound(int *counts, float x0, float y0, float dx,
+                                            float dy, int max_iter, long long height,
+                                            long long width) {
+    long long col = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    long long row = blockIdx.y * (long long)blockDim.y + threadIdx.y;
+    if (row < height && col < width) {
+        float cx = x0 + (float)col * dx, cy = y0 + (float)row * dy;
+        float x = 0.0f, y = 0.0f;
+        int n = 0;
+        while (n < max_iter && x * x + y * y <= 4.0f) {
+            float xn = x * x - y * y + cx;
+            y = 2.0f * x * y + cy;
+            x = xn;
+            n++;
+        }
+        counts[row * width + col] = n;
+    }
+}
+
 extern "C" __global__ void matmul(const float *a, const float *b, float *c,
                                   long long n, long long k, long long m) {
     __shared__ float a_tile[TILE][TILE];
@@ -340,7 +379,8 @@ extern "C" __global__ void block_sum_atomic(const float *x, float *total, long l
         atomicAdd(total, v);
 }
 
-extern "C" __global__ void histogram(const unsigned char *x, int *hist, long long n) {
+template <typename Key>
+__device__ void histogram_of(const Key *x, int *hist, long long n) {
     __shared__ int bins[BINS];
     for (int j = threadIdx.x; j < BINS; j += blockDim.x)
         bins[j] = 0;
@@ -354,5 +394,13 @@ extern "C" __global__ void histogram(const unsigned char *x, int *hist, long lon
         if (count != 0)
             atomicAdd(&hist[j], count);
     }
+}
+
+extern "C" __global__ void histogram(const unsigned char *x, int *hist, long long n) {
+    histogram_of(x, hist, n);
+}
+
+extern "C" __global__ void histogram_int32(const int *x, int *hist, long long n) {
+    histogram_of(x, hist, n);
 }
 """

@@ -25,7 +25,7 @@ launch    Host microseconds per launch of a one-block kernel (1 x 32
           a CuPy RawKernel, and PyTorch's own t.add_(1); for reference,
           what no launcher avoids: the same loop calling a C function that
           does nothing, and the reads of a CuPy array's attributes.
-kernels   Kernel times of eight kernels (_kernels.py) in CUDA C (NVRTC through
+kernels   Kernel times of the kernels of _kernels.py in CUDA C (NVRTC through
           CuPy, default options), gpujit and numba-cuda, on the same inputs and
           launch configurations: each result is checked against NumPy first
           (a wrong one prints WRONG and is not timed), then timed with the
@@ -75,7 +75,8 @@ CHILD_TIMEOUT_S = 120      # a subprocess that takes longer is n/a
 GOALS = {"launch_raw": 1.1, "launch_cupy": 1.3, "kernel_geomean": 1.00, "kernel_max": 1.05,
          "boundscheck_memory": 1.3}
 # The kernels whose time is the memory's: boundscheck's goal is judged on them.
-MEMORY_BOUND = ("vector_add", "saxpy", "stencil", "block_sum_atomic", "histogram")
+MEMORY_BOUND = ("vector_add", "saxpy", "stencil", "block_sum_atomic", "histogram",
+                "histogram_int32")
 
 
 # ---- tables -------------------------------------------------------------------------------
@@ -698,6 +699,17 @@ def mandelbrot_case(rng, n):
                 args + (np.int64(n), np.int64(n)), ("counts",), check)
 
 
+def mandelbrot_bound_case(rng, n):
+    """mandelbrot_case's image with the bound a run-time argument: CUDA C's
+    an int, gpujit's and numba's a Python int (int64)."""
+    case = mandelbrot_case(rng, n)
+    args = case.args + (MAX_ITER,)
+    return Case("mandelbrot_bound", f"Mandelbrot, {n} x {n}, bound an argument", case.grid,
+                case.block, case.arrays, args, args[:-1] + (np.int32(MAX_ITER), np.int64(n),
+                                                            np.int64(n)),
+                case.outputs, case.check)
+
+
 def matmul_case(rng, n):
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
     b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
@@ -738,15 +750,26 @@ def histogram_case(rng, n):
                 lambda o: count_differing(o["hist"], counts, "np.bincount"))
 
 
+def histogram_int32_case(rng, n):
+    values = np.clip(rng.normal(128, 30, n), 0, 255).astype(np.int32)
+    counts = np.bincount(values, minlength=BINS).astype(np.int32)
+    return Case("histogram_int32", f"histogram, n = {n} int32 into {BINS} bins",
+                REDUCTION_BLOCKS, THREADS, {"x": values, "hist": np.zeros(BINS, np.int32)},
+                ("x", "hist"), ("x", "hist", np.int64(n)), ("hist",),
+                lambda o: count_differing(o["hist"], counts, "np.bincount"))
+
+
 KERNEL_CASES = (   # (make, size in the full run, size with --quick)
     (vector_add_case, 1 << 24, 1 << 18),
     (saxpy_case, 1 << 24, 1 << 18),
     (stencil_case, 4096, 512),
     (black_scholes_case, 1 << 22, 1 << 16),
     (mandelbrot_case, 2048, 256),
+    (mandelbrot_bound_case, 2048, 256),
     (matmul_case, 2048, 128),
     (sum_case, 1 << 24, 1 << 18),
     (histogram_case, 1 << 24, 1 << 18),
+    (histogram_int32_case, 1 << 26, 1 << 18),
 )
 
 KERNEL_FRAMEWORKS = (("CUDA C", CudaC), ("gpujit", lambda: gpujit_framework(require_gpu=False)),

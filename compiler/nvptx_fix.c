@@ -20,9 +20,13 @@
  *     `abs(x) < 0` to false (a floor division by abs(INT64_MIN) lost its
  *     sign correction).  An integer abs is written as a select on a frozen
  *     `x < 0` (LLVM cannot turn it back into abs), in i32 below 32 bits.
- *   - neg.s16: ptxas computes it in 32 bits and drops the sign extension
- *     of the result, so -(-32768) became +32768: an i16 negation is done in
- *     i32 and truncated.
+ *   - neg.s16: ptxas computes it in 32 bits and takes the result to be
+ *     sign-extended, so -(-32768) became +32768 where a signed 16-bit
+ *     comparison read it (`x >= -x` was false; the fuzzer's seed 90622).
+ *     Done in i32 and truncated, the negation came back as neg.s16 (the
+ *     code generator narrows a truncated sub), so an i16 negation is
+ *     written as not and add 1 in inline PTX, which neither LLVM nor ptxas
+ *     turns back into neg (ptxas re-extends an add.s16's result).
  *   - ptxas folds a neg.s32 that feeds two chained min.s32/max.s32 into a
  *     three-input VIMNMX3 and drops the negation (min(a, -b, c) is
  *     min(a, b, c)): such a negation is written as not and add (inline PTX,
@@ -82,26 +86,17 @@ static int feeds_minmax(const Fix *F, LLVMValueRef v) {
     return 0;
 }
 
-/* -x of an i32, as `not` and `add 1` in inline PTX where `opaque`. */
-static LLVMValueRef neg32(Fix *F, LLVMValueRef x, int opaque) {
-    if (!opaque)
-        return LLVMBuildNeg(F->b, x, "");
-    static const char text[] = "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;", constraints[] = "=r,r";
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(F->ctx);
-    LLVMTypeRef fty = LLVMFunctionType(i32, &i32, 1, 0);
-    LLVMValueRef code = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
-                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT,
-                                         0);
+/* -x of an i16 or i32 x as `not` and `add 1` in inline PTX. */
+static LLVMValueRef opaque_neg(Fix *F, LLVMValueRef x) {
+    static const char text32[] = "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;";
+    static const char text16[] = "not.b16 $0, $1;\n\tadd.s16 $0, $0, 1;";
+    LLVMTypeRef t = LLVMTypeOf(x);
+    int wide = is_int(t, 32);
+    const char *text = wide ? text32 : text16, *constraints = wide ? "=r,r" : "=h,h";
+    LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
+    LLVMValueRef code = LLVMGetInlineAsm(fty, text, strlen(text), constraints,
+                                         strlen(constraints), 0, 0, LLVMInlineAsmDialectATT, 0);
     return LLVMBuildCall2(F->b, fty, code, &x, 1, "");
-}
-
-/* -x of an i16, in i32 and truncated: a value for inst, or NULL. */
-static LLVMValueRef widen_neg_i16(Fix *F, LLVMValueRef inst) {
-    LLVMTypeRef i16 = LLVMTypeOf(inst), i32 = LLVMInt32TypeInContext(F->ctx);
-    if (!is_int(i16, 16) || !is_negation(inst))
-        return NULL;
-    LLVMValueRef x = LLVMBuildSExt(F->b, LLVMGetOperand(inst, 1), i32, "");
-    return LLVMBuildTrunc(F->b, neg32(F, x, feeds_minmax(F, inst)), i16, "");
 }
 
 /* abs(x) of a call to llvm.abs as x < 0 ? -x : x, the condition frozen,
@@ -159,10 +154,9 @@ static LLVMValueRef fix_instruction(Fix *F, LLVMValueRef inst) {
         is_int(LLVMTypeOf(LLVMGetOperand(inst, 0)), 1))
         return LLVMBuildSelect(F->b, LLVMGetOperand(inst, 0), LLVMConstReal(t, -1.0),
                                LLVMConstReal(t, 0.0), "");
-    if (is_int(t, 32) && is_negation(inst) && feeds_minmax(F, inst))
-        return neg32(F, LLVMGetOperand(inst, 1), 1);
-    LLVMValueRef r = widen_neg_i16(F, inst);
-    return r ? r : select_abs(F, inst);
+    if (is_negation(inst) && (is_int(t, 16) || (is_int(t, 32) && feeds_minmax(F, inst))))
+        return opaque_neg(F, LLVMGetOperand(inst, 1));
+    return select_abs(F, inst);
 }
 
 void gj_nvptx_fix_module(LLVMModuleRef mod) {

@@ -206,6 +206,7 @@ def test_bad_signature_is_a_clear_error():
 
 from test_arithmetic import (floor_division_by_abs, int16_abs_and_negation,  # noqa: E402
                              min_of_a_negation, negated_bool_as_float, zero_sign_min_max)
+from test_integer_edges import negation_compared_in_a_device_function  # noqa: E402
 
 # What compiler/nvptx_fix.c keeps out of the PTX: instructions that the
 # NVPTX backend or ptxas turned into wrong values (test_arithmetic.py runs
@@ -216,6 +217,8 @@ MISCOMPILED = [
     (zero_sign_min_max, "void(float64[:], float64[:, :])", r"\b(min|max)\.f64\b"),
     (negated_bool_as_float, "void(boolean[:], boolean[:], float64[:])", r"\bcvt\.rn\.f64\.s32\b"),
     (int16_abs_and_negation, "void(int16[:], int32[:, :])", r"\b(abs|neg)\.s16\b"),
+    (negation_compared_in_a_device_function, "void(complex128[:], complex64[:])",
+     r"\bneg\.s16\b"),
     (floor_division_by_abs, "void(int32[:], float64[:])", r"\babs\.s32\b"),
     (floor_division_by_abs, "void(int64[:], float64[:])", r"\babs\.s64\b"),
     (min_of_a_negation, "void(int32[:], int32[:], int32[:], int32[:])", r"\bneg\.s32\b"),

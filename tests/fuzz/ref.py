@@ -261,21 +261,34 @@ def reference_namespace(thread):
 
 # ---- values ----------------------------------------------------------------------
 
+def integer_edges():
+    """The minimum and maximum of every integer type, and their neighbours inside it."""
+    out = set()
+    for t in INTS + UINTS:
+        info = np.iinfo(t)
+        out |= {info.min, info.min + 1, info.max - 1, info.max}
+    return out
+
+
 def edge_values(t):
     """The values of scalar type t that tend to break things."""
     if t == "bool":
         return [False, True]
     if kind(t) in "iu":
         info = np.iinfo(t)
-        vals = {info.min, info.max, info.min + 1, info.max - 1, 0, 1, 2, 7}
+        vals = {0, 1, 2, 7} | {v for v in integer_edges() if info.min <= v <= info.max}
         if kind(t) == "i":
             vals |= {-1, -2, -7}
         return sorted(vals)
     if kind(t) == "f":
         info = np.finfo(t)
-        return [0.0, -0.0, 1.0, -1.0, 0.5, math.inf, -math.inf, math.nan, float(info.max),
+        # The integer types' edges too: a float clamped or converted to an
+        # integer type lands there (seed 90622: -inf clamped to int16's -32768).
+        vals = [0.0, -0.0, 1.0, -1.0, 0.5, math.inf, -math.inf, math.nan, float(info.max),
                 -float(info.max), float(info.smallest_normal), float(info.smallest_subnormal),
                 -float(info.smallest_subnormal), 3.0, 1e3]
+        ints = {float(np.dtype(t).type(v)) for v in integer_edges() if abs(v) <= float(info.max)}
+        return vals + sorted(ints - set(vals))
     part = "float32" if t == "complex64" else "float64"
     pv = edge_values(part)
     return [complex(a, b) for a, b in zip(pv, pv[3:] + pv[:3])]
