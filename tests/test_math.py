@@ -144,12 +144,13 @@ def test_compiles_and_ptxas_accepts(key, ns, name, dtype, ptxas, tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
-def result_type(ns, name, nargs, dtype):
+def result_type(ns, name, nargs, dtype, other=None):
     src = f"def k(a, b):\n    y = {ns}.{name}({'a[0]' if nargs == 1 else 'a[0], b[0]'})\n"
     env = {"math": math, "np": np, "cmath": cmath}
     exec(src, env)
     out = io.StringIO()
-    gpujit.jit(env["k"]).inspect_types(signature=f"void({dtype}[:], {dtype}[:])", file=out)
+    gpujit.jit(env["k"]).inspect_types(signature=f"void({dtype}[:], {other or dtype}[:])",
+                                       file=out)
     line = [ln for ln in out.getvalue().splitlines() if ln.startswith("y: ")][0]
     return line[3:]
 
@@ -172,6 +173,47 @@ def test_result_types(dtype):
         if got != want:
             wrong.append(f"math.{mname}({dtype}): gpujit {got}, want {want}")
     assert not wrong, "\n".join(wrong)
+
+
+REALS = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+         "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("first", REALS)
+def test_result_types_of_two_types(first):
+    # NumPy's ufuncs cast each argument to the loop on its own:
+    # np.copysign(uint8, int8) is float16, though uint8 and int8 promote to int16
+    wrong = []
+    for key, (mname, npname, nargs, *_r) in FUNCS.items():
+        if not npname or nargs != 2:
+            continue
+        for second in REALS:
+            with np.errstate(all="ignore"):
+                want = getattr(np, npname)(np.ones(1, first)[0], np.ones(1, second)[0]).dtype.name
+            got = result_type("np", npname, nargs, first, second)
+            if got != want:
+                wrong.append(f"np.{npname}({first}, {second}): gpujit {got}, NumPy {want}")
+    assert not wrong, "\n".join(wrong)
+
+
+def copysign_of_two_integer_types(a, b, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = np.copysign(a[i], b[i]) % 0.1
+
+
+@pytest.mark.usefixtures("target")
+def test_a_ufunc_of_two_integer_types_computes_in_numpys_loop(rng):
+    # the fuzzer's seed 13, kernel 791: computed in float32, 1 % 0.1 was 1.5e-8, not
+    # float16's 2.4e-4
+    a = random_array(rng, N, "uint8", 0, 255)
+    b = random_array(rng, N, "int8", -128, 127)
+    out = poison(N, "float16")
+    gpujit.jit(copysign_of_two_integer_types)[(N + 127) // 128, 128](a, b, out)
+    with np.errstate(all="ignore"):
+        want = np.array([np.copysign(x, y) % 0.1 for x, y in zip(a, b)])
+    assert want.dtype == np.float16
+    np.testing.assert_array_equal(out, want)
 
 
 @pytest.mark.parametrize("expr,dtype,want", [
