@@ -387,6 +387,8 @@ static GjStatus emit_ptx(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, c
     }
     *ptx = copy_buffer(buf);
     LLVMDisposeMemoryBuffer(buf);
+    if (*ptx)
+        *ptx = gj_nvptx_fix_ptx(*ptx);
     if (!*ptx)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory for PTX");
     return GJ_OK;

@@ -20,23 +20,28 @@
  *     `abs(x) < 0` to false (a floor division by abs(INT64_MIN) lost its
  *     sign correction).  An integer abs is written as a select on a frozen
  *     `x < 0` (LLVM cannot turn it back into abs), in i32 below 32 bits.
- *   - neg.s16: ptxas computes it in 32 bits and takes the result to be
- *     sign-extended, so -(-32768) became +32768 where a signed 16-bit
- *     comparison read it (`x >= -x` was false; the fuzzer's seed 90622).
- *     Done in i32 and truncated, the negation came back as neg.s16 (the
- *     code generator narrows a truncated sub), so an i16 negation is
- *     written as not and add 1 in inline PTX, which neither LLVM nor ptxas
- *     turns back into neg (ptxas re-extends an add.s16's result).
+ *   - neg.s16 and abs.s16: ptxas computes them in 32 bits and takes the
+ *     result to be sign-extended, so -(-32768) became +32768 where a
+ *     signed 16-bit comparison or shift read it (`x >= -x` was false: the
+ *     fuzzer's seed 90622; np.int8(-x) of -128, which the code generator
+ *     computes as neg.s16 of x << 8, gave +128: seed 11).  The code
+ *     generator makes neg.s16 of much besides an i16 `sub 0, x` (a
+ *     truncated i32 negation, `mul x, -256`, an i8 negation), so these are
+ *     rewritten in the PTX text itself (gj_nvptx_fix_ptx): as not and
+ *     add 1, whose result ptxas extends again.
  *   - ptxas folds a neg.s32 that feeds two chained min.s32/max.s32 into a
  *     three-input VIMNMX3 and drops the negation (min(a, -b, c) is
  *     min(a, b, c)): such a negation is written as not and add (inline PTX,
  *     which LLVM cannot fold back into neg).
  *
- * Input: an optimised module (InstCombine would undo these).  Output: the
- * same module, computing the same values.
+ * Input: an optimised module (InstCombine would undo these), then the PTX
+ * emitted from it.  Output: the same module and PTX, computing the same
+ * values.
  */
 #include "nvptx_fix.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MINMAX_IDS = 4 };
@@ -86,16 +91,15 @@ static int feeds_minmax(const Fix *F, LLVMValueRef v) {
     return 0;
 }
 
-/* -x of an i16 or i32 x as `not` and `add 1` in inline PTX. */
-static LLVMValueRef opaque_neg(Fix *F, LLVMValueRef x) {
-    static const char text32[] = "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;";
-    static const char text16[] = "not.b16 $0, $1;\n\tadd.s16 $0, $0, 1;";
-    LLVMTypeRef t = LLVMTypeOf(x);
-    int wide = is_int(t, 32);
-    const char *text = wide ? text32 : text16, *constraints = wide ? "=r,r" : "=h,h";
-    LLVMTypeRef fty = LLVMFunctionType(t, &t, 1, 0);
-    LLVMValueRef code = LLVMGetInlineAsm(fty, text, strlen(text), constraints,
-                                         strlen(constraints), 0, 0, LLVMInlineAsmDialectATT, 0);
+/* -x of an i32 as `not` and `add 1` in inline PTX, which LLVM cannot fold
+   back into neg. */
+static LLVMValueRef opaque_neg32(Fix *F, LLVMValueRef x) {
+    static const char text[] = "not.b32 $0, $1;\n\tadd.s32 $0, $0, 1;", constraints[] = "=r,r";
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(F->ctx);
+    LLVMTypeRef fty = LLVMFunctionType(i32, &i32, 1, 0);
+    LLVMValueRef code = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
+                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT,
+                                         0);
     return LLVMBuildCall2(F->b, fty, code, &x, 1, "");
 }
 
@@ -154,8 +158,8 @@ static LLVMValueRef fix_instruction(Fix *F, LLVMValueRef inst) {
         is_int(LLVMTypeOf(LLVMGetOperand(inst, 0)), 1))
         return LLVMBuildSelect(F->b, LLVMGetOperand(inst, 0), LLVMConstReal(t, -1.0),
                                LLVMConstReal(t, 0.0), "");
-    if (is_negation(inst) && (is_int(t, 16) || (is_int(t, 32) && feeds_minmax(F, inst))))
-        return opaque_neg(F, LLVMGetOperand(inst, 1));
+    if (is_int(t, 32) && is_negation(inst) && feeds_minmax(F, inst))
+        return opaque_neg32(F, LLVMGetOperand(inst, 1));
     return select_abs(F, inst);
 }
 
@@ -178,4 +182,100 @@ void gj_nvptx_fix_module(LLVMModuleRef mod) {
                 }
             }
     LLVMDisposeBuilder(F.b);
+}
+
+/* ---- the PTX text ------------------------------------------------------ */
+
+enum { REG_MAX = 32 };
+
+/* A register name at *p (`%rs12`) into out: its length, or 0. */
+static size_t read_register(const char **p, char out[REG_MAX]) {
+    const char *s = *p;
+    size_t n = 0;
+    if (*s != '%')
+        return 0;
+    while (n + 1 < REG_MAX && (s[n] == '%' || s[n] == '_' || s[n] == '$' ||
+                               (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+                               (s[n] >= '0' && s[n] <= '9')))
+        n++;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    *p = s + n;
+    return n;
+}
+
+static const char *skip_blanks(const char *s) {
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* Whether the line at s is `neg.s16 d, a;` or `abs.s16 d, a;`: *abs says
+   which, d and a get the registers, *end the line's end. */
+static int unary16(const char *s, int *abs, char d[REG_MAX], char a[REG_MAX], const char **end) {
+    s = skip_blanks(s);
+    if (strncmp(s, "neg.s16", 7) != 0 && strncmp(s, "abs.s16", 7) != 0)
+        return 0;
+    *abs = s[0] == 'a';
+    s = skip_blanks(s + 7);
+    if (!read_register(&s, d) || *s != ',')
+        return 0;
+    s = skip_blanks(s + 1);
+    if (!read_register(&s, a) || *s != ';')
+        return 0;
+    *end = s + 1;
+    return 1;
+}
+
+/* -a, or |a|, into d with not and add 1 (right when d is a); text
+   appended to out (NULL: only measured).  Its length. */
+static size_t write_unary16(char *out, int abs, const char *d, const char *a) {
+    char buf[512];
+    int n = abs ? snprintf(buf, sizeof buf,
+                           "{\n\t.reg .pred \t%%abs_neg;\n\tsetp.lt.s16 \t%%abs_neg, %s, 0;\n"
+                           "\tmov.b16 \t%s, %s;\n\t@%%abs_neg not.b16 \t%s, %s;\n"
+                           "\t@%%abs_neg add.s16 \t%s, %s, 1;\n\t}",
+                           a, d, a, d, d, d, d)
+                : snprintf(buf, sizeof buf, "not.b16 \t%s, %s;\n\tadd.s16 \t%s, %s, 1;", d, a, d,
+                           d);
+    if (out)
+        memcpy(out, buf, (size_t)n);
+    return (size_t)n;
+}
+
+/* One pass over ptx: the length of the rewritten text, written to out
+   unless it is NULL. */
+static size_t rewrite_ptx(const char *ptx, char *out) {
+    size_t len = 0;
+    for (const char *line = ptx; *line;) {
+        const char *eol = strchr(line, '\n'), *end;
+        eol = eol ? eol + 1 : line + strlen(line);
+        char d[REG_MAX], a[REG_MAX];
+        int abs;
+        if (unary16(line, &abs, d, a, &end) && end <= eol) {
+            size_t indent = (size_t)(skip_blanks(line) - line);
+            if (out)
+                memcpy(out + len, line, indent);
+            len += indent;
+            len += write_unary16(out ? out + len : NULL, abs, d, a);
+            line = end;
+            continue;
+        }
+        if (out)
+            memcpy(out + len, line, (size_t)(eol - line));
+        len += (size_t)(eol - line);
+        line = eol;
+    }
+    return len;
+}
+
+char *gj_nvptx_fix_ptx(char *ptx) {
+    size_t len = rewrite_ptx(ptx, NULL);
+    char *out = malloc(len + 1);
+    if (out) {
+        rewrite_ptx(ptx, out);
+        out[len] = '\0';
+    }
+    free(ptx);
+    return out;
 }

@@ -12,4 +12,8 @@
    last optimisation pass: InstCombine would undo it. */
 void gj_nvptx_fix_module(LLVMModuleRef mod);
 
+/* ptx (malloc'd, freed here) with every neg.s16 and abs.s16 written as not
+   and add 1: a malloc'd string, or NULL when out of memory. */
+char *gj_nvptx_fix_ptx(char *ptx);
+
 #endif
