@@ -145,3 +145,36 @@ def test_the_fuzzers_int16_negation():
         want = [narrowed_negation(np.int8(0), np.int16(min(32767.0, max(-32768.0, v.imag))))
                 for v in a1]
     np.testing.assert_array_equal(out1, np.array(want, np.complex64))
+
+
+@gpujit.jit(device=True)
+def element_of(p0, p1, arr):
+    return arr[(int(p1) % len(arr))]
+
+
+def shifts_counted_by_an_int16_modulo(a0, out3):
+    # the fuzzer's seed 12, kernel 3201, reduced: a count from an int16
+    # floor modulo of a truncated uint32 (-2545 % 6 is 5)
+    i = gpujit.grid(1)
+    if i < out3.shape[0]:
+        v8 = np.int64(1)
+        for k10 in range((np.int16((element_of(np.float32(0.0), np.uint16(i), a0) | 5)) %
+                          np.int16(6))):
+            v8 >>= np.uint32(1)
+        out3[i] = v8
+
+
+def test_the_fuzzers_int16_modulo(rng):
+    a0 = np.concatenate([np.array([2517611273, 86, 26, 60, 65535, 32768, 4294967295],
+                                  np.uint32),
+                         random_array(rng, 121, "uint32", 0, 2**32 - 1)])
+    out3 = poison(a0.size, "int64")
+    gpujit.jit(shifts_counted_by_an_int16_modulo)[1, 128](a0, out3)
+    want = np.empty(a0.size, np.int64)
+    with np.errstate(all="ignore"):
+        for i in range(a0.size):
+            v8 = np.int64(1)
+            for _ in range(int(np.int16(a0[i % a0.size] | 5) % np.int16(6))):
+                v8 >>= np.uint32(1)
+            want[i] = v8
+    np.testing.assert_array_equal(out3, want)
