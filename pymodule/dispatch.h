@@ -139,6 +139,10 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e);
    types, or a key of .signatures, which must have been compiled: KeyError)
    on `device`, compiling it if needed; NULL raised. */
 GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device);
+/* The same for a signature d has compiled already, for any device (its
+   entry on `device` compiled from that one if needed), or was given by
+   jit(); KeyError for another, as numba's queries of d.overloads. */
+GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int device);
 /* Compiles, for `device`, the twin (same argument types) of every entry of
    device `from` (-1: of any other device) that lacks one, so that one
    device's entries answer for every signature; -1 raised. */

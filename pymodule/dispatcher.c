@@ -516,11 +516,24 @@ PyObject *gj_py_signature_string(PyObject *sig)
     return s;
 }
 
-GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+/* Whether d has an entry for key[1..n) on a device other than key[0]'s. */
+static int compiled_elsewhere(const GjDispatcher *d, const uint32_t *key, int n)
+{
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (const GjEntry *e = d->buckets[i]; e; e = e->next)
+            if (e->nkey == n && e->key[0] != key[0]
+                && memcmp(e->key + 1, key + 1, (size_t)(n - 1) * sizeof *key) == 0)
+                return 1;
+    return 0;
+}
+
+/* gj_py_entry_for_signature, and with `compile_new` 0 gj_py_entry_compiled. */
+static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device,
+                                    int compile_new)
 {
     if (!PyUnicode_Check(sig) && !is_signature_key(sig)) {
         PyObject *str = gj_py_signature_string(sig);
-        GjEntry *e = str ? gj_py_entry_for_signature(st, d, str, device) : NULL;
+        GjEntry *e = str ? entry_for_signature(st, d, str, device, compile_new) : NULL;
         Py_XDECREF(str);
         return e;
     }
@@ -546,7 +559,29 @@ GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig
     if (n < 0)
         return NULL;
     GjEntry *e = gj_py_entry_find(d, key, n);
-    return e ? e : gj_py_entry_compile(st, d, key, n, 0);
+    if (e)
+        return e;
+    if (!compile_new && !compiled_elsewhere(d, key, n)) {
+        PyObject *name = gj_py_kernel_name(d);
+        if (name)
+            PyErr_Format(PyExc_KeyError, "kernel %U has no specialisation for %R: compile it "
+                         "first (%U.compile(signature), or a launch)", name, sig, name);
+        Py_XDECREF(name);
+        return NULL;
+    }
+    return gj_py_entry_compile(st, d, key, n, 0);
+}
+
+GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+{
+    return entry_for_signature(st, d, sig, device, 1);
+}
+
+GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+{
+    if (d->explicit_sigs && gj_py_entry_explicit_compile(st, d, device) < 0)
+        return NULL;   /* jit's signatures count as compiled, as numba compiles them at once */
+    return entry_for_signature(st, d, sig, device, 0);
 }
 
 /* An entry compiled for layout 'A' (any strides) in place of the C or F
