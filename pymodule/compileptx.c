@@ -1,6 +1,7 @@
 /*
  * compileptx.c - compiling without a kernel object: gpujit.compile_ptx()
- * (a function and a signature to PTX, no GPU needed), the compiler's
+ * (a function and a signature to PTX, no GPU needed) and a device
+ * function's inspect_asm/inspect_llvm/inspect_types, the compiler's
  * signature parser and fastmath flag table for the Python package
  * (gpujit.types, gpujit.jit), and _load_ptx() for tests of what the
  * driver makes of PTX.
@@ -100,6 +101,45 @@ PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
     return flags;
 }
 
+/* Compiles func (a Python function) for the signature text sig with o
+   into *res (the caller frees it); *names gets the signature's type names.
+   A kernel's signature returns void; a device function's (o->device) may
+   name its return type.  -1 raised. */
+static int compile_signature(GjPyState *st, PyObject *func, const char *sig,
+                             const GjCompileOptions *o, GjCompileResult *res, PyObject **names)
+{
+    GjCtx ctx;
+    GjCodeView cv;
+    gj_ctx_init(&ctx);
+    memset(&cv, 0, sizeof cv);
+    memset(res, 0, sizeof *res);
+    int rc = -1;
+    const GjType **types, *ret;
+    int ntypes;
+    if (gj_py_codeview(func, &ctx, &cv) < 0)
+        goto done;
+    if (gj_ty_parse_signature(&ctx, sig, &types, &ntypes, &ret) != GJ_OK) {
+        gj_py_raise_diag(st, &ctx, &cv);
+        goto done;
+    }
+    if (gj_py_plain_parameters(&cv) && ntypes != cv.argcount) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
+                     sig, ntypes, cv.name, (int)cv.argcount);
+        goto done;
+    }
+    if (!o->device && ret && ret->kind != GJ_TK_NONE) {
+        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
+                     "(void); compile a device function with device=True", sig, ret->name);
+        goto done;
+    }
+    cv.argtypes = types;
+    cv.rettype = o->device ? ret : NULL;
+    rc = gj_py_run_compile(st, &ctx, &cv, o, res, names, 1);
+done:
+    gj_ctx_free(&ctx);
+    return rc;
+}
+
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
@@ -130,33 +170,6 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
         device = device || ((GjDispatcher *)func)->device_fn;
         func = ((GjDispatcher *)func)->func;
     }
-    GjCtx ctx;
-    GjCodeView cv;
-    GjCompileResult res;
-    gj_ctx_init(&ctx);
-    memset(&cv, 0, sizeof cv);
-    memset(&res, 0, sizeof res);
-    PyObject *out = NULL, *names = NULL;
-    const GjType **types, *ret;
-    int ntypes;
-    if (gj_py_codeview(func, &ctx, &cv) < 0)
-        goto done;
-    if (gj_ty_parse_signature(&ctx, sig, &types, &ntypes, &ret) != GJ_OK) {
-        gj_py_raise_diag(st, &ctx, &cv);
-        goto done;
-    }
-    if (gj_py_plain_parameters(&cv) && ntypes != cv.argcount) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
-                     sig, ntypes, cv.name, (int)cv.argcount);
-        goto done;
-    }
-    if (!device && ret && ret->kind != GJ_TK_NONE) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
-                     "(void); compile a device function with device=True", sig, ret->name);
-        goto done;
-    }
-    cv.argtypes = types;
-    cv.rettype = device ? ret : NULL;
     GjCompileOptions o;
     gj_compile_options_default(&o);
     o.cc_major = cc_major;
@@ -172,14 +185,58 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.max_cluster = bounds[2];
     o.debug = debug;
     o.boundscheck = boundscheck;
-    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names, 1) < 0)
-        goto done;
-    out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
-    gj_result_free(&res);
-done:
+    GjCompileResult res;
+    PyObject *out = NULL, *names = NULL;
+    if (compile_signature(st, func, sig, &o, &res, &names) == 0) {
+        out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
+        gj_result_free(&res);
+    }
     Py_XDECREF(names);
     Py_DECREF(sig_str);
-    gj_ctx_free(&ctx);
+    return out;
+}
+
+/* ---- a device function's inspect_* --------------------------------------------------- */
+
+/* The text at `field` of d compiled for sig (a signature in any form gpujit
+   takes), as compile_ptx(device=True) compiles it with d's options; *names
+   gets the signature's type names when names is not NULL. */
+static PyObject *device_fn_text(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field,
+                                PyObject **names)
+{
+    PyObject *str = gj_py_signature_string(sig);
+    const char *text = str ? gj_py_signature_text(str) : NULL;
+    PyObject *out = NULL, *key = NULL;
+    GjCompileOptions o;
+    gj_py_target_options(d, gj_cu_current_device(), &o);
+    o.device = 1;
+    GjCompileResult res;
+    if (text && compile_signature(st, d->func, text, &o, &res, &key) == 0) {
+        const char *s = *(char **)((char *)&res + field);
+        out = PyUnicode_FromString(s ? s : "");
+        gj_result_free(&res);
+    }
+    if (out && names)
+        *names = Py_NewRef(key);
+    Py_XDECREF(key);
+    Py_XDECREF(str);
+    return out;
+}
+
+PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field)
+{
+    if (sig && sig != Py_None)
+        return device_fn_text(st, d, sig, field, NULL);
+    PyObject *out = PyDict_New();
+    Py_ssize_t n = d->explicit_sigs ? PyList_Size(d->explicit_sigs) : 0;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *key = NULL;
+        PyObject *v = device_fn_text(st, d, PyList_GetItem(d->explicit_sigs, i), field, &key);
+        if (!v || PyDict_SetItem(out, key, v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(key);
+        Py_XDECREF(v);
+    }
     return out;
 }
 

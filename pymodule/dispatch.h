@@ -156,6 +156,17 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
                       GjCompileResult *res, PyObject **sig, int warn);
 /* The signature's type names, a key of .signatures; NULL raised. */
 PyObject *gj_py_signature_tuple(const GjCodeView *cv);
+/* The compile options of d's entries on device `ordinal`: d's jit options
+   for that device's compute capability (sm_90 without a GPU), or the host
+   CPU for GJ_MEM_HOST. */
+void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o);
+
+/* compileptx.c: a device function's inspect_* (field: the GjCompileResult
+   member, ptx, llvm_ir or type_dump): for signature sig, d compiled now as
+   compile_ptx(device=True) compiles it, with d's options, for the current
+   GPU; for sig NULL or None, a dict {type names: text} of jit()'s
+   signatures.  NULL raised. */
+PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field);
 /* Whether cv's function has positional parameters only (then a count of
    arguments means something: a function with *args, **kwargs or
    keyword-only parameters is refused by the compiler at its def line). */

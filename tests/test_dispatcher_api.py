@@ -93,6 +93,34 @@ def test_inspect_llvm_shows_the_current_targets_code(target, rng):
 # ---- to_device ----------------------------------------------------------------------
 
 @pytest.mark.usefixtures("target")
+def test_a_device_functions_inspect_methods_compile_it_as_compile_ptx_device_does():
+    def half(a, b):
+        return a / b * 0.5
+
+    dev = gpujit.jit("float32(float32, float32)", device=True, fastmath=True)(half)
+    ptx = dev.inspect_asm("float32(float32, float32)")
+    assert re.search(r"^\.visible \.func\s+\(\.param \.b32 func_retval0\) "
+                     r"_gj_test_a_device_functions_inspect_methods_compile_it_as_compile_ptx_"
+                     r"device_does__locals__half\(", ptx, re.M), ptx
+    assert "div.approx.ftz.f32" in ptx and ".entry" not in ptx
+    assert dev.inspect_asm(float32(float32, float32)) == ptx
+    assert dev.inspect_asm() == {("float32", "float32"): ptx}   # jit's signatures
+    if not gpujit.is_available():   # sm_90, as compile_ptx's default
+        assert ptx == gpujit.compile_ptx(half, "float32(float32, float32)", device=True,
+                                         fastmath=True)[0]
+    llvm = dev.inspect_llvm("float32(float32, float32)")
+    assert re.search(r"^define float @_gj_\w+__half\(float %a\d*, float %b\d*\)", llvm, re.M), llvm
+    out = io.StringIO()
+    dev.inspect_types("float32(float32, float32)", file=out)
+    assert out.getvalue().startswith("half float32(float32, float32)\na: float32\nb: float32\n")
+    lazy = gpujit.jit(device=True)(half)   # compiled where kernels call it; inspected on its own
+    assert lazy.inspect_asm() == {}
+    wide = lazy.inspect_asm("float64(float32, float32)")
+    assert "div.rn.f32" in wide and "cvt.f64.f32" in wide and ".param .b64 func_retval0" in wide
+    with pytest.raises(gpujit.TypingError):
+        lazy.inspect_asm("float32(float32")
+
+
 def test_to_device_copy_false_allocates_without_copying(rng):
     x = rng.random((5, 7))
     d = gpujit.to_device(x, copy=False)
