@@ -158,6 +158,8 @@ typedef enum GjErrorKind {
 typedef struct GjErrorSite {
     GjErrorKind kind;
     int axis;                 /* GJ_ERROR_INDEX: the axis checked */
+    int unsigned_index;       /* the index kinds: the index is of an unsigned type, so the
+                                 record's index word is a uint64 (2**63 is no -2**63) */
     char *message;            /* the exception's text (after the values, for the index
                                  kinds), with the Python file and line (malloc-owned) */
     char *exception;          /* GJ_ERROR_RAISE: the class, "module:qualname"

@@ -375,7 +375,8 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot, LLVM
         if (i && subject) {   /* an unsigned index never counts from the end */
             LLVMValueRef n = gj_lower_i64(L, ot->n);
             GjIndexCheck ix = {i, gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
-                                                                     : i, n, 0};
+                                                                     : i, n, 0,
+                               gj_lower_class(it) == GJ_NC_UINT};
             if (gj_lower_check_bounds(L, subject, GJ_ERROR_TUPLE_INDEX, 1, &ix) != GJ_OK)
                 return NULL;
         }

@@ -61,21 +61,21 @@ static unsigned element_align(const GjType *dtype) {
     return (unsigned)(dtype->kind == GJ_TK_COMPLEX ? n / 2 : n);
 }
 
-/* Index k of idx (an integer, or a tuple of ndim integers) as an i64, as
-   written (*raw, when asked for) and wrapped: a negative index counts from
-   the end of axis k (unsigned ones never are). */
+/* Index k of idx (an integer, or a tuple of ndim integers) as an i64,
+   wrapped: a negative index counts from the end of axis k (unsigned ones
+   never are); *check gets its bounds check. */
 static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
-                                const GjType *it, int k, LLVMValueRef *raw) {
+                                const GjType *it, int k, GjIndexCheck *check) {
     if (it->kind == GJ_TK_TUPLE) {
         idx = LLVMBuildExtractValue(L->b, idx, (unsigned)k, "");
         it = it->elems[k];
     }
     LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-    if (raw)
-        *raw = i;
-    if (!i || gj_lower_class(it) != GJ_NC_SINT)
-        return i;
-    return gj_lower_wrap_index(L, i, gj_lower_array_dim(L, arr, 1, k));
+    LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k);
+    LLVMValueRef wrapped = i && gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
+                                                                 : i;
+    *check = (GjIndexCheck){i, wrapped, n, k, gj_lower_class(it) == GJ_NC_UINT};
+    return wrapped;
 }
 
 /* The wrapped indices of the n axes that `fixed` (NULL: all) marks, checked
@@ -89,10 +89,8 @@ static int array_indices(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMVal
     for (int k = 0; k < at->ndim; k++) {
         if (fixed && !fixed[k])
             continue;
-        LLVMValueRef raw;
-        if (!(out[k] = array_index(L, arr, idx, it, k, &raw)))
+        if (!(out[k] = array_index(L, arr, idx, it, k, &ix[n++])))
             return 0;
-        ix[n++] = (GjIndexCheck){raw, out[k], gj_lower_array_dim(L, arr, 1, k), k};
     }
     return !subject || gj_lower_check_bounds(L, subject, GJ_ERROR_INDEX, n, ix) == GJ_OK;
 }

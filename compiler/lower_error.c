@@ -53,7 +53,7 @@ int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception,
                             : gj_arena_printf(&L->c->arena, "%s:%d", file, L->loc.line);
     if (!message)
         goto oom;
-    s->sites[s->n] = (GjErrorSiteIR){kind, axis, message, exception};
+    s->sites[s->n] = (GjErrorSiteIR){kind, axis, 0, message, exception};
     return s->n++;
 oom:
     gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
@@ -205,6 +205,7 @@ GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind
         int32_t site = gj_lower_error_site(L, kind, NULL, ix[k].axis, "%s", subject);
         if (site < 0)
             return GJ_ERR;
+        L->errors->sites[site].unsigned_index = ix[k].is_unsigned;
         if (k + 1 < n) {   /* the last axis fails when no earlier one did */
             LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axis");
             LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.next");
@@ -237,6 +238,7 @@ GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan) {
         GjErrorSite *to = &plan->error_sites[i];
         to->kind = from->kind;
         to->axis = from->axis;
+        to->unsigned_index = from->unsigned_index;
         to->message = strdup(from->message);
         to->exception = from->exception ? strdup(from->exception) : NULL;
         if (!to->message || (from->exception && !to->exception))
