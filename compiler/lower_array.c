@@ -264,7 +264,7 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     for (size_t i = 0; i < a->nbytes; i++)
         h = (h ^ ((const unsigned char *)a->data)[i]) * 1099511628211ull;
     char name[48];
-    snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
+    snprintf(name, sizeof name, "gj.const.%016llx.%zu", (unsigned long long)h, a->nbytes);
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
     if (!g) {
         uint64_t used = gj_lower_const_bytes(L);
@@ -302,7 +302,7 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
    is the initializer of an internal constant, so code lowered before the
    total is known (the CPU target's dynamic shared memory starts after the
    static arrays) can load it, and O3 folds the load to the final value. */
-#define SHARED_STATIC_TOTAL "_gj_shared_static_bytes"
+#define SHARED_STATIC_TOTAL "gj.shared_static_bytes"   /* gpujit's own name (symbol.h) */
 enum {
     SHARED_ALIGN = 16,
     MAX_STATIC_SHARED = 48 * 1024,   /* bytes a kernel may declare statically (CUDA) */

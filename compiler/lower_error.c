@@ -7,7 +7,7 @@
  * A check is an error site: its exception kind and message (with the
  * Python file and line) go into the launch plan, and the code branches on
  * the checked condition.  A thread that fails it calls the module's
- * _gj_report, which races the other threads for the record's first word
+ * gj.report, which races the other threads for the record's first word
  * with a compare-and-swap from 0 to 1 + the site's index; the winner writes
  * its threadIdx, blockIdx and the site's values.
  * Then the thread goes on with zero (an unassigned local) or ends (a raise,
@@ -67,9 +67,9 @@ static void store_word(GjLower *L, LLVMValueRef record, int word, LLVMValueRef v
     LLVMBuildStore(L->b, v, p);
 }
 
-#define REPORT_FUNCTION "_gj_report"
+#define REPORT_FUNCTION "gj.report"   /* gpujit's own name (symbol.h) */
 
-/* The module's reporting function, made on first use: void _gj_report(i64
+/* The module's reporting function, made on first use: void gj.report(i64
    site, i64 a, i64 b[, thread context]), cold and never inlined, so that each
    check's failing path is one call and the code around the checks stays
    small (on the GPU, the instruction cache's; on the host, the JIT's

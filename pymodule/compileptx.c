@@ -8,6 +8,7 @@
  */
 #include "dispatch.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "codeview_py.h"
@@ -140,29 +141,63 @@ done:
     return rc;
 }
 
+/* The PTX name of a C ABI function: abi_name as the user chose it, else
+   c_name (the function's __name__) made a symbol as gpujit makes one of a
+   Python name ("<lambda>" gives "_lambda_"); malloc'd.  NULL, with
+   ValueError when the name is none PTX can hold, or neither is given. */
+static char *c_abi_name(const char *abi_name, const char *c_name)
+{
+    char *name = abi_name ? strdup(abi_name) : c_name ? gj_sym_of_python_name("", c_name) : NULL;
+    if (!name) {
+        if (abi_name || c_name)
+            PyErr_NoMemory();
+        return NULL;
+    }
+    const char *why = gj_sym_c_name_problem(name);
+    if (!why)
+        return name;
+    PyObject *given = PyUnicode_FromString(abi_name ? abi_name : c_name);
+    PyObject *made = given ? PyUnicode_FromString(name) : NULL;
+    if (made && abi_name)
+        PyErr_Format(PyExc_ValueError, "abi_info[\"abi_name\"] %R cannot name a C ABI function "
+                     "in PTX: it %s", given, why);
+    else if (made)
+        PyErr_Format(PyExc_ValueError, "the C ABI name %R, made of the function's __name__ %R, "
+                     "cannot name a function in PTX: it %s; give one with "
+                     "abi_info={\"abi_name\": ...}", made, given, why);
+    Py_XDECREF(given);
+    Py_XDECREF(made);
+    free(name);
+    return NULL;
+}
+
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
-                             "debug", "opt", "device", "entry_name", "launch_bounds",
+                             "debug", "opt", "device", "abi_name", "c_name", "launch_bounds",
                              "boundscheck", NULL};
     PyObject *func, *sig_obj, *sig_str;
     unsigned fastmath = 0;   /* GjFastMath bits */
     int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
     int boundscheck = 0;   /* gpujit.compile_ptx resolved None */
-    const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
+    /* abi="c": the name the user chose (abi_info), else the function's __name__ */
+    const char *abi_name = NULL, *c_name = NULL;
     int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii)p:compile_ptx", kwlist,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppzz(iii)p:compile_ptx", kwlist,
                                      &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
-                                     &contract, &lineinfo, &debug, &opt, &device, &entry_name,
-                                     &bounds[0], &bounds[1], &bounds[2], &boundscheck))
+                                     &contract, &lineinfo, &debug, &opt, &device, &abi_name,
+                                     &c_name, &bounds[0], &bounds[1], &bounds[2], &boundscheck))
         return NULL;
-    if (!(sig_str = gj_py_signature_string(sig_obj)))
+    char *entry_name = c_abi_name(abi_name, c_name);
+    if ((abi_name || c_name) && !entry_name)
         return NULL;
-    const char *sig = gj_py_signature_text(sig_str);
+    const char *sig = (sig_str = gj_py_signature_string(sig_obj)) ? gj_py_signature_text(sig_str)
+                                                                  : NULL;
     if (!sig) {
-        Py_DECREF(sig_str);
+        Py_XDECREF(sig_str);
+        free(entry_name);
         return NULL;
     }
     GjPyState *st = PyModule_GetState(module);
@@ -193,6 +228,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     }
     Py_XDECREF(names);
     Py_DECREF(sig_str);
+    free(entry_name);
     return out;
 }
 

@@ -388,6 +388,36 @@ def test_a_variable_tuple_index(rng):
         assert msg.startswith(f"tuple index {bad} is out of range for 3 items: tuple 't' "), msg
 
 
+# ---- kernels named as gpujit's own symbols were -----------------------------------
+
+def named(name):
+    """A checked kernel `name`: out[i] = a[idx[i]] (gpujit's symbols were _gj_error,
+    the error record, and _gj_report, the reporting function: what a kernel
+    called error or report was named too)."""
+    ns = {}
+    exec(f"def {name}(a, idx, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+         f"        out[i] = a[idx[i]]\n", {"gpujit": gpujit}, ns)
+    return checked(ns[name])
+
+
+@pytest.mark.parametrize("name", ["error", "report", "shared_dynamic", "shared_static_bytes"])
+def test_a_kernel_named_as_a_gpujit_symbol_was_reports_its_errors(rng, name):
+    kernel = named(name)
+    a = random_array(rng, 50, "float64")
+    idx = rng.integers(-50, 50, N)
+    out = poison(N, "float64")
+    launch(kernel, N, a, idx, out)
+    np.testing.assert_array_equal(out, a[idx])
+    idx[7] = 50
+    msg = raises_index_error(kernel, N, a, idx, poison(N, "float64"))
+    assert msg.startswith("index 50 is out of bounds for axis 0 with size 50: array 'a' ("), msg
+    assert msg.endswith(f", in kernel {name} at {threads_of([7])[0]}"), msg
+    ptx = kernel.inspect_asm(kernel.signatures[0])
+    assert re.findall(r"^\.visible \.(?:entry|global|func).*", ptx, re.M) == [
+        ".visible .global .align 8 .b8 gj$error[72];",   # the error record, 9 int64 words
+        f".visible .entry _gj_{name}("]
+
+
 # ---- device functions ---------------------------------------------------------------
 
 @gpujit.jit(device=True)
@@ -458,7 +488,7 @@ def test_switches(monkeypatch, rng, target):
         pytest.skip("compiling: the CPU target's run says it")
     a = random_array(rng, 50, "float64")
     idx = np.full(4, 3)
-    assert "_gj_error" not in gpujit.jit(gather).inspect_asm("void(float64[::1], int64[::1], "
+    assert "gj$error" not in gpujit.jit(gather).inspect_asm("void(float64[::1], int64[::1], "
                                                              "float64[::1])")
     for env, options, on in [(None, {}, False), (None, {"boundscheck": True}, True),
                              (None, {"debug": True}, True),
@@ -475,7 +505,7 @@ def test_switches(monkeypatch, rng, target):
         kernel[1, 4](a, idx.copy(), out)
         np.testing.assert_array_equal(out, a[3])
         ptx = kernel.inspect_asm(kernel.signatures[0])
-        assert ("_gj_error" in ptx) == on, (env, options)
+        assert ("gj$error" in ptx) == on, (env, options)
     monkeypatch.setenv("GPUJIT_BOUNDSCHECK", "yes")
     with pytest.raises(ValueError, match="GPUJIT_BOUNDSCHECK must be 0"):
         gpujit.jit(gather)
@@ -485,8 +515,8 @@ def test_compile_ptx_takes_boundscheck(target):
     if target == "cuda":
         pytest.skip("compiling: the CPU target's run says it")
     sig = "void(float64[::1], int64[::1], float64[::1])"
-    assert "_gj_error" in gpujit.compile_ptx(gather, sig, boundscheck=True)[0]
-    assert "_gj_error" not in gpujit.compile_ptx(gather, sig)[0]
+    assert "gj$error" in gpujit.compile_ptx(gather, sig, boundscheck=True)[0]
+    assert "gj$error" not in gpujit.compile_ptx(gather, sig)[0]
 
 
 # ---- PTX ----------------------------------------------------------------------------
