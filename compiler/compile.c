@@ -174,9 +174,11 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
         st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
         st = gj_nvptx_emit(c, mod, &o, r);
-    if (mod)
-        LLVMDisposeModule(mod);
-    LLVMContextDispose(llctx);
+    if (!c->llvm_fatal) {   /* else leaked, as LLVM's fatal error left them (llvmguard.h) */
+        if (mod)
+            LLVMDisposeModule(mod);
+        LLVMContextDispose(llctx);
+    }
     gj_timing(c, o.target == GJ_TARGET_CPU ? "host code (JIT)" : "LLVM module freed");
 
     if (st == GJ_OK && (c->dump & GJ_DUMP_LLVM) && r->llvm_ir)

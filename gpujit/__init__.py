@@ -658,6 +658,8 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         none (empty, or starting with a digit), named with the reason.
     TypingError, UnsupportedError
         If ``pyfunc`` does not compile for ``sig``.
+    InternalError
+        If LLVM stops with a fatal error (a gpujit bug): its message.
     """
     if abi not in ("numba", "c"):
         raise NotImplementedError(f"Unsupported ABI: {abi}")
