@@ -37,7 +37,7 @@
 enum {
     KEY_VERSION = 4,    /* of the key material's layout, and of the CPU code's ABI (4: a
                            kernel without barriers runs a whole block per call) */
-    PACK_VERSION = 5,   /* of gj_cache_pack's layout (5: cpu_per_thread) */
+    PACK_VERSION = 6,   /* of gj_cache_pack's layout (6: GjErrorSite.unsigned_index) */
     VIEW_NEW = 1,       /* a code view follows */
     VIEW_SEEN = 2,      /* the index of a code view written before (recursion) */
 };
@@ -55,7 +55,7 @@ _Static_assert(sizeof(GjCallee) == 16, "a GjCallee field is not in the cache key
 _Static_assert(sizeof(GjConstArray) == 48, "a GjConstArray field is not in the cache key");
 _Static_assert(sizeof(GjCompileResult) == 168, "a GjCompileResult field is not packed");
 _Static_assert(sizeof(GjParamPlan) == 48, "a GjParamPlan field is not packed");
-_Static_assert(sizeof(GjErrorSite) == 24, "a GjErrorSite field is not packed");
+_Static_assert(sizeof(GjErrorSite) == 32, "a GjErrorSite field is not packed");
 #endif
 
 /* ---- writing ------------------------------------------------------------ */
@@ -337,6 +337,7 @@ void gj_cache_pack(const GjCompileResult *r, GjBuf *out) {
     for (int i = 0; i < r->nerror_sites; i++) {
         gj_buf_put_i64(out, r->error_sites[i].kind);
         gj_buf_put_i64(out, r->error_sites[i].axis);
+        gj_buf_put_i64(out, r->error_sites[i].unsigned_index);
         gj_buf_put_str(out, r->error_sites[i].message);
         gj_buf_put_str(out, r->error_sites[i].exception);
     }
@@ -440,6 +441,7 @@ static void get_error_sites(Reader *r, GjCompileResult *res) {
         GjErrorSite *site = &res->error_sites[i];
         site->kind = (GjErrorKind)get_range(r, 0, INT32_MAX);
         site->axis = (int)get_range(r, 0, INT32_MAX);
+        site->unsigned_index = (int)get_range(r, 0, 1);
         if (!(site->message = get_str(r)))
             r->bad = 1;
         site->exception = get_str(r);   /* NULL but for raise sites */

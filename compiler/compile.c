@@ -73,24 +73,13 @@ static char *xstrdup(const char *s) {
     return p;
 }
 
-/* "_gj_" + the qualname with every character outside [A-Za-z0-9_] made '_':
-   "test_x.<locals>.ok" -> "_gj_test_x__locals__ok". */
+/* The exported function's symbol: the C ABI's name, or "_gj_" + the
+   qualname (symbol.h). */
 static char *kernel_name(const GjCodeView *code, const GjCompileOptions *opt) {
     if (opt->entry_name)
         return xstrdup(opt->entry_name);
     const char *q = code->qualname ? code->qualname : code->name ? code->name : "kernel";
-    size_t n = strlen(q);
-    char *s = malloc(n + 5);
-    if (!s)
-        return NULL;
-    memcpy(s, "_gj_", 4);
-    for (size_t i = 0; i < n; i++) {
-        char ch = q[i];
-        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
-        s[4 + i] = ok ? ch : '_';
-    }
-    s[4 + n] = '\0';
-    return s;
+    return gj_sym_of_python_name("_gj_", q);
 }
 
 /* Scalars and arrays in a value of type t: 1, or a tuple's leaves (nested
@@ -185,9 +174,11 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
         st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
         st = gj_nvptx_emit(c, mod, &o, r);
-    if (mod)
-        LLVMDisposeModule(mod);
-    LLVMContextDispose(llctx);
+    if (!c->llvm_fatal) {   /* else leaked, as LLVM's fatal error left them (llvmguard.h) */
+        if (mod)
+            LLVMDisposeModule(mod);
+        LLVMContextDispose(llctx);
+    }
     gj_timing(c, o.target == GJ_TARGET_CPU ? "host code (JIT)" : "LLVM module freed");
 
     if (st == GJ_OK && (c->dump & GJ_DUMP_LLVM) && r->llvm_ir)
@@ -259,6 +250,12 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
     gj_timing(c, "infer");
     if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
         goto fail;
+    const char *bad_name = opt->entry_name ? gj_sym_c_name_problem(opt->entry_name) : NULL;
+    if (bad_name) {   /* the caller's to check (compile_ptx's ValueError): PTX could not say it */
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "entry name '%s' %s",
+                 opt->entry_name, bad_name);
+        goto fail;
+    }
     if (!(r.kernel_name = kernel_name(code, opt)) || !(r.type_dump = type_dump(f)) ||
         !(r.return_type = xstrdup(f->ret_type->name))) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");

@@ -29,6 +29,7 @@
 
 #include "gj.h"
 #include "codeview.h"
+#include "symbol.h"
 #include "types.h"
 
 /* What a kernel is compiled for (grep tag: GJ_TARGET_KINDS). */
@@ -104,7 +105,8 @@ typedef struct GjCompileOptions {
        and .maxclusterrank. */
     int max_threads, min_blocks, max_cluster;
     int max_registers;        /* kernels: registers per thread (.maxnreg), 0 = any */
-    const char *entry_name;   /* the PTX name, or NULL: "_gj_" + the qualname */
+    const char *entry_name;   /* the PTX name, or NULL: "_gj_" + the qualname; a C ABI
+                                 name (gj_sym_c_name_problem, symbol.h) */
     const char *libdevice;    /* NVPTX: path of libdevice.10.bc, or NULL when none
                                  was found (kernels calling math functions then
                                  fail with a diagnostic saying what to install) */
@@ -143,7 +145,7 @@ typedef struct GjCompileOptions {
    global GJ_ERROR_RECORD_SYMBOL, which the host reads and clears; CPU: the
    one the launch passes (runtime/cpuexec.h's gj_cpu_error_record). */
 #define GJ_ERROR_RECORD_WORDS 9
-#define GJ_ERROR_RECORD_SYMBOL "_gj_error"
+#define GJ_ERROR_RECORD_SYMBOL "gj$error"   /* gpujit's own name (symbol.h) */
 
 typedef enum GjErrorKind {
     GJ_ERROR_UNBOUND_LOCAL = 1,   /* UnboundLocalError: a local read before assignment;
@@ -158,6 +160,8 @@ typedef enum GjErrorKind {
 typedef struct GjErrorSite {
     GjErrorKind kind;
     int axis;                 /* GJ_ERROR_INDEX: the axis checked */
+    int unsigned_index;       /* the index kinds: the index is of an unsigned type, so the
+                                 record's index word is a uint64 (2**63 is no -2**63) */
     char *message;            /* the exception's text (after the values, for the index
                                  kinds), with the Python file and line (malloc-owned) */
     char *exception;          /* GJ_ERROR_RAISE: the class, "module:qualname"

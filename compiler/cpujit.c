@@ -29,6 +29,7 @@
  * LLJIT is thread-safe, so compilations on several threads share it.
  */
 #include "cpu_fix.h"
+#include "llvmguard.h"
 #include "lower.h"
 #include "vectorize.h"
 
@@ -297,11 +298,14 @@ const char *gj_cpujit_host(GjCtx *c) {
 static GjStatus emit_object(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm,
                             const GjCompileOptions *opt, LLVMMemoryBufferRef *obj,
                             GjCompileResult *r) {
-    char *msg = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMObjectFile, &msg, obj)) {
+    GjLlvmEmit e = {.tm = tm, .mod = mod, .kind = LLVMObjectFile};
+    if (gj_llvm_guard(c, "host code generation", gj_llvm_emit, &e) != GJ_OK)
+        return GJ_ERR;
+    *obj = e.out;
+    if (e.failed) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU code generation failed: %s",
-                 msg ? msg : "unknown error");
-        LLVMDisposeMessage(msg);
+                 e.message ? e.message : "unknown error");
+        LLVMDisposeMessage(e.message);
         return GJ_ERR;
     }
     if (!opt->object_id)
@@ -366,7 +370,8 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMMemoryBufferRef obj = NULL;
     if (st == GJ_OK)
         st = emit_object(c, mod, tm, opt, &obj, r);
-    LLVMDisposeTargetMachine(tm);
+    if (!c->llvm_fatal)
+        LLVMDisposeTargetMachine(tm);
     gj_timing(c, "machine code");
     if (st == GJ_OK)
         st = load_buffer(c, opt, obj, name, &r->cpu_fn, &r->cpu_code);

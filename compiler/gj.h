@@ -100,6 +100,8 @@ typedef struct GjCtx {
     const struct GjCodeView *code;   /* function being built/typed/lowered (kernel
                                         or device function), for diagnostics */
     struct GjSpec *specs;  /* device-function specialisations (devfunc.c) */
+    int llvm_fatal;        /* LLVM stopped with a fatal error (llvmguard.h): this
+                              compile's LLVM objects are leaked, never freed */
 } GjCtx;
 
 /* Stages that GPUJIT_DUMP can name ("bytecode,ir,types,llvm,ptx" or "all"). */

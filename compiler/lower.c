@@ -28,11 +28,13 @@
 #include "lower.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "intrinsics.h"
 #include "lower_intr.h"
 #include "lower_ops.h"
+#include "symbol.h"
 
 static void report(GjLower *L, const char *fmt, va_list ap) {
     char *msg = gj_arena_vprintf(&L->c->arena, fmt, ap);
@@ -375,7 +377,8 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot, LLVM
         if (i && subject) {   /* an unsigned index never counts from the end */
             LLVMValueRef n = gj_lower_i64(L, ot->n);
             GjIndexCheck ix = {i, gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
-                                                                     : i, n, 0};
+                                                                     : i, n, 0,
+                               gj_lower_class(it) == GJ_NC_UINT};
             if (gj_lower_check_bounds(L, subject, GJ_ERROR_TUPLE_INDEX, 1, &ix) != GJ_OK)
                 return NULL;
         }
@@ -973,12 +976,10 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
     L.subprogram = NULL;
     const GjCodeView *cv = spec->f->code, *saved = caller->c->code;
     const char *q = cv->qualname ? cv->qualname : cv->name ? cv->name : "device";
-    char *name = gj_arena_printf(&caller->c->arena, "_gj_dev_%s", q);
-    for (char *p = name; p && *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
-            *p = '_';
+    char *name = gj_sym_of_python_name("_gj_dev_", q);
     caller->c->code = cv;
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
+    free(name);   /* LLVM keeps a copy */
     caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
     caller->prints |= L.prints;
     caller->local_bytes += L.local_bytes;   /* at most: callees' frames may not all be live */

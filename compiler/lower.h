@@ -51,5 +51,16 @@ const char *gj_cpujit_host(GjCtx *c);
 GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when);
 GjStatus gj_llvm_run(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *pipeline);
 GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level);
+/* Code generation of mod with tm into a memory buffer, as gj_llvm_emit
+   (a gj_llvm_guard function, llvmguard.h) runs it for both back ends. */
+typedef struct GjLlvmEmit {
+    LLVMTargetMachineRef tm;
+    LLVMModuleRef mod;
+    LLVMCodeGenFileType kind;      /* LLVMAssemblyFile (PTX) or LLVMObjectFile */
+    LLVMBool failed;               /* then `message` says why (LLVMDisposeMessage) */
+    char *message;
+    LLVMMemoryBufferRef out;
+} GjLlvmEmit;
+GjStatus gj_llvm_emit(void *emit);
 
 #endif

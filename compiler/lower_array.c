@@ -61,21 +61,21 @@ static unsigned element_align(const GjType *dtype) {
     return (unsigned)(dtype->kind == GJ_TK_COMPLEX ? n / 2 : n);
 }
 
-/* Index k of idx (an integer, or a tuple of ndim integers) as an i64, as
-   written (*raw, when asked for) and wrapped: a negative index counts from
-   the end of axis k (unsigned ones never are). */
+/* Index k of idx (an integer, or a tuple of ndim integers) as an i64,
+   wrapped: a negative index counts from the end of axis k (unsigned ones
+   never are); *check gets its bounds check. */
 static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
-                                const GjType *it, int k, LLVMValueRef *raw) {
+                                const GjType *it, int k, GjIndexCheck *check) {
     if (it->kind == GJ_TK_TUPLE) {
         idx = LLVMBuildExtractValue(L->b, idx, (unsigned)k, "");
         it = it->elems[k];
     }
     LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-    if (raw)
-        *raw = i;
-    if (!i || gj_lower_class(it) != GJ_NC_SINT)
-        return i;
-    return gj_lower_wrap_index(L, i, gj_lower_array_dim(L, arr, 1, k));
+    LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k);
+    LLVMValueRef wrapped = i && gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
+                                                                 : i;
+    *check = (GjIndexCheck){i, wrapped, n, k, gj_lower_class(it) == GJ_NC_UINT};
+    return wrapped;
 }
 
 /* The wrapped indices of the n axes that `fixed` (NULL: all) marks, checked
@@ -89,10 +89,8 @@ static int array_indices(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMVal
     for (int k = 0; k < at->ndim; k++) {
         if (fixed && !fixed[k])
             continue;
-        LLVMValueRef raw;
-        if (!(out[k] = array_index(L, arr, idx, it, k, &raw)))
+        if (!(out[k] = array_index(L, arr, idx, it, k, &ix[n++])))
             return 0;
-        ix[n++] = (GjIndexCheck){raw, out[k], gj_lower_array_dim(L, arr, 1, k), k};
     }
     return !subject || gj_lower_check_bounds(L, subject, GJ_ERROR_INDEX, n, ix) == GJ_OK;
 }
@@ -266,7 +264,7 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     for (size_t i = 0; i < a->nbytes; i++)
         h = (h ^ ((const unsigned char *)a->data)[i]) * 1099511628211ull;
     char name[48];
-    snprintf(name, sizeof name, "_gj_const_%016llx_%zu", (unsigned long long)h, a->nbytes);
+    snprintf(name, sizeof name, "gj.const.%016llx.%zu", (unsigned long long)h, a->nbytes);
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
     if (!g) {
         uint64_t used = gj_lower_const_bytes(L);
@@ -304,7 +302,7 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
    is the initializer of an internal constant, so code lowered before the
    total is known (the CPU target's dynamic shared memory starts after the
    static arrays) can load it, and O3 folds the load to the final value. */
-#define SHARED_STATIC_TOTAL "_gj_shared_static_bytes"
+#define SHARED_STATIC_TOTAL "gj.shared_static_bytes"   /* gpujit's own name (symbol.h) */
 enum {
     SHARED_ALIGN = 16,
     MAX_STATIC_SHARED = 48 * 1024,   /* bytes a kernel may declare statically (CUDA) */

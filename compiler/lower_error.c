@@ -7,7 +7,7 @@
  * A check is an error site: its exception kind and message (with the
  * Python file and line) go into the launch plan, and the code branches on
  * the checked condition.  A thread that fails it calls the module's
- * _gj_report, which races the other threads for the record's first word
+ * gj.report, which races the other threads for the record's first word
  * with a compare-and-swap from 0 to 1 + the site's index; the winner writes
  * its threadIdx, blockIdx and the site's values.
  * Then the thread goes on with zero (an unassigned local) or ends (a raise,
@@ -53,7 +53,7 @@ int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception,
                             : gj_arena_printf(&L->c->arena, "%s:%d", file, L->loc.line);
     if (!message)
         goto oom;
-    s->sites[s->n] = (GjErrorSiteIR){kind, axis, message, exception};
+    s->sites[s->n] = (GjErrorSiteIR){kind, axis, 0, message, exception};
     return s->n++;
 oom:
     gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
@@ -67,9 +67,9 @@ static void store_word(GjLower *L, LLVMValueRef record, int word, LLVMValueRef v
     LLVMBuildStore(L->b, v, p);
 }
 
-#define REPORT_FUNCTION "_gj_report"
+#define REPORT_FUNCTION "gj.report"   /* gpujit's own name (symbol.h) */
 
-/* The module's reporting function, made on first use: void _gj_report(i64
+/* The module's reporting function, made on first use: void gj.report(i64
    site, i64 a, i64 b[, thread context]), cold and never inlined, so that each
    check's failing path is one call and the code around the checks stays
    small (on the GPU, the instruction cache's; on the host, the JIT's
@@ -205,6 +205,7 @@ GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind
         int32_t site = gj_lower_error_site(L, kind, NULL, ix[k].axis, "%s", subject);
         if (site < 0)
             return GJ_ERR;
+        L->errors->sites[site].unsigned_index = ix[k].is_unsigned;
         if (k + 1 < n) {   /* the last axis fails when no earlier one did */
             LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axis");
             LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.next");
@@ -237,6 +238,7 @@ GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan) {
         GjErrorSite *to = &plan->error_sites[i];
         to->kind = from->kind;
         to->axis = from->axis;
+        to->unsigned_index = from->unsigned_index;
         to->message = strdup(from->message);
         to->exception = from->exception ? strdup(from->exception) : NULL;
         if (!to->message || (from->exception && !to->exception))

@@ -37,6 +37,7 @@ typedef enum GjNumClass {
 typedef struct GjErrorSiteIR {
     GjErrorKind kind;
     int axis;                     /* GJ_ERROR_INDEX */
+    int unsigned_index;           /* GjErrorSite.unsigned_index */
     const char *message;          /* in the arena */
     const char *exception;        /* GJ_ERROR_RAISE: "module:qualname"; else NULL */
 } GjErrorSiteIR;
@@ -47,6 +48,7 @@ typedef struct GjIndexCheck {
     LLVMValueRef wrapped;         /* a negative one plus the extent (checked) */
     LLVMValueRef extent;
     int axis;
+    int is_unsigned;              /* of an unsigned type: reported as a uint64 */
 } GjIndexCheck;
 
 typedef struct GjErrorSites {

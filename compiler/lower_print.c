@@ -80,8 +80,8 @@ static LLVMValueRef promote(GjLower *L, Fmt *f, LLVMValueRef v, const GjType *t)
         return gj_lower_fail(L, "out of memory in lowering");
     if (conv[c].as)
         return gj_lower_cast(L, v, t, conv[c].as);
-    return LLVMBuildSelect(L->b, v, const_string(L, "True", "_gj_print_true"),
-                           const_string(L, "False", "_gj_print_false"), "");
+    return LLVMBuildSelect(L->b, v, const_string(L, "True", "gj.print.true"),
+                           const_string(L, "False", "gj.print.false"), "");
 }
 
 LLVMValueRef gj_lower_print(GjLower *L, const GjIntrCall *call) {
@@ -123,7 +123,7 @@ LLVMValueRef gj_lower_print(GjLower *L, const GjIntrCall *call) {
     LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
     if (!fn)
         fn = LLVMAddFunction(L->mod, name, fty);
-    LLVMValueRef cargs[2] = {const_string(L, f.p, "_gj_print_fmt"), args};
+    LLVMValueRef cargs[2] = {const_string(L, f.p, "gj.print.fmt"), args};
     LLVMBuildCall2(L->b, fty, fn, cargs, 2, "");
     return LLVMGetUndef(L->empty);
 }

@@ -13,7 +13,9 @@
  * with the target machine (its callbacks add NVVMReflect, which folds
  * libdevice's __nvvm_reflect("__CUDA_FTZ") from the nvvm-reflect-ftz flag);
  * rewrite what LLVM's NVPTX backend or ptxas would miscompile (nvptx_fix.c);
- * emit assembly.
+ * emit assembly.  The pass pipeline and code generation (for the CPU target
+ * too) run inside gj_llvm_guard, so that an LLVM fatal error is a
+ * diagnostic (llvmguard.h).
  *
  * Process-wide state is one struct (NvptxProcess): target registration
  * (under pthread_once) and the bytes of each libdevice.10.bc read (under a
@@ -22,6 +24,7 @@
  * to one LLVMContext, so the cached bytes are parsed into each kernel's own
  * context; only read-only data is shared between threads.
  */
+#include "llvmguard.h"
 #include "lower.h"
 #include "nvptx_fix.h"
 
@@ -350,14 +353,30 @@ static void set_llvm_options(void) {
     LLVMParseCommandLineOptions((int)(sizeof argv / sizeof argv[0]), argv, NULL);
 }
 
+typedef struct RunPasses {
+    LLVMModuleRef mod;
+    LLVMTargetMachineRef tm;
+    const char *pipeline;
+    LLVMPassBuilderOptionsRef options;
+    LLVMErrorRef err;
+} RunPasses;
+
+static GjStatus run_passes(void *arg) {   /* under gj_llvm_guard */
+    RunPasses *r = arg;
+    r->err = LLVMRunPasses(r->mod, r->pipeline, r->tm, r->options);
+    return GJ_OK;
+}
+
 /* Runs the LLVM pass pipeline `pipeline` (the text opt -passes takes) with
    the target machine (so target passes such as NVVMReflect run); a failure
    is an INTERNAL diagnostic. */
 GjStatus gj_llvm_run(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *pipeline) {
     pthread_once(&llvm_options_once, set_llvm_options);
-    LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef err = LLVMRunPasses(mod, pipeline, tm, pbo);
-    LLVMDisposePassBuilderOptions(pbo);
+    RunPasses r = {mod, tm, pipeline, LLVMCreatePassBuilderOptions(), NULL};
+    if (gj_llvm_guard(c, "the LLVM pass pipeline", run_passes, &r) != GJ_OK)
+        return GJ_ERR;   /* the options too are left to the leaked pass manager */
+    LLVMDisposePassBuilderOptions(r.options);
+    LLVMErrorRef err = r.err;
     if (!err)
         return GJ_OK;
     char *msg = LLVMGetErrorMessage(err);
@@ -375,11 +394,20 @@ GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, 
     return gj_llvm_run(c, mod, tm, pipeline);
 }
 
+GjStatus gj_llvm_emit(void *arg) {
+    GjLlvmEmit *e = arg;
+    e->failed = LLVMTargetMachineEmitToMemoryBuffer(e->tm, e->mod, e->kind, &e->message, &e->out);
+    return GJ_OK;
+}
+
 static GjStatus emit_ptx(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, char **ptx,
                          DiagCapture *cap) {
-    char *msg = NULL;
-    LLVMMemoryBufferRef buf = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(tm, mod, LLVMAssemblyFile, &msg, &buf)) {
+    GjLlvmEmit e = {.tm = tm, .mod = mod, .kind = LLVMAssemblyFile};
+    if (gj_llvm_guard(c, "NVPTX code generation", gj_llvm_emit, &e) != GJ_OK)
+        return GJ_ERR;
+    char *msg = e.message;
+    LLVMMemoryBufferRef buf = e.out;
+    if (e.failed) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "PTX emission failed: %s",
                  cap->first_error ? cap->first_error : msg ? msg : "unknown error");
         LLVMDisposeMessage(msg);
@@ -558,7 +586,8 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
 
     LLVMContextSetDiagnosticHandler(llctx, old_handler, old_handler_ctx);
     LLVMDisposeMessage(cap.first_error);
-    LLVMDisposeTargetMachine(tm);
+    if (!c->llvm_fatal)
+        LLVMDisposeTargetMachine(tm);
     if (st != GJ_OK) {
         free(r->llvm_ir);
         free(r->libdevice);

@@ -245,11 +245,11 @@ static LLVMValueRef nvptx_atomic_rmw(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValu
 }
 
 /* Static shared arrays are module globals of their own in the shared
-   address space: `.shared .align 16 .b8 _gj_shared_<offset>[bytes]`, left
+   address space: `.shared .align 16 .b8 gj_$_shared_$_<offset>[bytes]`, left
    undefined (CUDA does not clear shared memory). */
 static LLVMValueRef nvptx_shared_static(GjLower *L, uint64_t offset, uint64_t bytes) {
     char name[48];
-    snprintf(name, sizeof name, "_gj_shared_%llu", (unsigned long long)offset);
+    snprintf(name, sizeof name, "gj.shared.%llu", (unsigned long long)offset);
     LLVMTypeRef ty = LLVMArrayType2(L->i8, bytes);
     LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, ty, name,
                                                  L->target->addrspace[GJ_AS_SHARED]);
@@ -260,12 +260,12 @@ static LLVMValueRef nvptx_shared_static(GjLower *L, uint64_t offset, uint64_t by
 }
 
 /* Dynamic shared memory is one external array of unknown size,
-   `.extern .shared .align 16 .b8 _gj_shared_dynamic[]`, that every
+   `.extern .shared .align 16 .b8 gj$shared_dynamic[]`, that every
    dynamic array of the module starts at (they alias, as in CUDA and
    numba); its size is the register %dynamic_smem_size, which LLVM 19 has
    no intrinsic for, so it is read with inline PTX (as numba does). */
 static LLVMValueRef nvptx_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
-    static const char name[] = "_gj_shared_dynamic";
+    static const char name[] = "gj$shared_dynamic";   /* external: a '$' (symbol.h) */
     static const char text[] = "mov.u32 $0, %dynamic_smem_size;", constraints[] = "=r";
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, name);
     if (!g) {
@@ -282,7 +282,7 @@ static LLVMValueRef nvptx_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
 }
 
 /* The error record is one global of the module, `.visible .global
-   .align 8 .b8 _gj_error[72]`, zero at load; the host finds it by name
+   .align 8 .b8 gj$error[72]`, zero at load; the host finds it by name
    (cuModuleGetGlobal), reads it after a launch and clears it. */
 static LLVMValueRef nvptx_error_record(GjLower *L) {
     LLVMValueRef g = LLVMGetNamedGlobal(L->mod, GJ_ERROR_RECORD_SYMBOL);
@@ -305,7 +305,8 @@ const GjTarget gj_target_nvptx = {
     .finish_kernel = nvptx_finish_kernel,
     .special_reg = nvptx_special_reg,
     .barrier = nvptx_barrier,
-    .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT */
+    .vprintf_name = "vprintf",   /* CUDA's, linked by the driver's PTX JIT (grep tag
+                                    GJ_SYMBOL_NAMES: no C ABI name may be it) */
     .collective = nvptx_collective,
     .math_name = nvptx_math_name,
     .approx = nvptx_approx,

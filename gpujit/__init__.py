@@ -625,9 +625,14 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         one (arguments and the return value by value), so both give it;
         ``"c"`` names the function as C would, ``pyfunc.__name__`` or
         ``abi_info["abi_name"]``, where ``"numba"`` gives gpujit's
-        ``_gj_<qualname>``.
+        ``_gj_<qualname>``.  A ``__name__`` has each character outside
+        ASCII letters, digits and ``_`` made ``_``, as PTX names allow no
+        other (``<lambda>`` gives ``_lambda_``).
     abi_info : dict, optional
-        ``{"abi_name": name}``: the PTX name of a ``"c"`` ABI function.
+        ``{"abi_name": name}``: the PTX name of a ``"c"`` ABI function, a C
+        identifier (ASCII letters, digits and ``_``, not starting with a
+        digit, not ``_`` alone) other than the functions gpujit's PTX calls
+        (``vprintf``, libdevice's ``__nv_*``).
     launch_bounds : int or tuple of 1 to 3 ints, optional
         As :func:`jit`'s.
     fastmath, contract, boundscheck
@@ -645,10 +650,16 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     NotImplementedError
         For an ABI other than "numba" and "c", or the C ABI for a kernel
         (numba's errors).
+    TypeError
+        For an ``abi_name`` that is not a str.
     ValueError
-        For an unknown fastmath flag, named in the message.
+        For an unknown fastmath flag, named in the message; for an
+        ``abi_name`` that is not such a name, or a ``__name__`` that gives
+        none (empty, or starting with a digit), named with the reason.
     TypingError, UnsupportedError
         If ``pyfunc`` does not compile for ``sig``.
+    InternalError
+        If LLVM stops with a fatal error (a gpujit bug): its message.
     """
     if abi not in ("numba", "c"):
         raise NotImplementedError(f"Unsupported ABI: {abi}")
@@ -663,7 +674,13 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     if cc is not None:
         options["cc"] = tuple(cc)
     if abi == "c":
-        options["entry_name"] = (abi_info or {}).get("abi_name", pyfunc.__name__)
+        abi_name = (abi_info or {}).get("abi_name")
+        if abi_name is None:
+            options["c_name"] = pyfunc.__name__
+        elif isinstance(abi_name, str):
+            options["abi_name"] = abi_name
+        else:
+            raise TypeError(f'abi_info["abi_name"] must be a str, not {type(abi_name).__name__}')
     if launch_bounds is not None:
         options["launch_bounds"] = _launch_bounds(launch_bounds)
     return _gpujit.compile_ptx(pyfunc, sig, **options)

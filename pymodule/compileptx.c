@@ -1,12 +1,14 @@
 /*
  * compileptx.c - compiling without a kernel object: gpujit.compile_ptx()
- * (a function and a signature to PTX, no GPU needed), the compiler's
+ * (a function and a signature to PTX, no GPU needed) and a device
+ * function's inspect_asm/inspect_llvm/inspect_types, the compiler's
  * signature parser and fastmath flag table for the Python package
  * (gpujit.types, gpujit.jit), and _load_ptx() for tests of what the
  * driver makes of PTX.
  */
 #include "dispatch.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "codeview_py.h"
@@ -100,43 +102,19 @@ PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
     return flags;
 }
 
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
-
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
+/* Compiles func (a Python function) for the signature text sig with o
+   into *res (the caller frees it); *names gets the signature's type names.
+   A kernel's signature returns void; a device function's (o->device) may
+   name its return type.  -1 raised. */
+static int compile_signature(GjPyState *st, PyObject *func, const char *sig,
+                             const GjCompileOptions *o, GjCompileResult *res, PyObject **names)
 {
-    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
-                             "debug", "opt", "device", "entry_name", "launch_bounds",
-                             "boundscheck", NULL};
-    PyObject *func, *sig_obj, *sig_str;
-    unsigned fastmath = 0;   /* GjFastMath bits */
-    int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
-    int boundscheck = 0;   /* gpujit.compile_ptx resolved None */
-    const char *entry_name = NULL;   /* gpujit.compile_ptx: abi="c"'s name */
-    int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppz(iii)p:compile_ptx", kwlist,
-                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
-                                     &contract, &lineinfo, &debug, &opt, &device, &entry_name,
-                                     &bounds[0], &bounds[1], &bounds[2], &boundscheck))
-        return NULL;
-    if (!(sig_str = gj_py_signature_string(sig_obj)))
-        return NULL;
-    const char *sig = gj_py_signature_text(sig_str);
-    if (!sig) {
-        Py_DECREF(sig_str);
-        return NULL;
-    }
-    GjPyState *st = PyModule_GetState(module);
-    if (Py_IS_TYPE(func, st->DispatcherType)) {
-        device = device || ((GjDispatcher *)func)->device_fn;
-        func = ((GjDispatcher *)func)->func;
-    }
     GjCtx ctx;
     GjCodeView cv;
-    GjCompileResult res;
     gj_ctx_init(&ctx);
     memset(&cv, 0, sizeof cv);
-    memset(&res, 0, sizeof res);
-    PyObject *out = NULL, *names = NULL;
+    memset(res, 0, sizeof *res);
+    int rc = -1;
     const GjType **types, *ret;
     int ntypes;
     if (gj_py_codeview(func, &ctx, &cv) < 0)
@@ -150,13 +128,83 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
                      sig, ntypes, cv.name, (int)cv.argcount);
         goto done;
     }
-    if (!device && ret && ret->kind != GJ_TK_NONE) {
+    if (!o->device && ret && ret->kind != GJ_TK_NONE) {
         PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
                      "(void); compile a device function with device=True", sig, ret->name);
         goto done;
     }
     cv.argtypes = types;
-    cv.rettype = device ? ret : NULL;
+    cv.rettype = o->device ? ret : NULL;
+    rc = gj_py_run_compile(st, &ctx, &cv, o, res, names, 1);
+done:
+    gj_ctx_free(&ctx);
+    return rc;
+}
+
+/* The PTX name of a C ABI function: abi_name as the user chose it, else
+   c_name (the function's __name__) made a symbol as gpujit makes one of a
+   Python name ("<lambda>" gives "_lambda_"); malloc'd.  NULL, with
+   ValueError when the name is none PTX can hold, or neither is given. */
+static char *c_abi_name(const char *abi_name, const char *c_name)
+{
+    char *name = abi_name ? strdup(abi_name) : c_name ? gj_sym_of_python_name("", c_name) : NULL;
+    if (!name) {
+        if (abi_name || c_name)
+            PyErr_NoMemory();
+        return NULL;
+    }
+    const char *why = gj_sym_c_name_problem(name);
+    if (!why)
+        return name;
+    PyObject *given = PyUnicode_FromString(abi_name ? abi_name : c_name);
+    PyObject *made = given ? PyUnicode_FromString(name) : NULL;
+    if (made && abi_name)
+        PyErr_Format(PyExc_ValueError, "abi_info[\"abi_name\"] %R cannot name a C ABI function "
+                     "in PTX: it %s", given, why);
+    else if (made)
+        PyErr_Format(PyExc_ValueError, "the C ABI name %R, made of the function's __name__ %R, "
+                     "cannot name a function in PTX: it %s; give one with "
+                     "abi_info={\"abi_name\": ...}", made, given, why);
+    Py_XDECREF(given);
+    Py_XDECREF(made);
+    free(name);
+    return NULL;
+}
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
+
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
+                             "debug", "opt", "device", "abi_name", "c_name", "launch_bounds",
+                             "boundscheck", NULL};
+    PyObject *func, *sig_obj, *sig_str;
+    unsigned fastmath = 0;   /* GjFastMath bits */
+    int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
+    int boundscheck = 0;   /* gpujit.compile_ptx resolved None */
+    /* abi="c": the name the user chose (abi_info), else the function's __name__ */
+    const char *abi_name = NULL, *c_name = NULL;
+    int bounds[3] = {0, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppzz(iii)p:compile_ptx", kwlist,
+                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
+                                     &contract, &lineinfo, &debug, &opt, &device, &abi_name,
+                                     &c_name, &bounds[0], &bounds[1], &bounds[2], &boundscheck))
+        return NULL;
+    char *entry_name = c_abi_name(abi_name, c_name);
+    if ((abi_name || c_name) && !entry_name)
+        return NULL;
+    const char *sig = (sig_str = gj_py_signature_string(sig_obj)) ? gj_py_signature_text(sig_str)
+                                                                  : NULL;
+    if (!sig) {
+        Py_XDECREF(sig_str);
+        free(entry_name);
+        return NULL;
+    }
+    GjPyState *st = PyModule_GetState(module);
+    if (Py_IS_TYPE(func, st->DispatcherType)) {
+        device = device || ((GjDispatcher *)func)->device_fn;
+        func = ((GjDispatcher *)func)->func;
+    }
     GjCompileOptions o;
     gj_compile_options_default(&o);
     o.cc_major = cc_major;
@@ -172,14 +220,59 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     o.max_cluster = bounds[2];
     o.debug = debug;
     o.boundscheck = boundscheck;
-    if (gj_py_run_compile(st, &ctx, &cv, &o, &res, &names, 1) < 0)
-        goto done;
-    out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
-    gj_result_free(&res);
-done:
+    GjCompileResult res;
+    PyObject *out = NULL, *names = NULL;
+    if (compile_signature(st, func, sig, &o, &res, &names) == 0) {
+        out = Py_BuildValue("(ss)", res.ptx, res.return_type ? res.return_type : "none");
+        gj_result_free(&res);
+    }
     Py_XDECREF(names);
     Py_DECREF(sig_str);
-    gj_ctx_free(&ctx);
+    free(entry_name);
+    return out;
+}
+
+/* ---- a device function's inspect_* --------------------------------------------------- */
+
+/* The text at `field` of d compiled for sig (a signature in any form gpujit
+   takes), as compile_ptx(device=True) compiles it with d's options; *names
+   gets the signature's type names when names is not NULL. */
+static PyObject *device_fn_text(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field,
+                                PyObject **names)
+{
+    PyObject *str = gj_py_signature_string(sig);
+    const char *text = str ? gj_py_signature_text(str) : NULL;
+    PyObject *out = NULL, *key = NULL;
+    GjCompileOptions o;
+    gj_py_target_options(d, gj_cu_current_device(), &o);
+    o.device = 1;
+    GjCompileResult res;
+    if (text && compile_signature(st, d->func, text, &o, &res, &key) == 0) {
+        const char *s = *(char **)((char *)&res + field);
+        out = PyUnicode_FromString(s ? s : "");
+        gj_result_free(&res);
+    }
+    if (out && names)
+        *names = Py_NewRef(key);
+    Py_XDECREF(key);
+    Py_XDECREF(str);
+    return out;
+}
+
+PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field)
+{
+    if (sig && sig != Py_None)
+        return device_fn_text(st, d, sig, field, NULL);
+    PyObject *out = PyDict_New();
+    Py_ssize_t n = d->explicit_sigs ? PyList_Size(d->explicit_sigs) : 0;
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *key = NULL;
+        PyObject *v = device_fn_text(st, d, PyList_GetItem(d->explicit_sigs, i), field, &key);
+        if (!v || PyDict_SetItem(out, key, v) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(key);
+        Py_XDECREF(v);
+    }
     return out;
 }
 

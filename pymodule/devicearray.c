@@ -107,11 +107,29 @@ int gj_py_dtype_id_of(PyObject *dtype)
     Py_XDECREF(kind);
     Py_XDECREF(isz);
     Py_XDECREF(order);
-    if (id < 0 && !PyErr_Occurred())
-        PyErr_Format(PyExc_TypeError,
-                     "gpujit has no type for dtype %R (supported: bool, int8-64, uint8-64, "
-                     "float16-64, complex64/128, in native byte order)", dtype);
+    if (id < 0 && !PyErr_Occurred()) {
+        PyObject *what = gj_py_dtype_text(dtype);
+        if (what)
+            PyErr_Format(PyExc_TypeError, "gpujit has no type for dtype %U " GJ_PY_DTYPES, what);
+        Py_XDECREF(what);
+    }
     return id;
+}
+
+PyObject *gj_py_dtype_text(PyObject *dtype)
+{
+    /* NumPy's repr gives datetime64 and timedelta64 by their codes
+       (dtype('<M8[D]')); their names are what users search for. */
+    PyObject *kind = PyObject_GetAttrString(dtype, "kind");
+    const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8AndSize(kind, NULL) : NULL;
+    PyObject *name = k && (k[0] == 'M' || k[0] == 'm') ? PyObject_GetAttrString(dtype, "name")
+                                                       : NULL;
+    Py_XDECREF(kind);
+    PyErr_Clear();
+    PyObject *text = name ? PyUnicode_FromFormat("%R (%S)", dtype, name)
+                          : PyUnicode_FromFormat("%R", dtype);
+    Py_XDECREF(name);
+    return text;
 }
 
 /* ---- layout ------------------------------------------------------------- */
@@ -500,13 +518,13 @@ static PyObject *buffer_dtype(GjPyState *st, PyObject *src, const Py_buffer *vie
     if (*id < 0) {
         PyObject *dt = PyObject_GetAttrString(src, "dtype");
         PyErr_Clear();
-        if (dt)
-            PyErr_Format(PyExc_TypeError, "gpujit has no type for dtype %R (supported: bool, "
-                         "int8-64, uint8-64, float16-64, complex64/128, in native byte order)",
-                         dt);
-        else
+        PyObject *what = dt ? gj_py_dtype_text(dt) : NULL;
+        if (what)
+            PyErr_Format(PyExc_TypeError, "gpujit has no type for dtype %U " GJ_PY_DTYPES, what);
+        else if (!dt)
             PyErr_Format(PyExc_TypeError, "gpujit has no type for buffer format '%s'",
                          view->format ? view->format : "B");
+        Py_XDECREF(what);
         Py_XDECREF(dt);
         return NULL;
     }

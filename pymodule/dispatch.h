@@ -139,6 +139,10 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e);
    types, or a key of .signatures, which must have been compiled: KeyError)
    on `device`, compiling it if needed; NULL raised. */
 GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device);
+/* The same for a signature d has compiled already, for any device (its
+   entry on `device` compiled from that one if needed), or was given by
+   jit(); KeyError for another, as numba's queries of d.overloads. */
+GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int device);
 /* Compiles, for `device`, the twin (same argument types) of every entry of
    device `from` (-1: of any other device) that lacks one, so that one
    device's entries answer for every signature; -1 raised. */
@@ -152,6 +156,17 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
                       GjCompileResult *res, PyObject **sig, int warn);
 /* The signature's type names, a key of .signatures; NULL raised. */
 PyObject *gj_py_signature_tuple(const GjCodeView *cv);
+/* The compile options of d's entries on device `ordinal`: d's jit options
+   for that device's compute capability (sm_90 without a GPU), or the host
+   CPU for GJ_MEM_HOST. */
+void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o);
+
+/* compileptx.c: a device function's inspect_* (field: the GjCompileResult
+   member, ptx, llvm_ir or type_dump): for signature sig, d compiled now as
+   compile_ptx(device=True) compiles it, with d's options, for the current
+   GPU; for sig NULL or None, a dict {type names: text} of jit()'s
+   signatures.  NULL raised. */
+PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field);
 /* Whether cv's function has positional parameters only (then a count of
    arguments means something: a function with *args, **kwargs or
    keyword-only parameters is refused by the compiler at its def line). */

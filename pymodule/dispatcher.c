@@ -22,7 +22,9 @@
  * the device it was compiled for: a CUDA ordinal (PTX, loaded as a
  * CUmodule) or GJ_MEM_HOST (the CPU target: host code in LLVM's JIT).
  * inspect_asm always shows PTX, compiling it for a CPU entry's signature
- * when needed (it needs no GPU).
+ * when needed (it needs no GPU).  A device function has no entries (the
+ * kernels that call it compile it): its inspect_* compile it on its own,
+ * as compile_ptx(device=True) does (compileptx.c).
  */
 #include "dispatch.h"
 
@@ -148,7 +150,7 @@ static const GjRuntimeSymbol cpu_runtime_symbols[] = {
 
 /* Compile options for device `ordinal` (the defaults, sm_90, without a GPU;
    the host CPU for GJ_MEM_HOST). */
-static void target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o)
+void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o)
 {
     gj_compile_options_default(o);
     o->fastmath = d ? d->fastmath : 0;
@@ -302,7 +304,7 @@ static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key,
             goto done;
     cv.argtypes = types;
     GjCompileOptions o;
-    target_options(d, (int)key[0], &o);
+    gj_py_target_options(d, (int)key[0], &o);
     o.cpu_thread_loops = loops;
     if (o.target == GJ_TARGET_NVPTX) {   /* searched when a kernel, or a cache key, needs it */
         o.find_libdevice = gj_py_find_libdevice;
@@ -516,11 +518,24 @@ PyObject *gj_py_signature_string(PyObject *sig)
     return s;
 }
 
-GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+/* Whether d has an entry for key[1..n) on a device other than key[0]'s. */
+static int compiled_elsewhere(const GjDispatcher *d, const uint32_t *key, int n)
+{
+    for (size_t i = 0; i < d->nbuckets; i++)
+        for (const GjEntry *e = d->buckets[i]; e; e = e->next)
+            if (e->nkey == n && e->key[0] != key[0]
+                && memcmp(e->key + 1, key + 1, (size_t)(n - 1) * sizeof *key) == 0)
+                return 1;
+    return 0;
+}
+
+/* gj_py_entry_for_signature, and with `compile_new` 0 gj_py_entry_compiled. */
+static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device,
+                                    int compile_new)
 {
     if (!PyUnicode_Check(sig) && !is_signature_key(sig)) {
         PyObject *str = gj_py_signature_string(sig);
-        GjEntry *e = str ? gj_py_entry_for_signature(st, d, str, device) : NULL;
+        GjEntry *e = str ? entry_for_signature(st, d, str, device, compile_new) : NULL;
         Py_XDECREF(str);
         return e;
     }
@@ -546,7 +561,29 @@ GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig
     if (n < 0)
         return NULL;
     GjEntry *e = gj_py_entry_find(d, key, n);
-    return e ? e : gj_py_entry_compile(st, d, key, n, 0);
+    if (e)
+        return e;
+    if (!compile_new && !compiled_elsewhere(d, key, n)) {
+        PyObject *name = gj_py_kernel_name(d);
+        if (name)
+            PyErr_Format(PyExc_KeyError, "kernel %U has no specialisation for %R: compile it "
+                         "first (%U.compile(signature), or a launch)", name, sig, name);
+        Py_XDECREF(name);
+        return NULL;
+    }
+    return gj_py_entry_compile(st, d, key, n, 0);
+}
+
+GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+{
+    return entry_for_signature(st, d, sig, device, 1);
+}
+
+GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
+{
+    if (d->explicit_sigs && gj_py_entry_explicit_compile(st, d, device) < 0)
+        return NULL;   /* jit's signatures count as compiled, as numba compiles them at once */
+    return entry_for_signature(st, d, sig, device, 0);
 }
 
 /* An entry compiled for layout 'A' (any strides) in place of the C or F
@@ -853,6 +890,8 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
 {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
+    if (d->device_fn)   /* no entries: the kernels that call it compile it */
+        return gj_py_device_fn_inspect(st, d, sig, field_offset);
     int ptx = field_offset == offsetof(GjCompileResult, ptx), device = gj_cu_current_device();
     if (ptx && gj_py_entry_twins(st, d, device, GJ_MEM_HOST) < 0)
         return NULL;
@@ -1091,7 +1130,11 @@ static PyMethodDef dispatcher_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "inspect_asm(signature=None)\n--\n\nPTX of every compiled signature, as a dict\n"
      "{signature tuple: ptx}; with a signature (a str, compiled if needed, or a key of\n"
-     ".signatures) the PTX of that one as a str."},
+     ".signatures) the PTX of that one as a str.  A device function's is its .func\n"
+     "compiled now, as compile_ptx(device=True) with its jit options: for that\n"
+     "signature, or without one for each of its jit signatures.\n\n"
+     "Raises\n------\nKeyError\n    For a key of .signatures not compiled.\n"
+     "TypingError, UnsupportedError\n    If the function does not compile for it."},
     {"inspect_ptx", (PyCFunction)(void (*)(void))dispatcher_inspect_asm,
      METH_VARARGS | METH_KEYWORDS, "inspect_ptx(signature=None)\n--\n\nAlias of inspect_asm."},
     {"inspect_llvm", (PyCFunction)(void (*)(void))dispatcher_inspect_llvm,

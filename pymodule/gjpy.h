@@ -216,6 +216,12 @@ int gj_py_numpy(GjPyState *st);
 PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj);
 /* GjDtypeId of a numpy.dtype, or -1 with TypeError naming it. */
 int gj_py_dtype_id_of(PyObject *dtype);
+/* A dtype as messages name it (new str, NULL raised): its repr, and for
+   datetime64 and timedelta64 also its name, "dtype('<M8[D]') (datetime64[D])". */
+PyObject *gj_py_dtype_text(PyObject *dtype);
+/* What follows "has no type for" the dtype in those messages. */
+#define GJ_PY_DTYPES \
+    "(supported: bool, int8-64, uint8-64, float16-64, complex64/128, in native byte order)"
 /* The type's name ("str") as a new str, for messages. */
 PyObject *gj_py_type_name(PyObject *obj);
 /* A str argument's UTF-8 text (owned by obj), or NULL raised: TypeError

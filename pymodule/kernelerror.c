@@ -93,21 +93,31 @@ static PyObject *exception_of(PyObject *func, const GjErrorSite *s)
     return Py_NewRef(PyExc_RuntimeError);
 }
 
-/* What the site's message is preceded by: the index kinds' values. */
+/* What the site's message is preceded by: the index kinds' values (the
+   index as its type reads it). */
 static PyObject *values_text(const GjErrorSite *s, const int64_t *record)
 {
+    PyObject *index = s->unsigned_index ? PyLong_FromUnsignedLongLong((uint64_t)record[7])
+                                        : PyLong_FromLongLong(record[7]);
+    PyObject *text = NULL;
     switch (s->kind) {
     case GJ_ERROR_INDEX:
-        return PyUnicode_FromFormat("index %lld is out of bounds for axis %d with size %lld: ",
-                                    (long long)record[7], s->axis, (long long)record[8]);
+        text = index ? PyUnicode_FromFormat("index %S is out of bounds for axis %d with size "
+                                            "%lld: ", index, s->axis, (long long)record[8])
+                     : NULL;
+        break;
     case GJ_ERROR_TUPLE_INDEX:
-        return PyUnicode_FromFormat("tuple index %lld is out of range for %lld items: ",
-                                    (long long)record[7], (long long)record[8]);
+        text = index ? PyUnicode_FromFormat("tuple index %S is out of range for %lld items: ",
+                                            index, (long long)record[8])
+                     : NULL;
+        break;
     case GJ_ERROR_UNBOUND_LOCAL:
     case GJ_ERROR_RAISE:
+        text = PyUnicode_FromString("");
         break;
     }
-    return PyUnicode_FromString("");
+    Py_XDECREF(index);
+    return text || PyErr_Occurred() ? text : PyUnicode_FromString("");   /* another kind */
 }
 
 int gj_py_kernel_error_raise(GjDispatcher *d, const GjEntry *e, const int64_t *record)

@@ -99,17 +99,17 @@ static int unsupported_arg(PyObject *func, int i, PyObject *obj)
                           ? PyObject_GetAttrString(obj, "dtype") : NULL;
     PyErr_Clear();
     PyObject *tname = gj_py_type_name(obj);
-    if (dtype)
-        PyErr_Format(PyExc_TypeError,
-                     "kernel argument %d ('%S') has dtype %R, which gpujit has no type for "
-                     "(supported: bool, int8-64, uint8-64, float16-64, complex64/128, in native "
-                     "byte order)", i + 1, name ? name : Py_None, dtype);
-    else
+    PyObject *what = dtype ? gj_py_dtype_text(dtype) : NULL;
+    if (what)
+        PyErr_Format(PyExc_TypeError, "kernel argument %d ('%S') has dtype %U, which gpujit "
+                     "has no type for " GJ_PY_DTYPES, i + 1, name ? name : Py_None, what);
+    else if (!dtype)
         PyErr_Format(PyExc_TypeError,
                      "kernel argument %d ('%S') has unsupported type '%S'; pass a NumPy array, "
                      "a DeviceArray, an object with __cuda_array_interface__ or __dlpack__, "
                      "or a bool, int, float, complex or NumPy scalar", i + 1,
                      name ? name : Py_None, tname);
+    Py_XDECREF(what);
     Py_XDECREF(dtype);
     Py_XDECREF(name);
     Py_XDECREF(tname);

@@ -19,7 +19,8 @@
  * the CPU target from the compiler's counts (runtime/exec.h).  As numba's,
  * a query without a signature answers for the one specialisation of a
  * specialized kernel (jit with one signature, or specialize()) and with a
- * dict {signature: value} otherwise.
+ * dict {signature: value} otherwise, and one with a signature the kernel has
+ * compiled nowhere is a KeyError (suggest_config, gpujit's own, compiles it).
  */
 #include "dispatch.h"
 
@@ -85,16 +86,18 @@ static int device_entries(GjPyState *st, GjDispatcher *d, int device)
     return gj_py_entry_twins(st, d, device, -1);
 }
 
-/* The loaded entry on `device` of signature sig; for sig None, of the one
-   signature the kernel has (TypeError when it has none or several).  It is
-   held (the load runs without the GIL, when a recompile() may come): the
-   caller releases it. */
+/* The loaded entry on `device` of signature sig, compiled now if it was not
+   when `compile_new` (else KeyError); for sig None, of the one signature the
+   kernel has (TypeError when it has none or several).  It is held (the load
+   runs without the GIL, when a recompile() may come): the caller releases
+   it. */
 static GjEntry *one_entry(GjPyState *st, GjDispatcher *d, PyObject *sig, int device,
-                          const char *what)
+                          int compile_new, const char *what)
 {
     GjEntry *e = NULL;
     if (sig && sig != Py_None) {
-        e = gj_py_entry_for_signature(st, d, sig, device);
+        e = compile_new ? gj_py_entry_for_signature(st, d, sig, device)
+                        : gj_py_entry_compiled(st, d, sig, device);
     } else {
         if (device_entries(st, d, device) < 0)
             return NULL;
@@ -208,7 +211,7 @@ static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseFiel
         if (!one)
             return use_dict(st, d, device, field);
     }
-    GjEntry *e = one_entry(st, d, sig, device, what);
+    GjEntry *e = one_entry(st, d, sig, device, 0, what);   /* numba's: no compile */
     PyObject *v = e ? use_value(e, field) : NULL;
     if (e)
         gj_py_entry_release(e);
@@ -323,7 +326,7 @@ PyObject *gj_py_suggest_config(PyObject *self, PyObject *args, PyObject *kw)
                                     INT_MAX, &shared) < 0)
         || gj_py_device(st, &device) < 0)
         return NULL;
-    GjEntry *e = one_entry(st, d, sig, device, "suggest_config");
+    GjEntry *e = one_entry(st, d, sig, device, 1, "suggest_config");
     if (!e)
         return NULL;
     int rc = gj_py_prepare_shared(st, d, e, (unsigned)shared, device) < 0
@@ -375,8 +378,10 @@ PyObject *gj_py_forall(PyObject *self, PyObject *args, PyObject *kw)
     "Parameters\n" \
     "----------\n" \
     "signature : signature, optional\n" \
-    "    A string (``\"void(float32[::1], int64)\"``) or signature object,\n" \
-    "    compiled now if it was not, or a key of ``signatures``.\n" \
+    "    A specialisation compiled before (by a launch, ``compile()`` or\n" \
+    "    ``jit``'s signatures): a string (``\"void(float32[::1], int64)\"``),\n" \
+    "    a signature object, or a key of ``signatures``.  As numba's, a\n" \
+    "    query compiles nothing.\n" \
     "\n" \
     "Returns\n" \
     "-------\n" \
@@ -389,7 +394,7 @@ PyObject *gj_py_forall(PyObject *self, PyObject *args, PyObject *kw)
     "Raises\n" \
     "------\n" \
     "KeyError\n" \
-    "    For a key of ``signatures`` the kernel has not compiled.\n" \
+    "    For a signature the kernel has not compiled.\n" \
     "RuntimeError\n" \
     "    For a device function (``device=True``), which is never launched on\n" \
     "    its own."

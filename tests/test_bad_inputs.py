@@ -26,6 +26,25 @@ def test_numpy_scalars_without_a_gpujit_type_are_refused(scalar):
     assert out[0] == 0
 
 
+@pytest.mark.usefixtures("target")
+@pytest.mark.parametrize("value, name", [
+    (np.zeros(2, "M8[D]"), "datetime64[D]"), (np.zeros(2, "m8[s]"), "timedelta64[s]"),
+    (np.datetime64("2020-01-01"), "datetime64[D]"), (np.timedelta64(5, "ms"), "timedelta64[ms]")])
+def test_datetime64_and_timedelta64_are_named_by_their_names_not_only_their_codes(value, name):
+    supported = ("(supported: bool, int8-64, uint8-64, float16-64, complex64/128, in native "
+                 "byte order)")
+    out = np.zeros(1)
+    with pytest.raises(TypeError) as info:
+        store_one[1, 1](value, out)
+    assert str(info.value) == (f"kernel argument 1 ('x') has dtype {value.dtype!r} ({name}), "
+                               f"which gpujit has no type for {supported}")
+    assert out[0] == 0
+    if isinstance(value, np.ndarray):
+        with pytest.raises(TypeError) as info:
+            gpujit.to_device(value)
+        assert str(info.value) == f"gpujit has no type for dtype {value.dtype!r} ({name}) {supported}"
+
+
 def test_a_signature_with_a_nul_is_refused():
     with pytest.raises(ValueError, match="contains a NUL character"):
         gpujit.jit("void(float32[:])\x00junk")(lambda a: None)

@@ -127,6 +127,36 @@ def test_narrow_and_unsigned_index_types(rng):
     assert msg.startswith("index 255 is out of bounds for axis 0 with size 200")
 
 
+def at_row_col(a, rows, cols, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        out[i] = a[rows[i], cols[i]]
+
+
+@pytest.mark.parametrize("bad", [2**63, 2**63 + 7, 2**64 - 1])
+def test_a_uint64_index_at_or_above_2_63_is_reported_as_it_is_not_as_negative(rng, bad):
+    a = random_array(rng, 40, "float64")
+    idx = rng.integers(0, 40, N).astype(np.uint64)
+    idx[17] = bad
+    msg = raises_index_error(checked(gather), N, a, idx, poison(N, "float64"))
+    assert msg.startswith(f"index {bad} is out of bounds for axis 0 with size 40: array 'a' "
+                          f"("), msg
+    assert f"/{THIS_FILE}:{line_of(gather, 'the checked load')})" in msg
+    assert threads_of([17])[0] in msg
+    b = random_array(rng, 6 * 7, "float32").reshape(6, 7)
+    rows = rng.integers(-6, 6, N)                        # int64: a negative one stays negative
+    cols = rng.integers(0, 7, N).astype(np.uint64)
+    out = poison(N, "float32")
+    launch(checked(at_row_col), N, b, rows, cols, out)
+    np.testing.assert_array_equal(out, b[rows, cols])
+    cols[3] = bad
+    msg = raises_index_error(checked(at_row_col), N, b, rows, cols, poison(N, "float32"))
+    assert msg.startswith(f"index {bad} is out of bounds for axis 1 with size 7: array 'a'"), msg
+    rows[2] = -7
+    msg = raises_index_error(checked(at_row_col), N, b, rows, cols, poison(N, "float32"))
+    assert msg.startswith("index -7 is out of bounds for axis 0 with size 6: array 'a'"), msg
+
+
 def first_element(a, out):
     out[0] = a[0]
 
@@ -352,9 +382,40 @@ def test_a_variable_tuple_index(rng):
     which[3] = 3
     msg = raises_index_error(checked(pick), N, (10, 20, 30), which, poison(N, "int64"))
     assert msg.startswith("tuple index 3 is out of range for 3 items: tuple 't' ")
-    huge = np.full(N, 2**64 - 1, np.uint64)            # unsigned: never counted from the end
-    with pytest.raises(IndexError, match="^tuple index -1 is out of range"):   # as int64
-        launch(checked(pick), N, (10, 20, 30), huge, poison(N, "int64"))
+    for bad in (2**63, 2**64 - 1):                     # unsigned: never counted from the end
+        huge = np.full(N, bad, np.uint64)
+        msg = raises_index_error(checked(pick), N, (10, 20, 30), huge, poison(N, "int64"))
+        assert msg.startswith(f"tuple index {bad} is out of range for 3 items: tuple 't' "), msg
+
+
+# ---- kernels named as gpujit's own symbols were -----------------------------------
+
+def named(name):
+    """A checked kernel `name`: out[i] = a[idx[i]] (gpujit's symbols were _gj_error,
+    the error record, and _gj_report, the reporting function: what a kernel
+    called error or report was named too)."""
+    ns = {}
+    exec(f"def {name}(a, idx, out):\n    i = gpujit.grid(1)\n    if i < out.size:\n"
+         f"        out[i] = a[idx[i]]\n", {"gpujit": gpujit}, ns)
+    return checked(ns[name])
+
+
+@pytest.mark.parametrize("name", ["error", "report", "shared_dynamic", "shared_static_bytes"])
+def test_a_kernel_named_as_a_gpujit_symbol_was_reports_its_errors(rng, name):
+    kernel = named(name)
+    a = random_array(rng, 50, "float64")
+    idx = rng.integers(-50, 50, N)
+    out = poison(N, "float64")
+    launch(kernel, N, a, idx, out)
+    np.testing.assert_array_equal(out, a[idx])
+    idx[7] = 50
+    msg = raises_index_error(kernel, N, a, idx, poison(N, "float64"))
+    assert msg.startswith("index 50 is out of bounds for axis 0 with size 50: array 'a' ("), msg
+    assert msg.endswith(f", in kernel {name} at {threads_of([7])[0]}"), msg
+    ptx = kernel.inspect_asm(kernel.signatures[0])
+    assert re.findall(r"^\.visible \.(?:entry|global|func).*", ptx, re.M) == [
+        ".visible .global .align 8 .b8 gj$error[72];",   # the error record, 9 int64 words
+        f".visible .entry _gj_{name}("]
 
 
 # ---- device functions ---------------------------------------------------------------
@@ -427,7 +488,7 @@ def test_switches(monkeypatch, rng, target):
         pytest.skip("compiling: the CPU target's run says it")
     a = random_array(rng, 50, "float64")
     idx = np.full(4, 3)
-    assert "_gj_error" not in gpujit.jit(gather).inspect_asm("void(float64[::1], int64[::1], "
+    assert "gj$error" not in gpujit.jit(gather).inspect_asm("void(float64[::1], int64[::1], "
                                                              "float64[::1])")
     for env, options, on in [(None, {}, False), (None, {"boundscheck": True}, True),
                              (None, {"debug": True}, True),
@@ -444,7 +505,7 @@ def test_switches(monkeypatch, rng, target):
         kernel[1, 4](a, idx.copy(), out)
         np.testing.assert_array_equal(out, a[3])
         ptx = kernel.inspect_asm(kernel.signatures[0])
-        assert ("_gj_error" in ptx) == on, (env, options)
+        assert ("gj$error" in ptx) == on, (env, options)
     monkeypatch.setenv("GPUJIT_BOUNDSCHECK", "yes")
     with pytest.raises(ValueError, match="GPUJIT_BOUNDSCHECK must be 0"):
         gpujit.jit(gather)
@@ -454,8 +515,8 @@ def test_compile_ptx_takes_boundscheck(target):
     if target == "cuda":
         pytest.skip("compiling: the CPU target's run says it")
     sig = "void(float64[::1], int64[::1], float64[::1])"
-    assert "_gj_error" in gpujit.compile_ptx(gather, sig, boundscheck=True)[0]
-    assert "_gj_error" not in gpujit.compile_ptx(gather, sig)[0]
+    assert "gj$error" in gpujit.compile_ptx(gather, sig, boundscheck=True)[0]
+    assert "gj$error" not in gpujit.compile_ptx(gather, sig)[0]
 
 
 # ---- PTX ----------------------------------------------------------------------------

@@ -202,6 +202,31 @@ def test_boundscheck_and_debug_are_other_entries_that_keep_their_error_sites(cac
     assert len(entries(cache_dir)) == 3
 
 
+UNSIGNED = """
+import gpujit
+
+@gpujit.jit(cache=True, boundscheck=True)
+def at(x, i, out):
+    out[0] = x[i]
+"""
+
+
+@pytest.mark.usefixtures("target")
+def test_an_unsigned_index_is_reported_unsigned_by_an_entry_from_the_cache(cache_dir, rng):
+    x = random_array(rng, 4, np.float64)
+    counts = Counts()
+    for k in range(2):   # the second dispatcher's entry comes from the cache
+        out = poison(1, np.float64)
+        kernel = make(UNSIGNED, "at")
+        kernel[1, 1](x, np.uint64(3), out)
+        assert out[0] == x[3]
+        with pytest.raises(IndexError, match=r"^index 9223372036854775808 is out of bounds for "
+                                             r"axis 0 with size 4: array 'x' "
+                                             r"\(cached_kernels.py:6\)"):
+            kernel[1, 1](x, np.uint64(2**63), poison(1, np.float64))
+    assert counts() == (1, 1)
+
+
 # ---- switches ----------------------------------------------------------------------
 
 @pytest.mark.usefixtures("target")

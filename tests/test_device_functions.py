@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import assert_fma_close, poison, random_array
+from conftest import assert_assembles, assert_fma_close, poison, random_array
 
 N = 1001  # not a multiple of the block size: the bounds check matters
 THIS_FILE = os.path.basename(__file__)
@@ -710,3 +710,36 @@ def uses_bad_default(out):
 def test_default_that_is_not_a_number_is_a_typing_error():
     msg = compile_error(uses_bad_default, "void(float64[:])", gpujit.TypingError)
     assert "default value of parameter 'table' of bad_default() is a list" in msg
+
+
+# ---- names that are not ASCII -------------------------------------------------------
+
+@gpujit.jit(device=True)
+def ƒ(a):
+    return a + 1.5
+
+
+@gpujit.jit(device=True)
+def é(a):   # the same symbol as ƒ's, _gj_dev___: LLVM renames the second one
+    return a * 2.5
+
+
+@gpujit.jit
+def kérnel(x, out):
+    i = gpujit.grid(1)
+    if i < out.size:
+        ñ = ƒ(ƒ(x[i]))
+        out[i] = é(ñ)
+
+
+@pytest.mark.usefixtures("target")
+def test_non_ascii_names_of_kernels_device_functions_and_variables(rng, ptxas, tmp_path):
+    x = random_array(rng, N, "float64")
+    out = launch(kérnel, x, poison(N, "float64"))
+    np.testing.assert_array_equal(out, (x + 1.5 + 1.5) * 2.5)
+    for options in ({}, {"lineinfo": True}, {"debug": True, "opt": False}):
+        ptx, _ = gpujit.compile_ptx(kérnel, "void(float64[::1], float64[::1])", **options)
+        assert ".visible .entry _gj_k__rnel(" in ptx   # each byte of é made '_'
+        assert_assembles(ptxas, ptx, tmp_path, str(options))
+    defined = re.findall(r"^\.func .* (_gj_dev_\w*)\($", ptx, re.M)   # debug: not inlined
+    assert defined == ["_gj_dev___", "_gj_dev___1"], defined

@@ -10,6 +10,7 @@ import warnings
 import pytest
 
 import gpujit
+from conftest import child_output
 
 SIG2 = "void(float32[:], float32[:])"
 THIS_FILE = os.path.basename(__file__)
@@ -313,3 +314,39 @@ def test_importing_the_source_tree_says_so():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "this is the source tree" in proc.stderr and "-P" in proc.stderr, proc.stderr
+
+
+# ---- LLVM's fatal errors ----------------------------------------------------------------
+
+FATAL = """
+import threading
+import gpujit
+
+def shift(x):
+    i = gpujit.threadIdx.x
+    x[i] = gpujit.shfl_down_sync(0xffffffff, x[i], 1)
+
+def attempt():
+    try:
+        gpujit.compile_ptx(shift, "void(float32[:])", cc=(6, 0))
+    except gpujit.InternalError as e:
+        print(e)
+
+attempt()
+attempt()
+thread = threading.Thread(target=attempt)
+thread.start()
+thread.join()
+print(".target sm_70" in gpujit.compile_ptx(shift, "void(float32[:])", cc=(7, 0))[0])
+"""
+
+
+def test_an_llvm_fatal_error_is_an_internal_error_and_the_process_goes_on():
+    # LLVM 19's NVPTX backend cannot select shfl.sync at sm_60's default PTX
+    # ISA (5.0): report_fatal_error, which used to end the process with
+    # "LLVM ERROR: ..." (a child runs it, so that a regression cannot end
+    # this one).  Again, on another thread, and a good compile after it.
+    error = ("<string>: internal error: LLVM stopped with a fatal error in NVPTX code "
+             "generation: Cannot select: intrinsic %llvm.nvvm.shfl.sync.down.i32 (gpujit goes "
+             "on, leaving this compile's LLVM memory unfreed)")
+    assert child_output(FATAL) == [error, error, error, "True", ""]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import poison
+from conftest import child_output, poison
 from gpujit import float32, int32, int64, void
 
 
@@ -93,6 +93,34 @@ def test_inspect_llvm_shows_the_current_targets_code(target, rng):
 # ---- to_device ----------------------------------------------------------------------
 
 @pytest.mark.usefixtures("target")
+def test_a_device_functions_inspect_methods_compile_it_as_compile_ptx_device_does():
+    def half(a, b):
+        return a / b * 0.5
+
+    dev = gpujit.jit("float32(float32, float32)", device=True, fastmath=True)(half)
+    ptx = dev.inspect_asm("float32(float32, float32)")
+    assert re.search(r"^\.visible \.func\s+\(\.param \.b32 func_retval0\) "
+                     r"_gj_test_a_device_functions_inspect_methods_compile_it_as_compile_ptx_"
+                     r"device_does__locals__half\(", ptx, re.M), ptx
+    assert "div.approx.ftz.f32" in ptx and ".entry" not in ptx
+    assert dev.inspect_asm(float32(float32, float32)) == ptx
+    assert dev.inspect_asm() == {("float32", "float32"): ptx}   # jit's signatures
+    if not gpujit.is_available():   # sm_90, as compile_ptx's default
+        assert ptx == gpujit.compile_ptx(half, "float32(float32, float32)", device=True,
+                                         fastmath=True)[0]
+    llvm = dev.inspect_llvm("float32(float32, float32)")
+    assert re.search(r"^define float @_gj_\w+__half\(float %a\d*, float %b\d*\)", llvm, re.M), llvm
+    out = io.StringIO()
+    dev.inspect_types("float32(float32, float32)", file=out)
+    assert out.getvalue().startswith("half float32(float32, float32)\na: float32\nb: float32\n")
+    lazy = gpujit.jit(device=True)(half)   # compiled where kernels call it; inspected on its own
+    assert lazy.inspect_asm() == {}
+    wide = lazy.inspect_asm("float64(float32, float32)")
+    assert "div.rn.f32" in wide and "cvt.f64.f32" in wide and ".param .b64 func_retval0" in wide
+    with pytest.raises(gpujit.TypingError):
+        lazy.inspect_asm("float32(float32")
+
+
 def test_to_device_copy_false_allocates_without_copying(rng):
     x = rng.random((5, 7))
     d = gpujit.to_device(x, copy=False)
@@ -126,6 +154,82 @@ def test_compile_ptx_refuses_what_numba_refuses():
         gpujit.compile_ptx(scale, "void(float32[:], float32[:], float32)", abi="c")
     with pytest.raises(NotImplementedError, match="Unsupported ABI: fortran"):
         gpujit.compile_ptx(add, "int32(int32, int32)", device=True, abi="fortran")
+
+
+# In a child process: before gpujit checked them, these names ended the process
+# in LLVM ("LLVM ERROR: Symbol name with unsupported characters").
+C_ABI_NAMES = """
+import gpujit, re
+from gpujit import int32
+
+def show(f, **abi_info):
+    try:
+        ptx, _ = gpujit.compile_ptx(f, int32(int32), device=True, abi="c",
+                                    abi_info=abi_info or None)
+        print(re.search(r"^\\.visible \\.func\\s+\\(\\.param \\.b32 func_retval0\\) (.*)\\($",
+                        ptx, re.M).group(1))
+    except (ValueError, TypeError) as e:
+        print(type(e).__name__ + ": " + str(e))
+
+def ƒ(a):
+    return a
+
+def plain(a):
+    return a
+
+show(lambda x: x)                   # numba-cuda's test_c_abi_no_env_global
+show(ƒ)
+for name in ["<lambda>", "ƒ", "", "1abc", "_", "a.b", "a$b", "%r1", "vprintf", "__nv_sinf",
+             "_Z4funcii"]:
+    show(plain, abi_name=name)
+show(plain, abi_name=7)
+for name in ["1x", "", "<", "vprintf"]:
+    plain.__name__ = name
+    show(plain)
+"""
+
+
+def test_c_abi_names_are_ptx_names_or_a_value_error_that_says_why():
+    chars = "has a character other than ASCII letters, digits and '_' (a C ABI name is a C identifier)"
+
+    def refused(name, why):
+        return (f"ValueError: abi_info[\"abi_name\"] {name!r} cannot name a C ABI function in "
+                f"PTX: it {why}")
+
+    def derived(name, why):
+        return (f"ValueError: the C ABI name {name!r}, made of the function's __name__ "
+                f"{name!r}, cannot name a function in PTX: it {why}; give one with "
+                f"abi_info={{\"abi_name\": ...}}")
+
+    vprintf = "is CUDA's vprintf, which gpujit's PTX calls for print()"
+    assert child_output(C_ABI_NAMES)[:-1] == [
+        "_lambda_",   # each byte outside [A-Za-z0-9_] made '_', as gpujit's own names
+        "__",         # ƒ is two bytes of UTF-8
+        refused("<lambda>", chars), refused("ƒ", chars), refused("", "is empty"),
+        refused("1abc", "starts with a digit"),
+        refused("_", "is a lone '_', which PTX does not take as a name"),
+        refused("a.b", chars), refused("a$b", chars),
+        refused("%r1", chars), refused("vprintf", vprintf),
+        refused("__nv_sinf", "starts with __nv_, as libdevice's functions, which gpujit's PTX "
+                             "calls"),
+        "_Z4funcii",
+        'TypeError: abi_info["abi_name"] must be a str, not int',
+        derived("1x", "starts with a digit"), derived("", "is empty"),
+        "ValueError: the C ABI name '_', made of the function's __name__ '<', cannot name a "
+        "function in PTX: it is a lone '_', which PTX does not take as a name; give one with "
+        'abi_info={"abi_name": ...}',
+        derived("vprintf", vprintf),
+    ]
+
+
+def test_c_abi_names_made_of_python_names_pass_ptxas(ptxas, tmp_path):
+    def ƒ(a):
+        return a
+
+    for f, name in ((lambda x: x, "_lambda_"), (ƒ, "__")):
+        ptx, _ = gpujit.compile_ptx(f, int32(int32), device=True, abi="c")
+        assert f") {name}(" in ptx
+        check_ptxas(ptxas, tmp_path, ptx)
 
 
 def test_compile_ptx_c_abi_passes_ptxas(ptxas, tmp_path):

@@ -125,6 +125,25 @@ def test_fast_functions_ptx(fn, fast_has, precise_lacks, device):
     assert not any(s in precise for s in precise_lacks), precise
 
 
+@pytest.mark.parametrize("fn, fast_has, precise_lacks", FAST_UNARY,
+                         ids=[row[0].__name__ for row in FAST_UNARY])
+@pytest.mark.parametrize("device", [False, True])
+def test_fast_functions_through_jit_and_inspect_asm(fn, fast_has, precise_lacks, device):
+    # numba-cuda's own fastmath tests take this path: jit(sig, device=...,
+    # fastmath=True)(f).inspect_asm(sig), a tuple of argument types as sig
+    if device:
+        func, sig = unary_device(fn), (gpujit.float32,)
+    else:
+        func, sig = unary_kernel(fn), (gpujit.float32[::1], gpujit.float32)
+    fast = gpujit.jit(sig, device=device, fastmath=True)(func).inspect_asm(sig)
+    precise = gpujit.jit(sig, device=device)(func).inspect_asm(sig)
+    assert all(s in fast for s in fast_has), fast
+    assert not any(s in precise for s in precise_lacks), precise
+    entry = r"\.visible \.func\s+\(\.param \.b32 func_retval0\) _gj_" if device else \
+        r"\.visible \.entry _gj_"
+    assert re.search(entry, fast) and re.search(entry, precise)
+
+
 def test_fast_exp_has_no_fma():
     # libdevice's accurate expf is built on fma.rn; __nv_fast_expf is ex2.approx of a product
     fast, _ = gpujit.compile_ptx(unary_kernel(math.exp), "void(float32[::1], float32)",

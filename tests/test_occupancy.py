@@ -99,7 +99,8 @@ def test_static_shared_memory_is_at_least_the_kernels_arrays(rng):
     np.testing.assert_array_equal(out, tile_sum_numpy(x, threads))
     assert k.get_shared_mem_per_block(F32) >= 64 * 64 * 4
     assert k.get_shared_mem_per_block() == {F32: k.get_shared_mem_per_block(F32)}
-    assert gpujit.jit(copy).get_shared_mem_per_block("void(float32[::1], float32[::1])") == 0
+    sig = "void(float32[::1], float32[::1])"
+    assert gpujit.jit(sig)(copy).get_shared_mem_per_block(sig) == 0
 
 
 @pytest.mark.usefixtures("target")
@@ -126,7 +127,7 @@ def test_constant_memory_holds_the_frozen_arrays(rng):
 @pytest.mark.usefixtures("target")
 def test_max_threads_per_block_is_the_limit_or_the_launch_bounds():
     sig = "void(float32[::1], float32[::1])"
-    assert gpujit.jit(copy).get_max_threads_per_block(sig) == 1024
+    assert gpujit.jit([sig])(copy).get_max_threads_per_block(sig) == 1024
     bounded = gpujit.jit(sig, launch_bounds=256)(copy)
     assert bounded.get_max_threads_per_block() == 256
 
@@ -155,12 +156,31 @@ def test_without_a_signature_a_dict_unless_specialized(rng):
 
 
 @pytest.mark.usefixtures("target")
-def test_a_signature_not_compiled():
+def test_a_signature_not_compiled_is_a_key_error_and_compiles_nothing(rng):
+    # numba's queries look the signature up in kernel.overloads
     k = gpujit.jit(scale)
-    assert k.get_shared_mem_per_block("void(int32[::1], int32[::1])") == 0   # compiled now
-    assert k.signatures == [("array(int32, 1d, C)", "array(int32, 1d, C)")]
-    with pytest.raises(KeyError):
-        k.get_shared_mem_per_block(F64)   # a key of .signatures that is not one
+    i32 = "void(int32[::1], int32[::1])"
+    for query in (k.get_shared_mem_per_block, k.get_local_mem_per_thread,
+                  k.get_const_mem_size, k.get_max_threads_per_block):
+        with pytest.raises(KeyError) as info:
+            query(i32)
+        assert info.value.args == (f"kernel scale has no specialisation for '{i32}': compile "
+                                   f"it first (scale.compile(signature), or a launch)",)
+        with pytest.raises(KeyError, match="no specialisation for"):
+            query(gpujit.void(gpujit.int32[::1], gpujit.int32[::1]))
+        with pytest.raises(KeyError):
+            query(F64)   # a key of .signatures that is not one
+    assert k.signatures == []
+    x = rng.integers(-100, 100, 50).astype(np.int32)
+    out = poison(50, np.int32)
+    k.forall(x.size)(x, out)
+    np.testing.assert_array_equal(out, x * 3)
+    assert k.get_shared_mem_per_block(i32) == 0 and k.get_max_threads_per_block(i32) == 1024
+    assert k.compile("void(float64[::1], float64[::1])") == F64
+    assert k.get_max_threads_per_block(F64) == 1024
+    assert k.get_max_threads_per_block("void(float64[::1], float64[::1])") == 1024
+    listed = gpujit.jit([i32, "void(float32[::1], float32[::1])"])(scale)   # numba compiles them
+    assert listed.get_const_mem_size("void(float32[::1], float32[::1])") == 0
 
 
 @pytest.mark.usefixtures("cpu")

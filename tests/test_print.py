@@ -233,7 +233,7 @@ def test_ptx_calls_vprintf(ptxas, tmp_path):
 def ptx_strings(ptx):
     """The text of the byte-array constants in ptx (.b8 name[n] = {...})."""
     out = []
-    for body in re.findall(r"\.b8 \w+\[\d+\] = \{([\d, ]+)\}", ptx):
+    for body in re.findall(r"\.b8 [\w$]+\[\d+\] = \{([\d, ]+)\}", ptx):
         out.append(bytes(int(b) for b in body.split(",")).decode(errors="replace"))
     return "\n".join(out)
 

@@ -91,9 +91,9 @@ def test_debug_error_record_is_a_visible_global(ptxas, tmp_path):
     with pytest.warns(gpujit.GpujitWarning):
         ptx, _ = gpujit.compile_ptx(zero_when_unassigned, "void(int32[:], int32[:])", debug=True)
         plain, _ = gpujit.compile_ptx(zero_when_unassigned, "void(int32[:], int32[:])")
-    assert re.search(r"^\.visible \.global \.align 8 \.b8 _gj_error\[72\];", ptx, re.M), ptx
+    assert re.search(r"^\.visible \.global \.align 8 \.b8 gj\$error\[72\];", ptx, re.M), ptx
     assert "atom.global.cas.b64" in ptx
-    assert "_gj_error" not in plain
+    assert "gj$error" not in plain
     assert_assembles(ptxas, ptx, tmp_path)
 
 

@@ -274,7 +274,7 @@ def test_debug_ptx_assembles_and_has_no_trap(ptxas, tmp_path, target):
         for debug in (False, True):
             ptx, _ = gpujit.compile_ptx(fn, sig, debug=debug)
             assert "trap" not in ptx
-            assert ("_gj_error" in ptx) == debug
+            assert ("gj$error" in ptx) == debug
             assert_assembles(ptxas, ptx, tmp_path, (fn.__name__, debug))
 
 

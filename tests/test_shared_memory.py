@@ -484,7 +484,7 @@ def device_fn_on_shared(x, out):
 
 def test_ptx_static_shared(ptxas, tmp_path):
     ptx, _ = gpujit.compile_ptx(transpose.py_func, "void(float32[:, ::1], float32[:, ::1])")
-    assert re.search(rf"\.shared \.align 16 \.b8 \w+\[{TILE * (TILE + 1) * 4}\];", ptx)
+    assert re.search(rf"\.shared \.align 16 \.b8 [\w$]+\[{TILE * (TILE + 1) * 4}\];", ptx)
     assert "st.shared.f32" in ptx and "ld.shared.f32" in ptx
     assert ".extern .shared" not in ptx and ".local" not in ptx
     ptxas_check(ptxas, ptx, tmp_path)
@@ -492,8 +492,8 @@ def test_ptx_static_shared(ptxas, tmp_path):
 
 def test_ptx_dynamic_shared(ptxas, tmp_path):
     ptx, _ = gpujit.compile_ptx(dynamic_with_static.py_func, "void(float32[::1], float32[::1])")
-    assert re.search(r"\.extern \.shared \.align 16 \.b8 \w+\[\];", ptx)
-    assert re.search(rf"^\s*\.shared \.align 16 \.b8 \w+\[{TILE * 4}\];", ptx, re.M)
+    assert re.search(r"\.extern \.shared \.align 16 \.b8 [\w$]+\[\];", ptx)
+    assert re.search(rf"^\s*\.shared \.align 16 \.b8 [\w$]+\[{TILE * 4}\];", ptx, re.M)
     assert "st.shared.u32" in ptx and "st.shared.f32" in ptx and "ld.shared.f32" in ptx
     ptx, _ = gpujit.compile_ptx(alias_dynamic.py_func,
                                 "void(float32[::1], int32[::1], int64[::1])")

@@ -190,6 +190,11 @@ def test_device_functions_have_the_c_abi():
                      r"\s*\.param \.b32 add_param_1\s*\)", ptx)
     ptx, _ = cuda.compile_ptx(add, int32(int32, int32), device=True)   # abi="numba"
     assert re.search(r"\(\.param \.b32 func_retval0\) _gj_add\(\s*\.param \.b32", ptx)
+    ptx, _ = cuda.compile_ptx(lambda x: x, int32(int32), device=True, abi="c")
+    assert re.search(r"\(\.param \.b32 func_retval0\) _lambda_\(", ptx)
+    with pytest.raises(ValueError, match="a C ABI name is a C identifier"):
+        cuda.compile_ptx(add, int32(int32, int32), device=True, abi="c",
+                         abi_info={"abi_name": "add.v2"})
 
 
 @pytest.mark.parametrize("target", ["cpu"], indirect=True)
@@ -271,7 +276,7 @@ def test_boundscheck_works_on_the_gpu(target, monkeypatch):
     unchecked = cuda.jit(boundscheck=False)(last_element)   # ...which an explicit option beats
     with pytest.raises(IndexError):
         checked[1, 1](np.arange(4.0), np.zeros(1))
-    assert "_gj_error" not in unchecked.inspect_asm("void(float64[::1], float64[::1])")
+    assert "gj$error" not in unchecked.inspect_asm("void(float64[::1], float64[::1])")
 
 
 @cuda.jit(device=True)
