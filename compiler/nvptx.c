@@ -26,6 +26,7 @@
  */
 #include "llvmguard.h"
 #include "lower.h"
+#include "narrow.h"
 #include "nvptx_fix.h"
 
 #include <pthread.h>
@@ -572,6 +573,8 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK) {
+        if (opt->opt_level > 0)
+            gj_narrow_loop_counters(mod);
         gj_nvptx_fix_module(mod);
         if (opt->opt_level > 0)
             loads_first(mod);

@@ -257,3 +257,16 @@ def test_a_blocks_loads_come_before_its_arithmetic(ptxas, tmp_path):
     assert max(loads) < body.index("sqrt.rn") < body.index("st.global")
     assert_assembles(ptxas, ptx, tmp_path)
 
+
+
+from test_loop_counters import count_while_less  # noqa: E402
+
+
+def test_a_counter_that_fits_in_32_bits_counts_in_32_bits(ptxas, tmp_path):
+    # compiler/narrow.c: a second copy of the loop, entered when the start and
+    # the bound fit in int32, steps its counter with a 32-bit add
+    ptx, _ = gpujit.compile_ptx(count_while_less, "void(int64[:], int64[:], int64[:, :])")
+    assert re.search(r"\badd\.s32\s+(%r\d+), \1, 1;", ptx), ptx
+    assert re.search(r"\badd\.s64\s+(%rd\d+), \1, 1;", ptx), ptx   # and the 64-bit loop
+    assert "2147483647" in ptx or "2147483648" in ptx, ptx          # the guard
+    assert_assembles(ptxas, ptx, tmp_path, "count_while_less")
