@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower.h"
 #include "target.h"
 
 int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
@@ -223,6 +224,19 @@ GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind
     }
     LLVMPositionBuilderAtEnd(L->b, cont);
     return GJ_OK;
+}
+
+void gj_lower_drop_proved_sites(LLVMModuleRef mod, GjCompileResult *plan) {
+    LLVMValueRef fn = LLVMGetNamedFunction(mod, REPORT_FUNCTION);
+    if (plan->nerror_sites == 0 || (fn && LLVMGetFirstUse(fn)))
+        return;
+    for (int32_t i = 0; i < plan->nerror_sites; i++) {
+        free(plan->error_sites[i].message);
+        free(plan->error_sites[i].exception);
+    }
+    free(plan->error_sites);
+    plan->error_sites = NULL;
+    plan->nerror_sites = 0;
 }
 
 GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan) {
