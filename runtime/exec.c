@@ -107,10 +107,10 @@ static GjCuStatus launch_cpu(GjLaunch *l, GjCuError *err) {
     return GJ_CU_OK;
 }
 
-/* Reads the module's error record after the launch, in the launch's stream
-   (into pageable memory the copy returns once done, so it waits for the
-   kernel: the synchronize after it finds the stream idle, one round trip
-   with the driver fewer than a synchronize, then a copy). */
+/* Reads the module's error record after the launch, in the launch's stream:
+   into pageable memory the copy returns once it is done, so it has waited
+   for the kernel and the copies before it, and stands for the synchronize
+   (a fault shows here as it would there). */
 static GjCuStatus read_error_record(GjLaunch *l, GjCuError *err) {
     size_t bytes = l->error_record_words * sizeof *l->error_record;
     return gj_cu_dtoh(l->error_record, l->error_record_dptr, bytes, l->stream, err);
@@ -150,7 +150,7 @@ static GjCuStatus launch_cuda(GjLaunch *l, GjCuError *err) {
                              l->copies[i].nbytes, l->stream, err);
     if (st == GJ_CU_OK && l->error_record)
         st = read_error_record(l, err);
-    if (st == GJ_CU_OK && gj_exec_blocks(l))
+    else if (st == GJ_CU_OK && gj_exec_blocks(l))
         st = gj_cu_stream_synchronize(l->stream, err);
     if (st == GJ_CU_OK && l->error_record)
         st = clear_error_record(l, err);

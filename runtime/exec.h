@@ -10,8 +10,9 @@
  *         launch(plan.func, grid, block, shared, stream, params)
  *         for c in plan.copies if c.written:     # in the stream, after the kernel
  *             copy c.temp -> c.buf
- *         copy the error record into plan.error_record   # in the stream too
- *         if gj_exec_blocks(plan):               # copies, an error record, the CPU
+ *         if plan.error_record:                  # in the stream too; returns when
+ *             copy the record into it            # done, so it waits as a synchronize
+ *         elif gj_exec_blocks(plan):             # copies, the CPU
  *             synchronize(stream)
  *         clear the error record if a thread set it
  *         free the temporaries                   # also when a step fails
