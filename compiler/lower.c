@@ -602,6 +602,8 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         break;
     case GJ_OP_ITER_VALID:
         v = gj_lower_iter_valid(L, a[0], t[0]);
+        if (v && !LLVMIsAConstant(v) && L->opt->boundscheck && (L->iter_facts = gj_lower_iter_facts(L, a[0], t[0])))
+            L->iter_valid = v;
         break;
     case GJ_OP_ITER_VALUE:
         v = gj_lower_iter_value(L, a[0], t[0], rt);
@@ -616,6 +618,18 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         LLVMValueRef cond = gj_lower_truth(L, a[0], t[0]);
         if (!cond)
             return GJ_ERR;
+        if (cond == L->iter_valid && L->iter_facts) {
+            /* FOR_ITER's test: the body starts with the iterator's facts,
+               so that bounds checks of its values fold (a grid-stride loop's
+               x[i]) without a second test in the loop's exit */
+            LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "iter.facts");
+            LLVMBuildCondBr(L->b, cond, body, L->bbs[blk->succ[1]]);
+            LLVMPositionBuilderAtEnd(L->b, body);
+            gj_lower_call_intrinsic(L, "llvm.assume", NULL, &L->iter_facts, 1);
+            L->iter_valid = L->iter_facts = NULL;
+            LLVMBuildBr(L->b, L->bbs[blk->succ[0]]);
+            return GJ_OK;
+        }
         LLVMBuildCondBr(L->b, cond, L->bbs[blk->succ[0]], L->bbs[blk->succ[1]]);
         return GJ_OK;
     }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower.h"
 #include "target.h"
 
 int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
@@ -129,17 +130,22 @@ static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
     return fn;
 }
 
-GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b) {
+/* gj.report(site, a, b) where the builder is; site an i64 value. */
+static GjStatus report(GjLower *L, LLVMValueRef site, LLVMValueRef a, LLVMValueRef b) {
     LLVMTypeRef type;
     LLVMValueRef fn = report_function(L, &type);
     if (!fn)
         return GJ_ERR;
-    LLVMValueRef args[3 + GJ_THREAD_PARAMS] = {gj_lower_i64(L, site), a ? a : gj_lower_i64(L, 0),
+    LLVMValueRef args[3 + GJ_THREAD_PARAMS] = {site, a ? a : gj_lower_i64(L, 0),
                                                b ? b : gj_lower_i64(L, 0)};
     unsigned nthread = L->target->thread_params;
     memcpy(args + 3, L->thread, nthread * sizeof *args);
     LLVMBuildCall2(L->b, type, fn, args, 3 + nthread, "");
     return GJ_OK;
+}
+
+GjStatus gj_lower_report(GjLower *L, int32_t site, LLVMValueRef a, LLVMValueRef b) {
+    return report(L, gj_lower_i64(L, site), a, b);
 }
 
 void gj_lower_branch_unlikely(GjLower *L, LLVMValueRef ok, LLVMBasicBlockRef then,
@@ -182,11 +188,44 @@ LLVMValueRef gj_lower_wrap_index(GjLower *L, LLVMValueRef i, LLVMValueRef n) {
     return LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, n, ""), i, "");
 }
 
+/* The function's one block for failed bounds checks, made on first use: it
+   reports the site, index and extent its phis receive and ends the thread.
+   Checks that share it are what SimplifyCFG merges (FoldBranchToCommonDest):
+   consecutive checks with nothing between them (a[i] and b[i] of
+   `out[i] = a[i] + b[i]`) become one branch on the `and` of their compares,
+   the phis' values selected, so the first failing check is still the one
+   reported.  NULL after an error. */
+static LLVMBasicBlockRef bounds_fail_block(GjLower *L) {
+    if (L->bounds_fail && LLVMGetBasicBlockParent(L->bounds_fail) == L->fn)
+        return L->bounds_fail;
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(L->b);
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.fail");
+    LLVMPositionBuilderAtEnd(L->b, fail);
+    static const char *const names[3] = {"site", "index", "extent"};
+    for (int k = 0; k < 3; k++)
+        L->bounds_phi[k] = LLVMBuildPhi(L->b, L->i64, names[k]);
+    if (report(L, L->bounds_phi[0], L->bounds_phi[1], L->bounds_phi[2]) != GJ_OK)
+        return NULL;
+    gj_lower_end_thread(L);
+    LLVMPositionBuilderAtEnd(L->b, from);
+    return L->bounds_fail = fail;
+}
+
+/* The block where the builder is branches to L->bounds_fail when ix fails:
+   the phis get its site, index and extent from it. */
+static void to_bounds_fail(GjLower *L, int32_t site, const GjIndexCheck *ix) {
+    LLVMValueRef values[3] = {gj_lower_i64(L, site), ix->index, ix->extent};
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(L->b);
+    for (int k = 0; k < 3; k++)
+        LLVMAddIncoming(L->bounds_phi[k], &values[k], &here, 1);
+}
+
 GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind, int n,
                                const GjIndexCheck *ix) {
     /* One unsigned compare per index covers both ends: a wrapped index still
        negative is huge as unsigned.  The hot path tests them all at once; the
-       cold one finds the first failing axis for the report. */
+       cold one finds the first failing axis for the report (bounds_fail_block
+       reports it). */
     LLVMValueRef all = NULL;
     LLVMValueRef *ok = GJ_NEW_N(&L->c->arena, LLVMValueRef, n > 0 ? n : 1);
     if (!ok)
@@ -197,32 +236,51 @@ GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind
     }
     if (!all)
         return GJ_OK;
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.fail");
+    LLVMBasicBlockRef fail = bounds_fail_block(L);
+    if (!fail)
+        return GJ_ERR;
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.ok");
-    gj_lower_branch_unlikely(L, all, cont, fail);
-    LLVMPositionBuilderAtEnd(L->b, fail);
-    for (int k = 0; k < n; k++) {
+    LLVMBasicBlockRef axes = n > 1 ? LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axes")
+                                   : fail;
+    int32_t first = -1;
+    for (int k = 0; k < n; k++) {   /* the sites, numbered in axis order */
         int32_t site = gj_lower_error_site(L, kind, NULL, ix[k].axis, "%s", subject);
         if (site < 0)
             return GJ_ERR;
         L->errors->sites[site].unsigned_index = ix[k].is_unsigned;
-        if (k + 1 < n) {   /* the last axis fails when no earlier one did */
-            LLVMBasicBlockRef report = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axis");
+        first = k == 0 ? site : first;
+    }
+    if (n == 1)
+        to_bounds_fail(L, first, &ix[0]);
+    gj_lower_branch_unlikely(L, all, cont, axes);
+    if (n > 1) {
+        LLVMPositionBuilderAtEnd(L->b, axes);
+        for (int k = 0; k < n; k++) {
+            to_bounds_fail(L, first + k, &ix[k]);
+            if (k + 1 == n) {   /* the last axis fails when no earlier one did */
+                LLVMBuildBr(L->b, fail);
+                break;
+            }
             LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.next");
-            LLVMBuildCondBr(L->b, ok[k], next, report);
-            LLVMPositionBuilderAtEnd(L->b, report);
-            if (gj_lower_report(L, site, ix[k].index, ix[k].extent) != GJ_OK)
-                return GJ_ERR;
-            gj_lower_end_thread(L);
+            LLVMBuildCondBr(L->b, ok[k], next, fail);
             LLVMPositionBuilderAtEnd(L->b, next);
-            continue;
         }
-        if (gj_lower_report(L, site, ix[k].index, ix[k].extent) != GJ_OK)
-            return GJ_ERR;
-        gj_lower_end_thread(L);
     }
     LLVMPositionBuilderAtEnd(L->b, cont);
     return GJ_OK;
+}
+
+void gj_lower_drop_proved_sites(LLVMModuleRef mod, GjCompileResult *plan) {
+    LLVMValueRef fn = LLVMGetNamedFunction(mod, REPORT_FUNCTION);
+    if (plan->nerror_sites == 0 || (fn && LLVMGetFirstUse(fn)))
+        return;
+    for (int32_t i = 0; i < plan->nerror_sites; i++) {
+        free(plan->error_sites[i].message);
+        free(plan->error_sites[i].exception);
+    }
+    free(plan->error_sites);
+    plan->error_sites = NULL;
+    plan->nerror_sites = 0;
 }
 
 GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan) {

@@ -63,6 +63,10 @@ LLVMValueRef gj_lower_math_fn(GjLower *L, const GjIntrCall *call);
    (GET_ITER makes one of type rt from a range, tuple, array or iterator) */
 LLVMValueRef gj_lower_iter_get(GjLower *L, LLVMValueRef v, const GjType *t, const GjType *rt);
 LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt);
+/* An i1 true of a valid iterator's value that its count hides from LLVM (a
+   range's `cur < stop` for a positive step), for an llvm.assume where
+   ITER_VALID holds; NULL when there is none. */
+LLVMValueRef gj_lower_iter_facts(GjLower *L, LLVMValueRef it, const GjType *itt);
 LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt, const GjType *rt);
 LLVMValueRef gj_lower_iter_next(GjLower *L, LLVMValueRef it, const GjType *itt);
 LLVMValueRef gj_lower_zip(GjLower *L, const GjIntrCall *call);        /* zip, enumerate */

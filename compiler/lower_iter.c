@@ -6,17 +6,20 @@
  * read and advance it; build.c keeps it in a stack-slot variable across the
  * loop), so each kind is a small struct (lower_ops.c's gj_lower_type):
  *
- *   range_iter  {cur, left, step}      valid while left (the values still to
- *                                      come, unsigned) is not 0: a counted
+ *   range_iter  {cur, left, step, stop} valid while left (the values still
+ *                                      to come, unsigned) is not 0: a counted
  *                                      loop, which never overflows near the
  *                                      type's limits and whose trip count
- *                                      LLVM can see (so it can unroll it)
+ *                                      LLVM can see (so it can unroll it);
+ *                                      stop only for gj_lower_iter_facts
  *   tuple_iter  {tuple, index}         item index of the tuple
  *   array_iter  {array, index}         array[index]: an element, or a row view
  *   zip         {iterators...}         valid while all are; value the tuple of
  *                                      theirs, so zip stops at the shortest
  *
- * enumerate(x, start) is zip(range_iter{start, UINT64_MAX, 1}, iter(x)).
+ * enumerate(x, start) is zip(range_iter{start, UINT64_MAX, 1, 0}, iter(x)):
+ * its counter has no stop, and only a range iterator of its own (never one
+ * in a zip) has facts.
  * operator.add(a, b) and friends lower as the BINOP/UNOP/COMPARE op their
  * row's `sub` names, with the types typeinfer.c gave the call.
  */
@@ -75,6 +78,29 @@ LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt)
     default:
         return gj_lower_fail(L, "%s is not an iterator", itt->name);
     }
+}
+
+LLVMValueRef gj_lower_iter_facts(GjLower *L, LLVMValueRef it, const GjType *itt) {
+    /* With a positive step every value lies in [start, stop): cur < stop.
+       A step of unknown sign gives `step <= 0 || cur < stop`, which
+       InstCombine makes `cur < stop` where it proves the step positive
+       (gridsize(1): the thread registers' ranges). */
+    if (itt->kind != GJ_TK_RANGE_ITER)
+        return NULL;
+    int is_signed = gj_lower_class(itt->elems[0]) == GJ_NC_SINT;
+    LLVMValueRef cur = LLVMBuildExtractValue(L->b, it, 0, "");
+    LLVMValueRef step = LLVMBuildExtractValue(L->b, it, 2, "");
+    LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 3, "");
+    LLVMValueRef below = LLVMBuildICmp(L->b, is_signed ? LLVMIntSLT : LLVMIntULT, cur, stop, "");
+    if (LLVMIsAConstantInt(step)) {
+        int positive = is_signed ? LLVMConstIntGetSExtValue(step) > 0
+                                 : LLVMConstIntGetZExtValue(step) != 0;
+        return positive ? below : NULL;
+    }
+    if (!is_signed)   /* an unsigned step of 0 yields nothing: never valid */
+        return below;
+    return LLVMBuildOr(L->b, LLVMBuildICmp(L->b, LLVMIntSLE, step, LLVMConstNull(LLVMTypeOf(step)),
+                                           ""), below, "");
 }
 
 /* The element of an array iterator.  build.c's FOR_ITER takes the value
@@ -190,6 +216,7 @@ LLVMValueRef gj_lower_zip(GjLower *L, const GjIntrCall *c) {
         count = LLVMBuildInsertValue(L->b, count, start, 0, "");
         count = LLVMBuildInsertValue(L->b, count, LLVMConstAllOnes(L->i64), 1, "");   /* no end */
         count = LLVMBuildInsertValue(L->b, count, gj_lower_i64(L, 1), 2, "");
+        count = LLVMBuildInsertValue(L->b, count, gj_lower_i64(L, 0), 3, "");   /* no stop */
         out = LLVMBuildInsertValue(L->b, out, count, 0, "");
     }
     for (int k = counted; k < rt->n; k++) {

@@ -937,7 +937,7 @@ static LLVMValueRef range_count(GjLower *L, const GjType *et, LLVMValueRef start
 }
 
 /* range(stop) / range(start, stop[, step]): the iterator {start, the count
-   of values left, step} (lower_iter.c). */
+   of values left, step, stop} (lower_iter.c). */
 LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
     const GjType *et = c->rt->elems[0];
     LLVMTypeRef ety = gj_lower_type(L, et);
@@ -952,7 +952,8 @@ LLVMValueRef gj_lower_range(GjLower *L, const GjIntrCall *c) {
     LLVMValueRef it = LLVMGetUndef(gj_lower_type(L, c->rt));
     it = LLVMBuildInsertValue(L->b, it, start, 0, "");
     it = LLVMBuildInsertValue(L->b, it, range_count(L, et, start, stop, step), 1, "");
-    return LLVMBuildInsertValue(L->b, it, step, 2, "");
+    it = LLVMBuildInsertValue(L->b, it, step, 2, "");
+    return LLVMBuildInsertValue(L->b, it, stop, 3, "");
 }
 
 /* abs, numpy.abs, numpy.absolute: |z| of a complex is computed in z's type. */

@@ -84,8 +84,9 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
     }
     case GJ_TK_RANGE_ITER: {
         LLVMTypeRef it = gj_lower_type(L, t->elems[0]);
-        LLVMTypeRef fields[3] = {it, it, it};   /* cur, values left (unsigned), step */
-        return it ? LLVMStructTypeInContext(L->ctx, fields, 3, 0) : NULL;
+        /* cur, values left (unsigned), step, stop (lower_iter.c) */
+        LLVMTypeRef fields[4] = {it, it, it, it};
+        return it ? LLVMStructTypeInContext(L->ctx, fields, 4, 0) : NULL;
     }
     case GJ_TK_SLICE: {   /* start, stop, step as int64; omitted parts are in the type */
         LLVMTypeRef fields[3] = {L->i64, L->i64, L->i64};
@@ -213,13 +214,13 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
     if (from->kind == GJ_TK_TUPLE && to->kind == GJ_TK_TUPLE && from->n == to->n && ty)
         return cast_fields(L, v, from->elems, to->elems, from->n, ty);
     if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {
-        /* cur and step as values; the count left is unsigned (unification
-           only widens, so it fits) */
+        /* cur, step and stop as values; the count left is
+           unsigned (unification only widens, so each fits) */
         const GjType *left_from = gj_ty_int(gj_ty_concrete(from->elems[0])->bits, 0);
         const GjType *left_to = gj_ty_int(gj_ty_concrete(to->elems[0])->bits, 0);
-        const GjType *f3[3] = {from->elems[0], left_from, from->elems[0]};
-        const GjType *t3[3] = {to->elems[0], left_to, to->elems[0]};
-        return cast_fields(L, v, f3, t3, 3, ty);
+        const GjType *f4[4] = {from->elems[0], left_from, from->elems[0], from->elems[0]};
+        const GjType *t4[4] = {to->elems[0], left_to, to->elems[0], to->elems[0]};
+        return cast_fields(L, v, f4, t4, 4, ty);
     }
     if (ty == L->empty && gj_lower_type(L, from) == L->empty)
         return LLVMGetUndef(ty);   /* compile-time objects carry no value */

@@ -87,6 +87,10 @@ typedef struct GjLower {
     int prints;                   /* the kernel calls print */
     uint64_t local_bytes;         /* local arrays, this function's and its callees' */
     int dynamic_shared;           /* it uses dynamic shared memory (shared.array(0, ...)) */
+    LLVMBasicBlockRef bounds_fail;   /* boundscheck: fn's block that reports a failed */
+    LLVMValueRef bounds_phi[3];      /* index, from these phis of site, index, extent */
+    LLVMValueRef iter_valid;      /* boundscheck: the last ITER_VALID lowered with facts, */
+    LLVMValueRef iter_facts;      /* and its gj_lower_iter_facts, assumed where it branches */
 } GjLower;
 
 /* ---- lower.c ---- */

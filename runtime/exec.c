@@ -107,13 +107,21 @@ static GjCuStatus launch_cpu(GjLaunch *l, GjCuError *err) {
     return GJ_CU_OK;
 }
 
-/* Reads the module's error record after the launch and clears a set one. */
+/* Reads the module's error record after the launch, in the launch's stream:
+   into pageable memory the copy returns once it is done, so it has waited
+   for the kernel and the copies before it, and stands for the synchronize
+   (a fault shows here as it would there). */
 static GjCuStatus read_error_record(GjLaunch *l, GjCuError *err) {
     size_t bytes = l->error_record_words * sizeof *l->error_record;
-    GjCuStatus st = gj_cu_dtoh(l->error_record, l->error_record_dptr, bytes, NULL, err);
-    if (st == GJ_CU_OK && l->error_record[0] != 0)
-        st = gj_cu_memset8(l->error_record_dptr, 0, bytes, NULL, err);
-    return st;
+    return gj_cu_dtoh(l->error_record, l->error_record_dptr, bytes, l->stream, err);
+}
+
+/* Clears a record that a failing thread set, for the next launch. */
+static GjCuStatus clear_error_record(GjLaunch *l, GjCuError *err) {
+    size_t bytes = l->error_record_words * sizeof *l->error_record;
+    if (l->error_record[0] == 0)
+        return GJ_CU_OK;
+    return gj_cu_memset8(l->error_record_dptr, 0, bytes, NULL, err);
 }
 
 static void free_temporaries(GjLaunch *l) {
@@ -140,10 +148,12 @@ static GjCuStatus launch_cuda(GjLaunch *l, GjCuError *err) {
         if (l->copies[i].written)
             st = gj_mem_dtoh(l->device, l->copies[i].buf, l->copies[i].temp,
                              l->copies[i].nbytes, l->stream, err);
-    if (st == GJ_CU_OK && gj_exec_blocks(l))
-        st = gj_cu_stream_synchronize(l->stream, err);
     if (st == GJ_CU_OK && l->error_record)
         st = read_error_record(l, err);
+    else if (st == GJ_CU_OK && gj_exec_blocks(l))
+        st = gj_cu_stream_synchronize(l->stream, err);
+    if (st == GJ_CU_OK && l->error_record)
+        st = clear_error_record(l, err);
     free_temporaries(l);
     return st;
 }

@@ -8,10 +8,13 @@
  *         for c in plan.copies:                  # host arrays
  *             c.temp = alloc(c.nbytes); copy c.buf -> c.temp; *c.slot = c.temp
  *         launch(plan.func, grid, block, shared, stream, params)
- *         if gj_exec_blocks(plan):               # copies, an error record, the CPU
+ *         for c in plan.copies if c.written:     # in the stream, after the kernel
+ *             copy c.temp -> c.buf
+ *         if plan.error_record:                  # in the stream too; returns when
+ *             copy the record into it            # done, so it waits as a synchronize
+ *         elif gj_exec_blocks(plan):             # copies, the CPU
  *             synchronize(stream)
- *             for c in plan.copies if c.written: copy c.temp -> c.buf
- *             read the error record into plan.error_record, and clear it
+ *         clear the error record if a thread set it
  *         free the temporaries                   # also when a step fails
  *
  * On the CPU target host memory is the device memory: a copy's slot gets

@@ -519,6 +519,64 @@ def test_compile_ptx_takes_boundscheck(target):
     assert "gj$error" not in gpujit.compile_ptx(gather, sig)[0]
 
 
+# ---- range loops: what the loop proves, and what it does not ------------------------
+
+def grid_stride_double(x, stop):
+    for i in range(gpujit.grid(1), stop, gpujit.gridsize(1)):
+        x[i] = 2 * x[i]        # the grid-stride access
+
+
+def test_a_grid_stride_loop_past_the_end_still_raises(rng):
+    x = random_array(rng, N, "float64")
+    want = 2 * x
+    launch(checked(grid_stride_double), 64, x, N)     # fewer threads than elements
+    np.testing.assert_array_equal(x, want)
+    y = random_array(rng, N, "float64")
+    msg = raises_index_error(checked(grid_stride_double), 64, y, N + 1)
+    assert msg.startswith(f"index {N} is out of bounds for axis 0 with size {N}: array 'x' ")
+    assert f"/{THIS_FILE}:{line_of(grid_stride_double, 'the grid-stride access')})" in msg
+
+
+def ranges(a, start, stop, step, k32, out):
+    i = gpujit.grid(1)
+    if i == 0:
+        n = 0
+        for j in range(start, stop, step):           # the step's sign known at run time only
+            out[n] = a[j]
+            n += 1
+        for j in range(k32, np.int32(-1), np.int32(-1)):   # int32, a negative constant step
+            out[n] = a[j]
+            n += 1
+        for j in range(np.uint32(k32), np.uint32(0), np.uint32(2)):
+            out[n] = a[j]                            # an unsigned range: empty
+            n += 1
+        for j, v in enumerate(a[:3], stop):          # enumerate's counter has no stop
+            out[n] = v + j
+            n += 1
+
+
+@pytest.mark.parametrize("start,stop,step", [(2, 40, 3), (40, 2, -3), (-5, 5, 1), (5, -45, -7),
+                                             (3, 3, 1), (0, 50, 0)])
+def test_range_loops_of_every_step_check_as_python_indexes(rng, start, stop, step):
+    a = random_array(rng, 50, "float64")
+    out = poison(80, "float64")
+    k32 = np.int32(4)
+    first = [] if step == 0 else [a[j] for j in range(start, stop, step)]   # a kernel: no error
+    want = first + [a[j] for j in range(4, -1, -1)] + \
+        [v + j for j, v in enumerate(a[:3], stop)]
+    checked(ranges)[1, 1](a, start, stop, step, k32, out)
+    np.testing.assert_array_equal(out[:len(want)], want)
+    assert np.isnan(out[len(want):]).all()
+
+
+def test_range_loops_past_an_array_raise(rng):
+    a = random_array(rng, 50, "float64")
+    with pytest.raises(IndexError, match="index 50 is out of bounds for axis 0 with size 50"):
+        checked(ranges)[1, 1](a, 45, 52, 1, np.int32(0), poison(80, "float64"))
+    with pytest.raises(IndexError, match="index -51 is out of bounds for axis 0 with size 50"):
+        checked(ranges)[1, 1](a, -49, -60, -1, np.int32(0), poison(80, "float64"))
+
+
 # ---- PTX ----------------------------------------------------------------------------
 
 def test_checked_ptx_assembles_and_has_no_trap(ptxas, tmp_path, target):
@@ -529,11 +587,26 @@ def test_checked_ptx_assembles_and_has_no_trap(ptxas, tmp_path, target):
             shared_reverse: "void(float32[::1], float32[::1], int64)",
             count: "void(uint32[::1], int64[::1])",
             via_device: "void(float64[::1], int64[::1], float64[::1], int8[::1])",
-            pick: "void(UniTuple(int64, 3), int64[::1], int64[::1])"}
+            pick: "void(UniTuple(int64, 3), int64[::1], int64[::1])",
+            ranges: "void(float64[::1], int64, int64, int64, int32, float64[::1])"}
     for fn, sig in sigs.items():
         ptx, _ = gpujit.compile_ptx(fn, sig, boundscheck=True)
         assert "trap" not in ptx
         assert_assembles(ptxas, ptx, tmp_path, fn.__name__)
+
+
+def test_a_grid_stride_loop_to_the_extent_has_no_check_left(target):
+    """The range's stop is the array's extent: the loop proves x[i], so no
+    report call is left (and the loop unrolls as without boundscheck)."""
+    if target == "cuda":
+        pytest.skip("compiling: the CPU target's run says it")
+
+    def double_all(x):
+        for i in range(gpujit.grid(1), x.size, gpujit.gridsize(1)):
+            x[i] = 2 * x[i]
+
+    ptx, _ = gpujit.compile_ptx(double_all, "void(float32[::1])", boundscheck=True)
+    assert "gj$error" in ptx and "call.uni" not in ptx
 
 
 # ---- the GPU: the context survives ----------------------------------------------------
