@@ -50,6 +50,7 @@ GjStatus gj_cpu_info(GjCtx *c, GjCpuInfo *out) {
         return GJ_ERR;
     *out = (GjCpuInfo){.cpu = h->cpu, .features = h->features, .isa = h->isa_name,
                        .chosen_by = h->chosen_by, .vector_bits = h->vector_bits,
+                       .slow_masked_stores = h->slow_masked_stores,
                        .host_cpu = h->host_cpu, .host_isa = h->host_isa_name};
     return GJ_OK;
 }

@@ -252,6 +252,7 @@ typedef struct GjCpuInfo {
     const char *isa;          /* "avx512", "avx2", "avx", "sse", or the architecture */
     const char *chosen_by;    /* "host", or the variables that chose */
     unsigned vector_bits;     /* the widest float32 vectors: 128, 256, 512 */
+    int slow_masked_stores;   /* its masked stores are microcode: full vectors store plainly */
     const char *host_cpu;     /* the host's own LLVM CPU name and instruction set */
     const char *host_isa;
 } GjCpuInfo;

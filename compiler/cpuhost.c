@@ -200,6 +200,22 @@ static int check_features(const char *extra, const char *host, int x86_64, char 
     return 0;
 }
 
+/* Whether code for cpu, of instruction set isa, has masked stores that run
+   as microcode: AVX's and AVX2's VMASKMOVPS/VPMASKMOVD (AVX-512 masks with
+   mask registers) on AMD's cores (LLVM's names bdver*, btver*, znver*:
+   Bulldozer, Jaguar, Zen), and on the generic levels (x86-64-v3, ...),
+   which may run on them.  LLVM's own tuning makes the same call since 2026
+   (Zen 1 to 3 and x86-64-v3, llvm-project PR 214187); Intel's AVX2 cores
+   store a masked vector a cycle. */
+static int slow_masked_stores(const char *cpu, GjCpuIsa isa) {
+    static const char *const prefixes[] = {"znver", "bdver", "btver", "x86-64", "generic"};
+    for (size_t k = 0; (isa == GJ_ISA_AVX || isa == GJ_ISA_AVX2)
+                       && k < sizeof prefixes / sizeof prefixes[0]; k++)
+        if (strncmp(cpu, prefixes[k], strlen(prefixes[k])) == 0)
+            return 1;
+    return 0;
+}
+
 static void out_of_memory(char *why, size_t size) {
     snprintf(why, size, "out of memory");
 }
@@ -258,6 +274,7 @@ int gj_cpuhost_choose(GjCpuHost *h, LLVMTargetRef target, const char *triple, ch
     isa_name(h->isa_name, sizeof h->isa_name, h->isa, triple);
     isa_name(h->host_isa_name, sizeof h->host_isa_name, host_isa, triple);
     h->vector_bits = h->isa == GJ_ISA_AVX512 ? 512 : h->isa >= GJ_ISA_AVX ? 256 : 128;
+    h->slow_masked_stores = slow_masked_stores(h->cpu, h->isa);
     if (h->isa > host_isa)
         snprintf(why, size, "%s chooses code for %s (%s), which this host (%s, %s) cannot "
                  "run", h->chosen_by, h->cpu, h->isa_name, h->host_cpu, h->host_isa_name);

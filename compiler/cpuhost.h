@@ -28,6 +28,7 @@ typedef struct GjCpuHost {
     GjCpuIsa isa;
     char isa_name[24];     /* "avx512", "avx2", "avx", "sse"; else the triple's arch */
     unsigned vector_bits;  /* the widest vectors of float32 the code computes on */
+    int slow_masked_stores;   /* its masked stores are microcode (cpu_fix.c) */
     char *host_cpu;        /* the host's own LLVM CPU name and instruction set */
     char host_isa_name[24];
 } GjCpuHost;

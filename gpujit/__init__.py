@@ -1099,7 +1099,8 @@ def info():
     :func:`libdevice_path`), and ``cpu``, the CPU the CPU target compiles
     for: ``{"name": LLVM CPU name, "features": LLVM feature string, "isa":
     "avx512" | "avx2" | "avx" | "sse" (else the architecture), "vector_bits":
-    the widest float32 vectors, "chosen_by": "host" or the GPUJIT_CPU_NAME /
+    the widest float32 vectors, "slow_masked_stores": whether its masked
+    stores are microcode (AMD's AVX2), "chosen_by": "host" or the GPUJIT_CPU_NAME /
     GPUJIT_CPU_FEATURES variables, "host_name": the host's own CPU name,
     "host_isa": its instruction set}``, or a str saying why there is none.
     Printed by ``python -m gpujit``.

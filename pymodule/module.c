@@ -756,10 +756,12 @@ static PyObject *mod_cpu_info(PyObject *module, PyObject *unused)
     rc = gj_cpu_info(&ctx, &info);
     Py_END_ALLOW_THREADS
     PyObject *out = rc != GJ_OK ? gj_py_raise_diag(st, &ctx, NULL)
-                                : Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:s,s:s}",
+                                : Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:O,s:s,s:s}",
                                                 "name", info.cpu, "features", info.features,
                                                 "isa", info.isa, "chosen_by", info.chosen_by,
                                                 "vector_bits", info.vector_bits,
+                                                "slow_masked_stores",
+                                                info.slow_masked_stores ? Py_True : Py_False,
                                                 "host_name", info.host_cpu,
                                                 "host_isa", info.host_isa);
     gj_ctx_free(&ctx);
@@ -796,6 +798,7 @@ static PyMethodDef module_methods[] = {
     {"_cpu_info", mod_cpu_info, METH_NOARGS,
      "_cpu_info()\n--\n\nThe CPU the CPU target compiles for: a dict of name and features "
      "(LLVM's), isa ('avx512', 'avx2', 'avx', 'sse', or the architecture), vector_bits, "
+     "slow_masked_stores (AMD's VMASKMOVPS: full vectors then store plainly), "
      "chosen_by ('host' or the GPUJIT_CPU_* variables), host_name and host_isa."},
     {"_inject_fault", mod_inject_fault, METH_VARARGS,
      "_inject_fault(where, n, code=2)\n--\n\nTests only: the n-th driver call ('cuda', "

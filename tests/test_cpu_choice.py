@@ -227,6 +227,25 @@ escape_time[1, 256](cx, cx, np.empty(256, np.int64))
         assert "%zmm" in asm["host"]
 
 
+@pytest.mark.parametrize("name,slow", [("znver3", True), ("x86-64-v3", True),
+                                       ("haswell", False), ("x86-64-v4", False)])
+def test_where_masked_stores_are_microcode_a_full_vector_stores_plainly(name, slow):
+    """cpu_fix.c: for AVX2 code of AMD's cores (and the generic x86-64
+    levels), whose VMASKMOVPS stores are microcode, a masked store whose lanes
+    are all on is a plain store; Intel's AVX2 code and AVX-512 code keep the
+    masked one, fast there."""
+    if not runnable("avx512" if name == "x86-64-v4" else "avx2"):
+        pytest.skip(f"this host ({host_isa()}) cannot run code for {name}")
+    script = KERNELS + """
+x = np.ones(256)
+flag_large[1, 256](x, np.empty_like(x))
+ir = "\\n".join(flag_large.inspect_llvm().values())
+print(gpujit.info()["cpu"]["slow_masked_stores"], "unmasked" in ir, "llvm.masked.store" in ir)
+"""
+    stdout, _ = run_child(script, env={"GPUJIT_CPU_NAME": name})
+    assert stdout.split() == [str(slow), str(slow), "True"]
+
+
 REFUSED = KERNELS + """
 try:
     vector_add[1, 32](np.ones(32), np.ones(32), np.empty(32))
