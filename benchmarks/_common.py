@@ -162,6 +162,26 @@ def median_seconds(call, repeats):
     return statistics.median(times)
 
 
+def cpu_code_text(gpujit):
+    """What the CPU target compiles for, as gpujit.info()["cpu"] says: "avx2
+    (256-bit vectors), LLVM CPU haswell, chosen by GPUJIT_CPU_NAME; the host
+    rocketlake, avx512", or why that is not known."""
+    try:
+        cpu = gpujit.info()["cpu"]
+    except Exception as exc:   # a build without it
+        return not_available(exc)
+    if isinstance(cpu, str):
+        return f"n/a ({cpu})"
+    return (f"{cpu['isa']} ({cpu['vector_bits']}-bit vectors), LLVM CPU {cpu['name']}, "
+            f"chosen by {cpu['chosen_by']}; the host {cpu['host_name']}, {cpu['host_isa']}")
+
+
+def target_text(gpujit):
+    """The current target, with the CPU target's instruction set."""
+    target = gpujit.current_target()
+    return f"cpu: {cpu_code_text(gpujit)}" if target == "cpu" else target
+
+
 def not_available(exc):
     """"n/a (Error: first line of the message)": a figure that could not be
     measured, for tables and JSON alike."""

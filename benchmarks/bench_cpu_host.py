@@ -14,9 +14,13 @@ printed: the host's copy bandwidth (NumPy copying a 256 MiB array: bytes
 read + written per second), the bandwidth each memory-bound kernel reaches,
 and the cost of launching a tiny kernel (one block, and eight) on the CPU
 target, and what each of the CPU target's two tiers costs: a small vector
-add's first call (its compile) and a vector add's time per thread.
+add's first call (its compile) and a vector add's time per thread.  The
+second line says what the code is for: the instruction set (avx512, avx2,
+avx, sse), the vector width and the LLVM CPU name, the host's unless
+GPUJIT_CPU_NAME or GPUJIT_CPU_FEATURES chose another (docs/language.md).
 
     python -P benchmarks/bench_cpu_host.py [--quick] [--repeats R] [--only NAMES]
+    GPUJIT_CPU_NAME=haswell python -P benchmarks/bench_cpu_host.py   # as on an AVX2 host
 
 Ratios are NumPy's time / the other's (higher is faster than NumPy) and
 Warp's time / gpujit's (above 1: gpujit is ahead).
@@ -419,6 +423,7 @@ def main():
 
     print(f"gpujit CPU target, {gpujit.__version__}: {os.cpu_count()} cores, "
           f"host copy bandwidth {host_bandwidth(repeats):.1f} GB/s")
+    print(f"code for: {_common.cpu_code_text(gpujit)}")
     print(f"launch of out[0] = x, 32 threads per block: 1 block {tiny_launch_us(20000, 1):.2f}"
           f" us, 8 blocks {tiny_launch_us(20000, 8):.2f} us")
     for tier, (ms, ns) in tiers(repeats).items():

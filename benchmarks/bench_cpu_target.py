@@ -89,7 +89,8 @@ def main():
     except ImportError as exc:
         print(f"numba simulator: skipped ({exc})")
 
-    print(f"vector add, float32, {THREADS_PER_BLOCK} threads per block, median time per call")
+    print(f"vector add, float32, {THREADS_PER_BLOCK} threads per block, median time per call; "
+          f"gpujit's code for {_common.cpu_code_text(gpujit)}")
     print(f"{'':22} {'n':>11} {'ms per call':>12} {'ns per element':>15} {'max err':>8}"
           f" {'ratio':>10}")
     ns0 = rows[0][2] / rows[0][1] * 1e9

@@ -64,7 +64,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)   # see _common.py
 from _common import (CudaC, gpujit_framework, import_numba_cuda, jit_kernels,  # noqa: E402
-                     median_ms, not_available, numba_framework)
+                     cpu_code_text, median_ms, not_available, numba_framework,
+                     target_text)
 from _kernels import BINS, MAX_ITER, THREADS, TILE  # noqa: E402
 
 SECTIONS = ("import", "first", "launch", "kernels")
@@ -233,7 +234,7 @@ def section_first(opts):
             rows.append((label, cell(results[key], ".1f", notes, label)))
     print(f"\n== first kernel of a new process: ms of decorating + first launch + synchronize "
           f"of the vector add (n = {FIRST_N} float32), the context created before; median of "
-          f"{repeats} process(es); gpujit target: {gpujit.current_target()}")
+          f"{repeats} process(es); gpujit target: {target_text(gpujit)}")
     print_table(("case", "ms"), rows, notes)
     return results
 
@@ -493,7 +494,7 @@ def section_launch(opts):
     print(f"\n== launch: host us per launch of out[0] = x (float32 array, float32 scalar), "
           f"1 block x {LAUNCH_THREADS} threads; bursts of {LAUNCH_BURST} back-to-back "
           f"launches, each timed without the synchronize after it: the median burst and "
-          f"the fastest; gpujit target: {gpujit.current_target()}")
+          f"the fastest; gpujit target: {target_text(gpujit)}")
     columns = ("launcher", "launches", "median us", "fastest us")
     print_table(columns, rows)
     for text, name, goal in (("gpujit own arrays / raw driver", "gpujit/raw", "launch_raw"),
@@ -857,7 +858,7 @@ def section_kernels(opts):
              if name == "gpujit/CUDA C" and r is not None and r > GOALS["kernel_max"]]
     print(f"\n== kernels: ms per launch, median of {opts.runs} runs after a warm-up (each "
           f"framework's CUDA events); results checked against NumPy first; gpujit target: "
-          f"{gpujit.current_target()}")
+          f"{target_text(gpujit)}")
     header = ("kernel", "CUDA C ms", "gpujit ms", "numba ms") + \
         (("checked ms",) if opts.boundscheck else ()) + ("gpujit/CUDA C", "numba/CUDA C") + \
         (("checked/gpujit",) if opts.boundscheck else ())
@@ -884,7 +885,7 @@ def versions():
         info = gpujit.info()
         found.update(gpujit=info["gpujit"], target=info["target"], driver=info["driver"],
                      device=info["devices"][0]["name"] if info["devices"] else None,
-                     disk_cache=hasattr(gpujit, "cache_info"))
+                     disk_cache=hasattr(gpujit, "cache_info"), cpu=cpu_code_text(gpujit))
     except Exception as exc:
         found["gpujit"] = not_available(exc)
     for name in ("cupy", "numba", "torch"):

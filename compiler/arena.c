@@ -268,7 +268,9 @@ static const struct { const char *name; int bit; } dump_stages[] = {
     {"llvm", GJ_DUMP_LLVM},
     {"ptx", GJ_DUMP_PTX},
     {"timing", GJ_DUMP_TIMING},
-    {"all", GJ_DUMP_BYTECODE | GJ_DUMP_IR | GJ_DUMP_TYPES | GJ_DUMP_LLVM | GJ_DUMP_PTX},
+    {"asm", GJ_DUMP_ASM},
+    {"all", GJ_DUMP_BYTECODE | GJ_DUMP_IR | GJ_DUMP_TYPES | GJ_DUMP_LLVM | GJ_DUMP_PTX
+                | GJ_DUMP_ASM},
 };
 
 /* "ir,types" or "ir types"; unknown names are ignored, case does not matter. */

@@ -290,10 +290,10 @@ int gj_cache_key(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt, 
     gj_buf_put_i64(out, KEY_VERSION);
     gj_buf_put_str(out, gj_llvm_version());
     if (opt->target == GJ_TARGET_CPU) {
-        const char *host = gj_cpujit_host(c);
+        const GjCpuHost *host = gj_cpujit_host(c);
         if (!host)
             return -1;
-        gj_buf_put_str(out, host);
+        gj_buf_put_str(out, host->key);
     }
     put_options(out, opt);
     KeyWriter w = {.c = c, .out = out};

@@ -44,6 +44,17 @@ const char *gj_llvm_version(void) {
     return LLVM_VERSION_STRING;
 }
 
+GjStatus gj_cpu_info(GjCtx *c, GjCpuInfo *out) {
+    const GjCpuHost *h = gj_cpujit_host(c);
+    if (!h)
+        return GJ_ERR;
+    *out = (GjCpuInfo){.cpu = h->cpu, .features = h->features, .isa = h->isa_name,
+                       .chosen_by = h->chosen_by, .vector_bits = h->vector_bits,
+                       .slow_masked_stores = h->slow_masked_stores,
+                       .host_cpu = h->host_cpu, .host_isa = h->host_isa_name};
+    return GJ_OK;
+}
+
 void gj_result_free(GjCompileResult *r) {
     for (int i = 0; r->params && i < r->nparams; i++)
         free((char *)r->params[i].name);

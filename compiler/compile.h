@@ -247,6 +247,23 @@ char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code
 /* The file d is in: its device function's, code's or c's. */
 const char *gj_diag_file(const GjCtx *c, const GjDiag *d, const GjCodeView *code);
 
+/* The CPU the CPU target compiles for (compiler/cpuhost.h: the host's, or
+   what GPUJIT_CPU_NAME and GPUJIT_CPU_FEATURES choose).  The strings live
+   as long as the process. */
+typedef struct GjCpuInfo {
+    const char *cpu;          /* LLVM CPU name */
+    const char *features;     /* LLVM feature string */
+    const char *isa;          /* "avx512", "avx2", "avx", "sse", or the architecture */
+    const char *chosen_by;    /* "host", or the variables that chose */
+    unsigned vector_bits;     /* the widest float32 vectors: 128, 256, 512 */
+    int slow_masked_stores;   /* its masked stores are microcode: full vectors store plainly */
+    const char *host_cpu;     /* the host's own LLVM CPU name and instruction set */
+    const char *host_isa;
+} GjCpuInfo;
+/* Starts the CPU target's JIT if need be and fills out; GJ_ERR with c->diag
+   set when it cannot start (UNSUPPORTED: the choice was refused). */
+GjStatus gj_cpu_info(GjCtx *c, GjCpuInfo *out);
+
 /* LLVM's version string, and the newest sm_XY its NVPTX backend knows. */
 const char *gj_llvm_version(void);
 int gj_nvptx_max_sm(void);

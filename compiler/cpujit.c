@@ -13,8 +13,9 @@
  * in the process, or "<kernel>.<object_id>" for the persistent cache, the
  * same in every process) and internalise every other definition; a body
  * with loops of its own vectorised across threads (vectorize.h); O3 with a
- * target machine for the host CPU (its name and features, so the code uses
- * the host's vector units); masked memory operations behind a test of their
+ * target machine for the CPU cpuhost.c chooses (the host's name and
+ * features unless GPUJIT_CPU_NAME or GPUJIT_CPU_FEATURES say otherwise, so
+ * the code uses the host's vector units); masked memory operations behind a test of their
  * mask (cpu_fix.h); emit an object file ourselves and load it.
  * Loading (gj_cpujit_load, also how a cached object file from another
  * process comes in) adds the object to the JIT under a resource tracker of
@@ -29,6 +30,7 @@
  * LLJIT is thread-safe, so compilations on several threads share it.
  */
 #include "cpu_fix.h"
+#include "cpuhost.h"
 #include "llvmguard.h"
 #include "lower.h"
 #include "vectorize.h"
@@ -64,9 +66,10 @@ typedef struct CpuJit {
     LLVMOrcLLJITRef jit;           /* NULL if it could not be created */
     LLVMOrcJITDylibRef main;
     LLVMTargetRef target;
-    char *triple, *cpu, *features; /* the host's (LLVMDisposeMessage) */
-    char *host;                    /* "triple cpu features", for cache keys */
+    char *triple;                  /* the host's (LLVMDisposeMessage) */
+    GjCpuHost cpu;                 /* the CPU code is for (cpuhost.h) */
     char error[512];               /* why jit is NULL */
+    GjDiagKind error_kind;         /* UNSUPPORTED: a CPU choice refused */
     atomic_uint_fast64_t next_id;  /* suffix of process-unique kernel names */
     pthread_mutex_t lock;          /* guards runtime_defined and objects */
     int runtime_defined;           /* the runtime symbols are in `main` */
@@ -96,17 +99,17 @@ static void init_jit(void) {
         snprintf(j->error, sizeof j->error, "LLVM has no code generator for this host");
         return;
     }
+    j->error_kind = GJ_DIAG_INTERNAL;
     j->triple = LLVMGetDefaultTargetTriple();
-    j->cpu = LLVMGetHostCPUName();
-    j->features = LLVMGetHostCPUFeatures();
-    size_t n = strlen(j->triple) + strlen(j->cpu) + strlen(j->features) + 3;
-    if ((j->host = malloc(n)))
-        snprintf(j->host, n, "%s %s %s", j->triple, j->cpu, j->features);
     if (LLVMGetTargetFromTriple(j->triple, &j->target, &msg)) {
         snprintf(j->error, sizeof j->error, "no LLVM target for %s: %s", j->triple,
                  msg ? msg : "");
         LLVMDisposeMessage(msg);
         j->target = NULL;
+        return;
+    }
+    if (gj_cpuhost_choose(&j->cpu, j->target, j->triple, j->error, sizeof j->error) < 0) {
+        j->error_kind = GJ_DIAG_UNSUPPORTED;
         return;
     }
     LLVMErrorRef err = LLVMOrcCreateLLJIT(&j->jit, LLVMOrcCreateLLJITBuilder());
@@ -134,6 +137,12 @@ static void init_jit(void) {
         LLVMConsumeError(LLVMOrcDisposeLLJIT(j->jit));
         j->jit = NULL;
     }
+}
+
+/* Why there is no JIT, as c's diagnostic. */
+static GjStatus unavailable(GjCtx *c, const CpuJit *j) {
+    return gj_error(c, j->error_kind, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
+                    j->error);
 }
 
 static GjStatus jit_error(GjCtx *c, const char *what, LLVMErrorRef err) {
@@ -257,8 +266,7 @@ static GjStatus load_buffer(GjCtx *c, const GjCompileOptions *opt, LLVMMemoryBuf
     pthread_once(&j->once, init_jit);
     if (!j->jit) {
         LLVMDisposeMemoryBuffer(obj);
-        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
-                        j->error);
+        return unavailable(c, j);
     }
     if (define_runtime(c, j, opt) != GJ_OK) {
         LLVMDisposeMemoryBuffer(obj);
@@ -283,15 +291,33 @@ GjStatus gj_cpujit_load(GjCtx *c, const GjCompileOptions *opt, const void *objec
     return load_buffer(c, opt, obj, symbol, fn, code);
 }
 
-const char *gj_cpujit_host(GjCtx *c) {
+const GjCpuHost *gj_cpujit_host(GjCtx *c) {
     CpuJit *j = &cpu_jit;
     pthread_once(&j->once, init_jit);
-    if (!j->jit || !j->host) {
-        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
-                 j->jit ? "out of memory" : j->error);
+    if (!j->jit) {
+        unavailable(c, j);
         return NULL;
     }
-    return j->host;
+    return &j->cpu;
+}
+
+/* GPUJIT_DUMP=asm: mod's host assembly on stderr, from a copy of it (code
+   generation changes the module it runs on, and the object file must be
+   made from the module as it is). */
+static void dump_asm(LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *name) {
+    LLVMModuleRef copy = LLVMCloneModule(mod);
+    char *msg = NULL;
+    LLVMMemoryBufferRef text = NULL;
+    if (copy && !LLVMTargetMachineEmitToMemoryBuffer(tm, copy, LLVMAssemblyFile, &msg, &text)) {
+        fprintf(stderr, "---- asm: %s ----\n%.*s\n", name, (int)LLVMGetBufferSize(text),
+                LLVMGetBufferStart(text));
+        LLVMDisposeMemoryBuffer(text);
+    } else {
+        fprintf(stderr, "---- asm: %s: %s ----\n", name, msg ? msg : "no assembly");
+    }
+    LLVMDisposeMessage(msg);
+    if (copy)
+        LLVMDisposeModule(copy);
 }
 
 /* Object code for mod; with opt->object_id a copy of it in r->binary. */
@@ -324,8 +350,7 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     CpuJit *j = &cpu_jit;
     pthread_once(&j->once, init_jit);
     if (!j->jit)
-        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
-                        j->error);
+        return unavailable(c, j);
     if (gj_llvm_verify(c, mod, "after lowering") != GJ_OK || check_host_calls(c, mod) != GJ_OK)
         return GJ_ERR;
     LLVMValueRef wrapper = LLVMGetNamedFunction(mod, r->kernel_name);
@@ -341,7 +366,8 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMSetValueName2(wrapper, name, strlen(name));
     internalize(mod, wrapper);
 
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(j->target, j->triple, j->cpu, j->features,
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(j->target, j->triple, j->cpu.cpu,
+                                                      j->cpu.features,
                                                       codegen_level(opt->opt_level),
                                                       LLVMRelocPIC, LLVMCodeModelDefault);
     if (!tm)
@@ -355,18 +381,20 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     GjStatus st = GJ_OK;
     char *row = gj_arena_printf(&c->arena, "%s" GJ_CPU_ROW_SUFFIX, r->kernel_name);
     if (opt->opt_level > 0 && row) {
-        st = gj_vec_row(c, mod, LLVMGetNamedFunction(mod, row), tm, gj_vec_width(j->features));
+        st = gj_vec_row(c, mod, LLVMGetNamedFunction(mod, row), tm, j->cpu.vector_bits / 32);
         gj_timing(c, "vectorise");
     }
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK)
-        gj_cpu_fix_module(mod);
+        gj_cpu_fix_module(mod, j->cpu.slow_masked_stores);
     gj_timing(c, "optimise");
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");
     if (st == GJ_OK && opt->want_llvm_ir)
         r->llvm_ir = copy_message(LLVMPrintModuleToString(mod));
+    if (st == GJ_OK && (c->dump & GJ_DUMP_ASM))
+        dump_asm(mod, tm, name);
     LLVMMemoryBufferRef obj = NULL;
     if (st == GJ_OK)
         st = emit_object(c, mod, tm, opt, &obj, r);

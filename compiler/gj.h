@@ -104,7 +104,7 @@ typedef struct GjCtx {
                               compile's LLVM objects are leaked, never freed */
 } GjCtx;
 
-/* Stages that GPUJIT_DUMP can name ("bytecode,ir,types,llvm,ptx" or "all"). */
+/* Stages that GPUJIT_DUMP can name ("bytecode,ir,types,llvm,ptx,asm" or "all"). */
 enum {
     GJ_DUMP_BYTECODE = 1 << 0,
     GJ_DUMP_IR       = 1 << 1,
@@ -112,6 +112,7 @@ enum {
     GJ_DUMP_LLVM     = 1 << 3,
     GJ_DUMP_PTX      = 1 << 4,
     GJ_DUMP_TIMING   = 1 << 5,   /* milliseconds per compile stage */
+    GJ_DUMP_ASM      = 1 << 6,   /* the CPU target's host assembly */
 };
 int gj_dump_parse(const char *spec);   /* NULL or "" -> 0 */
 /* With GJ_DUMP_TIMING, prints "timing: <function>: <stage> <ms>" for the

@@ -13,6 +13,7 @@
 
 #include "ir.h"
 #include "compile.h"
+#include "cpuhost.h"
 
 /* Lowers typed f as a kernel named kernel_name into a new module in llctx
    (the caller disposes the module, then the context).  Sets
@@ -47,10 +48,11 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
 GjStatus gj_cpujit_load(GjCtx *c, const GjCompileOptions *opt, const void *object, size_t size,
                         const char *symbol, void **fn, void **code);
 void gj_cpujit_release(void *code);
-/* The host the JIT compiles for: its triple, CPU name and features (what
-   an object file may rely on); NULL, with c->diag set, when there is no
-   JIT. */
-const char *gj_cpujit_host(GjCtx *c);
+/* The CPU the JIT compiles for (cpuhost.h): its name, features and vector
+   instruction set, and in ->key the triple, CPU name and features (what an
+   object file may rely on); NULL, with c->diag set, when there is no JIT
+   (an UNSUPPORTED diagnostic when the GPUJIT_CPU_* choice was refused). */
+const GjCpuHost *gj_cpujit_host(GjCtx *c);
 
 /* nvptx.c, shared by both back ends: LLVM's verifier, a pass pipeline, and
    the default<On> pipeline, each failing with an INTERNAL diagnostic. */

@@ -864,9 +864,3 @@ GjStatus gj_vec_row(GjCtx *c, LLVMModuleRef mod, LLVMValueRef row, LLVMTargetMac
         fprintf(stderr, "%s\n", V.why ? V.why : "vectorised across the threads of a row");
     return GJ_OK;
 }
-
-unsigned gj_vec_width(const char *features) {
-    if (strstr(features, "+avx512f"))
-        return 16;
-    return strstr(features, "+avx") ? 8 : 4;
-}

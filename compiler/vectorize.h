@@ -35,8 +35,4 @@ GjStatus gj_vec_row(GjCtx *c, LLVMModuleRef mod, LLVMValueRef row, LLVMTargetMac
    machine code (emitting it took 20 ms instead of 8 on a 2-core EPYC). */
 void gj_cpu_loop_no_unroll(LLVMValueRef latch);
 
-/* The number of 32-bit lanes in the host's vector registers, from its
-   LLVM feature string: 16 with AVX-512, 8 with AVX, else 4. */
-unsigned gj_vec_width(const char *features);
-
 #endif

@@ -1113,7 +1113,14 @@ def info():
     13.0, or None without a driver), ``devices`` (a list of dicts: ``name``,
     ``compute_capability``, ``total_memory`` in bytes, ...) and
     ``libdevice`` (``{"path": str or None, "found_by": rule or None}``, see
-    :func:`libdevice_path`).  Printed by ``python -m gpujit``.
+    :func:`libdevice_path`), and ``cpu``, the CPU the CPU target compiles
+    for: ``{"name": LLVM CPU name, "features": LLVM feature string, "isa":
+    "avx512" | "avx2" | "avx" | "sse" (else the architecture), "vector_bits":
+    the widest float32 vectors, "slow_masked_stores": whether its masked
+    stores are microcode (AMD's AVX2), "chosen_by": "host" or the GPUJIT_CPU_NAME /
+    GPUJIT_CPU_FEATURES variables, "host_name": the host's own CPU name,
+    "host_isa": its instruction set}``, or a str saying why there is none.
+    Printed by ``python -m gpujit``.
 
     Never raises for a missing driver or GPU: those show as None and [].
     """
@@ -1124,6 +1131,10 @@ def info():
 
     from . import _libdevice
     found_by, path = _libdevice.find()
+    try:
+        cpu = _gpujit._cpu_info()
+    except GpujitError as exc:   # no JIT, or a GPUJIT_CPU_* choice refused
+        cpu = str(exc)
     count = _gpujit._device_count() if is_available() else 0
     devices = [_gpujit._device_info(i) for i in range(count)]
     return {
@@ -1135,4 +1146,5 @@ def info():
         "driver": devices[0]["driver_version"] if devices else None,
         "devices": devices,
         "libdevice": {"path": path, "found_by": found_by},
+        "cpu": cpu,
     }

@@ -742,6 +742,32 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(target_name(prev));
 }
 
+/* _cpu_info(): the CPU the CPU target compiles for, as a dict (GjCpuInfo's
+   fields); raises what a CPU compile would when there is no JIT. */
+static PyObject *mod_cpu_info(PyObject *module, PyObject *unused)
+{
+    (void)unused;
+    GjPyState *st = PyModule_GetState(module);
+    GjCtx ctx;
+    GjCpuInfo info;
+    gj_ctx_init(&ctx);
+    GjStatus rc;
+    Py_BEGIN_ALLOW_THREADS   /* the first call starts LLVM's JIT: milliseconds */
+    rc = gj_cpu_info(&ctx, &info);
+    Py_END_ALLOW_THREADS
+    PyObject *out = rc != GJ_OK ? gj_py_raise_diag(st, &ctx, NULL)
+                                : Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:O,s:s,s:s}",
+                                                "name", info.cpu, "features", info.features,
+                                                "isa", info.isa, "chosen_by", info.chosen_by,
+                                                "vector_bits", info.vector_bits,
+                                                "slow_masked_stores",
+                                                info.slow_masked_stores ? Py_True : Py_False,
+                                                "host_name", info.host_cpu,
+                                                "host_isa", info.host_isa);
+    gj_ctx_free(&ctx);
+    return out;
+}
+
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* compileptx.c */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
 PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* compileptx.c */
@@ -769,6 +795,11 @@ static PyMethodDef module_methods[] = {
     {"_cache_counts", gj_py_cache_counts, METH_NOARGS,
      "_cache_counts()\n--\n\n(hits, misses): this process's persistent-cache lookups that "
      "loaded an entry and that compiled."},
+    {"_cpu_info", mod_cpu_info, METH_NOARGS,
+     "_cpu_info()\n--\n\nThe CPU the CPU target compiles for: a dict of name and features "
+     "(LLVM's), isa ('avx512', 'avx2', 'avx', 'sse', or the architecture), vector_bits, "
+     "slow_masked_stores (AMD's VMASKMOVPS: full vectors then store plainly), "
+     "chosen_by ('host' or the GPUJIT_CPU_* variables), host_name and host_isa."},
     {"_inject_fault", mod_inject_fault, METH_VARARGS,
      "_inject_fault(where, n, code=2)\n--\n\nTests only: the n-th driver call ('cuda', "
      "failing with CUresult code) or host allocation of the CPU target ('host') from now "

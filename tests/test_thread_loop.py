@@ -500,10 +500,11 @@ def test_bodies_with_loops_are_vectorised_across_threads(cpu, rng):
     assert not vector_mask_phis(local_histogram)
 
 
-# ---- masked memory operations with no lane on ---------------------------------------
+# ---- masked memory operations with no lane on, or every lane ------------------------
 # compiler/cpu_fix.c puts each masked load and store behind a test of its mask, so a
 # vector of threads that all skip the access (past the end of the array, a condition
-# false for all of them) costs a branch, not the slow masked instruction.
+# false for all of them) costs a branch, not the slow masked instruction, and one whose
+# threads all make it is a plain load or store.
 
 @gpujit.jit
 def increment(x):
@@ -552,3 +553,16 @@ def test_masked_stores_are_behind_a_test_of_their_mask(cpu):
         pytest.skip("the host's vectoriser made no masked store")
     assert re.search(r"br i1 %\S+, label %masked\S*, label", ir), \
         "a masked store runs without a test of its mask"
+    # where masked stores are microcode (AMD's AVX2), a vector with every lane
+    # on stores with a plain store; elsewhere the masked one stays
+    if gpujit.info()["cpu"]["slow_masked_stores"]:
+        assert plain_store_when_full(ir), "no plain store for a vector with every lane on"
+    else:
+        assert "unmasked" not in ir
+
+
+def plain_store_when_full(ir):
+    """Whether ir tests a mask for every lane on and then stores float64
+    with a plain store (compiler/cpu_fix.c)."""
+    return bool(re.search(r"br i1 %\S+, label %unmasked\S*, label", ir)
+                and re.search(r"unmasked\S*:.*\n(  .*\n)*?  store <\d+ x double>", ir))
