@@ -81,12 +81,17 @@ if "$py" -P -c 'import dask.array, distributed' 2>/dev/null; then
 else
     echo "=== dask_blocks: skipped (dask or distributed missing)"
 fi
-if "$py" -P -c 'import mpi4py.MPI' 2>/dev/null && command -v mpiexec >/dev/null; then
+# tests/mpi_launch.py, as for tests/test_mpi.py: the mpiexec of the MPI
+# library mpi4py loads, with what its implementation needs (Open MPI run by
+# root, as here: --allow-run-as-root), or why there is none.
+why_no_mpi="$("$py" -P tests/mpi_launch.py --why-not 2>&1)" ||
+    why_no_mpi="tests/mpi_launch.py failed: $why_no_mpi"
+if [[ -z "$why_no_mpi" ]]; then
     ranks="$("$py" -P -c 'import gpujit; print(max(1, len(gpujit.gpus)))')"
-    step heat_mpi "$out/heat_mpi.log" mpiexec -n "$ranks" "$py" -P examples/heat_mpi.py \
-        --size 16384 --steps 500 --no-numpy
+    step heat_mpi "$out/heat_mpi.log" "$py" -P tests/mpi_launch.py "$ranks" \
+        "$py" -P examples/heat_mpi.py --size 16384 --steps 500 --no-numpy
 else
-    echo "=== heat_mpi: skipped (mpi4py or mpiexec missing)"
+    echo "=== heat_mpi: skipped ($why_no_mpi)"
 fi
 
 # The notebooks at their full sizes, stored with outputs in $OUT/notebooks
