@@ -29,9 +29,22 @@ if compgen -G ".whl/*.whl" >/dev/null; then
     prefix=/tmp/gpujit-wheels
     "$py" -m pip install -q --no-index --no-deps --no-compile --prefix "$prefix" .whl/*.whl ||
         echo "gpu-test: installing the carried wheels failed" >&2
-    site="$("$py" -c 'import sys; print("python%d.%d" % sys.version_info[:2])')"
-    export PYTHONPATH="$PYTHONPATH:$prefix/lib/$site/site-packages"
-    export PATH="$prefix/bin:$PATH" LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    # Where pip put them: the interpreter's scheme for a prefix, which is
+    # <prefix>/local/lib/python3.X/dist-packages and <prefix>/local/bin for
+    # Debian's and Ubuntu's python3, <prefix>/lib/python3.X/site-packages
+    # and <prefix>/bin elsewhere.
+    mapfile -t dirs < <("$py" - "$prefix" <<'PYEOF'
+import sys, sysconfig
+base = sys.argv[1]
+paths = sysconfig.get_paths(sysconfig.get_preferred_scheme("prefix"),
+                            vars={"base": base, "platbase": base})
+print(paths["purelib"], paths["platlib"], paths["scripts"], paths["data"] + "/lib", sep="\n")
+PYEOF
+    )
+    site="${dirs[0]}"
+    [[ "${dirs[1]}" == "$site" ]] || site+=":${dirs[1]}"
+    export PYTHONPATH="$PYTHONPATH:$site"
+    export PATH="${dirs[2]}:$PATH" LD_LIBRARY_PATH="${dirs[3]}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
 if [[ ! -f gpubuild/gpujit/_gpujit.abi3.so ]]; then
