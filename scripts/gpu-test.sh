@@ -5,12 +5,20 @@
 # registry; the Dask and MPI tests also use the wheels of .whl/ when carried
 # (scripts/gpu-wheels.sh).
 #
+# The tests run in parallel worker processes, one per core (pytest-xdist
+# where it is installed; GJ_TEST_WORKERS chooses how many), then the few
+# marked serial alone (scripts/pytest-parallel.sh); the examples and the
+# notebooks run after them, one at a time, so that the times they print are
+# not shared with other work.
+#
 # Writes into $OUT (default /tmp/gpujit-out): env.txt (GPU, driver, Python,
-# the extension's libraries), pytest.log and pytest.xml, one log per example
+# the extension's libraries), pytest.log (both passes, each with its 30
+# slowest tests) and pytest.xml and pytest-serial.xml, one log per example
 # (vector_add, saxpy, heat, mandelbrot, matmul, reduction, histogram, and
 # dask_blocks and heat_mpi where Dask and MPI are there) and mandelbrot.png,
 # and notebooks/ (the example notebooks with outputs).  Arguments go to
-# pytest (paths relative to tests/).  Exits non-zero if any step failed.
+# pytest (paths relative to tests/).  Each step prints its time; exits
+# non-zero if any step failed.
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,8 +31,9 @@ export PYTHONPATH="$root/gpubuild${PYTHONPATH:+:$PYTHONPATH}"
 export PYTHONUNBUFFERED=1
 
 # Wheels carried in .whl/ (scripts/gpu-wheels.sh made them): Dask and MPI
-# for the scaling-out tests, installed into a prefix of their own (a
-# --prefix install keeps MPICH's lib/ and bin/, which --target drops).
+# for the scaling-out tests and pytest-xdist, installed into a prefix of
+# their own (a --prefix install keeps MPICH's lib/ and bin/, which --target
+# drops).
 if compgen -G ".whl/*.whl" >/dev/null; then
     prefix=/tmp/gpujit-wheels
     "$py" -m pip install -q --no-index --no-deps --no-compile --prefix "$prefix" .whl/*.whl ||
@@ -55,11 +64,12 @@ fi
 
 failed=()
 step() {   # step NAME LOG COMMAND...: runs COMMAND, tee'ing its output into LOG
-    local name="$1" log="$2"
+    local name="$1" log="$2" started=$SECONDS
     shift 2
     echo "=== $name"
     "$@" 2>&1 | tee "$log"
     local status=${PIPESTATUS[0]}
+    echo "=== $name: exit $status, $((SECONDS - started)) s"
     if ((status != 0)); then
         failed+=("$name (exit $status)")
     fi
@@ -75,11 +85,8 @@ step() {   # step NAME LOG COMMAND...: runs COMMAND, tee'ing its output into LOG
     ldd gpubuild/gpujit/_gpujit.abi3.so
 } 2>&1 | tee "$out/env.txt"
 
-# pytest runs from tests/ so that interpreters the tests start (`python -c`)
-# do not find ./gpujit/ either.
-step pytest "$out/pytest.log" \
-    bash -c 'cd tests && exec "$0" -P -m pytest -q -ra -p no:cacheprovider --junitxml="$1" "${@:2}"' \
-    "$py" "$out/pytest.xml" "$@"
+step pytest "$out/pytest.log" env GJ_JUNIT="$out/pytest" bash scripts/pytest-parallel.sh "$py" \
+    -q -ra -p no:cacheprovider --durations=30 "$@"
 step vector_add "$out/vector_add.log" "$py" -P examples/vector_add.py
 step saxpy "$out/saxpy.log" "$py" -P examples/saxpy.py
 step heat "$out/heat.log" "$py" -P examples/heat.py
@@ -116,7 +123,7 @@ else
 fi
 
 if ((${#failed[@]})); then
-    echo "gpu-test: FAILED: ${failed[*]}" >&2
+    echo "gpu-test: FAILED: ${failed[*]} ($SECONDS s)" >&2
     exit 1
 fi
-echo "gpu-test: all steps passed"
+echo "gpu-test: all steps passed ($SECONDS s)"

@@ -9,7 +9,9 @@ reports, and that every run from the same seed ends with the same plate
 (its digest), whatever the number of ranks and however the halos travel.
 
 Needs mpi4py and an mpiexec of the MPI library it loads (tests/mpi_launch.py
-finds it and says what its implementation needs); skipped without them."""
+finds it and says what its implementation needs); skipped without them.
+The runs share one worker process under pytest-xdist, so the digest test
+reuses the cached runs."""
 import functools
 import os
 import re
@@ -25,9 +27,10 @@ TESTS = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(os.path.dirname(TESTS), "examples", "heat_mpi.py")
 SIZE, STEPS = 35, 20     # 33 interior rows: 17 and 16 on two ranks
 BANDS = {1: [(1, 33)], 2: [(1, 17), (18, 33)]}   # ranks -> each rank's first and last row
-# One initial plate for every run of this file, so their digests compare
-# (GPUJIT_TEST_SEED reproduces one; the example prints it).
-SEED = int(os.environ.get("GPUJIT_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+# One initial plate for every run of this file, so their digests compare:
+# the session's seed, which conftest.py puts into GPUJIT_TEST_SEED (setting
+# it reproduces a run; the example prints it).
+SEED = int(os.environ["GPUJIT_TEST_SEED"])
 
 # case -> (ranks, --staging); 0 ranks: `python heat_mpi.py`, without mpiexec
 CASES = {
@@ -40,7 +43,8 @@ CASES = {
 
 
 WHY_NO_MPI = mpi_launch.launcher()[1]
-pytestmark = pytest.mark.skipif(WHY_NO_MPI is not None, reason=WHY_NO_MPI or "")
+pytestmark = [pytest.mark.skipif(WHY_NO_MPI is not None, reason=WHY_NO_MPI or ""),
+              pytest.mark.xdist_group("mpi")]
 
 
 @functools.cache
