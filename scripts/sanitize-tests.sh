@@ -44,12 +44,13 @@ export PYTHONPATH="$root/$pkg"
 # threads run code of one thread per call): CI runs the whole suite once
 # with each.
 export GPUJIT_CPU_LOOP_THREADS="${GPUJIT_CPU_LOOP_THREADS:-0}"
-cd tests
 status=0
 # The notebooks are left out: matplotlib's ft2font throws a C++ exception
 # while it is imported, which the preloaded libasan's __cxa_throw
 # interceptor aborts on (a CHECK in asan_interceptors.cpp, not a report).
-"$py" -P -m pytest -q -rfE -p no:cacheprovider --ignore=test_notebooks.py "$@" || status=$?
+# In parallel worker processes, as the main run (scripts/pytest-parallel.sh).
+bash scripts/pytest-parallel.sh "$py" -q -rfE -p no:cacheprovider --ignore=test_notebooks.py "$@" ||
+    status=$?
 if ((status == 5)); then
     echo "sanitize-tests: pytest collected no tests" >&2
 fi

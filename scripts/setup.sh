@@ -51,10 +51,12 @@ py="$venv/bin/python"
 export PATH="$venv/bin:$PATH"    # meson-python runs the venv's meson and ninja
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$py" -m pip install -q "meson-python>=0.16" "meson>=1.3.0" ninja "numpy>=2" pytest \
+    pytest-xdist \
     nbclient nbformat ipykernel matplotlib \
     sphinx myst-parser \
     cloudpickle "dask[distributed]" mpi4py mpich
-# (the notebooks' and the documentation site's tests; cloudpickle, Dask and
+# (pytest-xdist: scripts/pytest-parallel.sh's worker processes; the
+# notebooks' and the documentation site's tests; cloudpickle, Dask and
 # MPI for the scaling-out tests: mpich is MPICH's own wheel, with mpiexec)
 # NVIDIA's libdevice (the GPU's math functions, what gpujit's "cuda" extra
 # brings), so kernels that call math functions compile for a GPU on a

@@ -14,9 +14,11 @@
 # 3. tests/test_python_versions.py's output from this machine's Python, so
 #    that test compares 3.1x's kernel results and diagnostics with it.
 # 4. Per VERSION: a venv in the chroot (/opt/gpujit-venv<VERSION>: numpy,
-#    pytest, nvidia-nvvm, cloudpickle; reused), the repository's tracked files (as they
-#    are in the working tree) and the extension copied to /src, and pytest
-#    run there, from tests/, as CI runs it (GPUJIT_IGNORE_CUDA_TOOLKIT=1).
+#    pytest, pytest-xdist, nvidia-nvvm, cloudpickle; reused), the
+#    repository's tracked files (as they are in the working tree) and the
+#    extension copied to /src, and pytest run there, from tests/, as CI runs
+#    it (GPUJIT_IGNORE_CUDA_TOOLKIT=1; in parallel worker processes:
+#    scripts/pytest-parallel.sh).
 #    The suite runs the examples too (tests/test_examples.py).
 #
 # --llvm21 instead builds gpujit in the chroot against Debian's llvm-21-dev
@@ -33,7 +35,8 @@
 # on exit) and what scripts/setup.sh installs.  Environment: GJ_CHROOT,
 # GJ_VENV (this machine's venv, default .venv), GJ_DEBIAN_MIRROR,
 # GJ_SKIP_BUILD=1 (reuse gpubuild/ as it is), GJ_PYTEST_ARGS (more pytest
-# arguments).  Exits non-zero if any version's suite failed.
+# arguments), GJ_TEST_WORKERS (scripts/pytest-parallel.sh's, carried in).
+# Exits non-zero if any version's suite failed.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -96,7 +99,8 @@ for cert in "${PIP_CERT:-}" "$("$host_py" -m pip config get global.cert 2>/dev/n
 done
 envs=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
       PIP_DISABLE_PIP_VERSION_CHECK=1)
-for var in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST PIP_DEFAULT_TIMEOUT; do
+for var in PIP_CERT PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST PIP_DEFAULT_TIMEOUT \
+           GJ_TEST_WORKERS; do
     [[ -n "${!var:-}" ]] && envs+=("$var=${!var}")
 done
 in_chroot() {   # in_chroot COMMAND: bash -c COMMAND in the chroot, clean environment
@@ -141,7 +145,7 @@ for v in "${versions[@]}"; do
     fi
     log "$py: venv $venv"
     in_chroot "[ -x $venv/bin/python ] || $py -m venv $venv
-               $venv/bin/pip install -q pytest nvidia-nvvm meson-python meson ninja"
+               $venv/bin/pip install -q pytest pytest-xdist nvidia-nvvm meson-python meson ninja"
     # gpujit's one dependency besides numpy (kernels pickled by value)
     in_chroot "$venv/bin/python -c 'import cloudpickle' 2>/dev/null ||
                $venv/bin/pip install -q cloudpickle"
@@ -175,7 +179,8 @@ for v in "${versions[@]}"; do
     in_chroot "cd /src/tests && export $run_env &&
                $venv/bin/python -P -c 'import sys, gpujit
 print(sys.executable, sys.version.split()[0], \"with LLVM\", gpujit._gpujit.llvm_version)' &&
-               $venv/bin/python -P -m pytest -q -rfE -p no:cacheprovider ${GJ_PYTEST_ARGS:-}" \
+               bash /src/scripts/pytest-parallel.sh $venv/bin/python -q -rfE -p no:cacheprovider \
+               ${GJ_PYTEST_ARGS:-}" \
         || status=$?
     log "$py: pytest exit status $status"
     ((status == 0)) || failed+=("$py")

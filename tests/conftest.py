@@ -1,5 +1,6 @@
 """Shared fixtures: execution targets, the GPU marker, a freshly seeded
-RNG, ptxas discovery.
+RNG, ptxas discovery; the serial marker and the option that runs the tests
+in two passes (scripts/pytest-parallel.sh).
 
 Execution tests use the ``target`` fixture (usually through
 ``pytestmark = pytest.mark.usefixtures("target")``): each such test runs
@@ -7,6 +8,12 @@ once per execution target gpujit has ("cuda" on a GPU, "cpu" where the
 host-CPU target exists), with the same assertions.  Tests that only a GPU
 can answer carry ``@pytest.mark.gpu`` and say why.  Everything else
 (bytecode decoding, typing, diagnostics, PTX generation) runs anywhere.
+
+Tests are independent, so pytest-xdist can run them in worker processes at
+once; the few marked ``@pytest.mark.serial`` read the GPU's free memory or
+time kernels or copies, which other processes disturb, and run in a pass
+of their own (``--serial-tests=only``) after the others
+(``--serial-tests=skip``).
 """
 import os
 import shutil
@@ -20,11 +27,35 @@ import pytest
 import gpujit
 
 
+def pytest_addoption(parser):
+    parser.addoption("--serial-tests", choices=("run", "skip", "only"), default="run",
+                     help="run the tests marked serial with the others (the default), leave "
+                          "them out, or run only them (scripts/pytest-parallel.sh runs the "
+                          "others in parallel first, then these alone)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (skipped without one)")
+    config.addinivalue_line("markers", "serial: reads the GPU's free memory or times kernels "
+                            "or copies, so runs with no other test process beside it")
+    # pytest-xdist's own, declared for runs without it: keeps a module's tests
+    # on one worker where they share a costly fixture or cached runs
+    config.addinivalue_line("markers", "xdist_group(name): tests run by one xdist worker")
+    # The seed goes into the environment before pytest-xdist starts its
+    # workers, which inherit it: they all draw from the seed the header
+    # shows (test_mpi.py's plate too), so setting it reproduces a run.
+    os.environ.setdefault("GPUJIT_TEST_SEED", str(int.from_bytes(os.urandom(4), "little")))
 
 
 def pytest_collection_modifyitems(config, items):
+    wanted = config.getoption("serial_tests")
+    if wanted != "run":
+        keep, drop = [], []
+        for item in items:
+            serial = item.get_closest_marker("serial") is not None
+            (keep if serial == (wanted == "only") else drop).append(item)
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
     if gpujit.is_available():
         return
     skip = pytest.mark.skip(reason="no CUDA device available")
@@ -51,15 +82,8 @@ def pytest_report_header(config):
     return [f"gpujit: GPU available = {gpujit.is_available()}, random seed = {seed}"]
 
 
-_SEED = None
-
-
 def _session_seed():
-    global _SEED
-    if _SEED is None:
-        env = os.environ.get("GPUJIT_TEST_SEED")
-        _SEED = int(env) if env else int.from_bytes(os.urandom(4), "little")
-    return _SEED
+    return int(os.environ["GPUJIT_TEST_SEED"])   # pytest_configure set it if it was not
 
 
 def execution_targets():

@@ -33,7 +33,8 @@ VARIANTS = {
 SLOW = {"tsan": "3"}
 
 CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
+pytestmark = [pytest.mark.skipif(CC is None, reason="no C compiler"),
+              pytest.mark.xdist_group("cpuexec")]   # one pytest-xdist worker: each variant built once
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,8 @@ distributed = pytest.importorskip("distributed")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 THREADS = 128
+# one pytest-xdist worker runs them all: one cluster per target, not one per worker
+pytestmark = pytest.mark.xdist_group("dask")
 
 
 @gpujit.jit

@@ -17,6 +17,7 @@ pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+pytestmark = pytest.mark.xdist_group("docs")   # one pytest-xdist worker: the site is built once
 
 
 @pytest.fixture(scope="module")

@@ -8,27 +8,29 @@ exits non-zero on a mismatch; these tests also check the rows each rank
 reports, and that every run from the same seed ends with the same plate
 (its digest), whatever the number of ranks and however the halos travel.
 
-Needs mpi4py and mpiexec: the one next to this Python (PyPI's mpich wheel
-puts it there) or else one on PATH; skipped without them."""
+Needs mpi4py and an mpiexec of the MPI library it loads (tests/mpi_launch.py
+finds it and says what its implementation needs); skipped without them.
+The runs share one worker process under pytest-xdist, so the digest test
+reuses the cached runs."""
 import functools
-import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 import gpujit
+import mpi_launch
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(os.path.dirname(TESTS), "examples", "heat_mpi.py")
 SIZE, STEPS = 35, 20     # 33 interior rows: 17 and 16 on two ranks
 BANDS = {1: [(1, 33)], 2: [(1, 17), (18, 33)]}   # ranks -> each rank's first and last row
-# One initial plate for every run of this file, so their digests compare
-# (GPUJIT_TEST_SEED reproduces one; the example prints it).
-SEED = int(os.environ.get("GPUJIT_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+# One initial plate for every run of this file, so their digests compare:
+# the session's seed, which conftest.py puts into GPUJIT_TEST_SEED (setting
+# it reproduces a run; the example prints it).
+SEED = int(os.environ["GPUJIT_TEST_SEED"])
 
 # case -> (ranks, --staging); 0 ranks: `python heat_mpi.py`, without mpiexec
 CASES = {
@@ -40,16 +42,9 @@ CASES = {
 }
 
 
-def find_mpiexec():
-    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
-
-
-MPIEXEC = find_mpiexec()
-pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None, reason="mpi4py not installed"),
-    pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec next to python or on PATH"),
-]
+WHY_NO_MPI = mpi_launch.launcher()[1]
+pytestmark = [pytest.mark.skipif(WHY_NO_MPI is not None, reason=WHY_NO_MPI or ""),
+              pytest.mark.xdist_group("mpi")]
 
 
 @functools.cache
@@ -58,10 +53,8 @@ def run(target, ranks, staging, size=SIZE):
     cmd = [sys.executable, "-P", EXAMPLE, "--size", str(size), "--steps", str(STEPS),
            "--seed", str(SEED), "--staging", staging]
     if ranks:
-        cmd = [MPIEXEC, "-n", str(ranks), *cmd]
-    # Open MPI's mpiexec refuses root (a CI container) unless told; MPICH ignores these
-    env = dict(os.environ, GPUJIT_TARGET=target, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        cmd = mpi_launch.command(ranks, cmd)
+    env = dict(os.environ, GPUJIT_TARGET=target)
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TESTS, timeout=300)
 
 

@@ -337,6 +337,9 @@ def in_process_output(package_copy):
 
 
 INTERPRETERS = sorted(interpreters().items())
+# one pytest-xdist worker runs them all: the package is copied and the
+# script run in this process once
+pytestmark = pytest.mark.xdist_group("versions")
 
 # Diagnostics whose position CPython itself gives differently across versions
 # (gpujit reports where CPython's positions for the instruction point): block

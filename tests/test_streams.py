@@ -120,6 +120,7 @@ def test_set_target_cuda_without_a_gpu_says_so_and_changes_nothing():
         gpujit.set_target(previous)
 
 
+@pytest.mark.serial   # another process's allocations would move the free memory it reads
 @pytest.mark.usefixtures("target")
 def test_memory_info_and_current_context(target):
     info = gpujit.memory_info()
@@ -162,6 +163,7 @@ def test_device_list_without_or_with_gpus():
 
 
 @pytest.mark.gpu
+@pytest.mark.serial   # another process's kernels, time-sliced in, would stretch the intervals
 def test_two_threads_on_two_streams_overlap():
     """Each thread launches a one-block kernel of some milliseconds on its own
     stream between two events and synchronizes (the GIL is released while
