@@ -88,6 +88,11 @@ typedef struct Func {
     char *in_loop;        /* membership of the loop under study */
 } Func;
 
+/* f's block count as a size for allocations (at least 1). */
+static size_t nblocks(const Func *f) {
+    return f->n > 0 ? (size_t)f->n : 1;
+}
+
 static int block_index(const Func *f, LLVMBasicBlockRef b) {
     for (int k = 0; k < f->n; k++)
         if (f->bb[k] == b)
@@ -108,10 +113,10 @@ static int func_init(Func *f, LLVMValueRef fn) {
     memset(f, 0, sizeof *f);
     f->fn = fn;
     f->n = (int)LLVMCountBasicBlocks(fn);
-    f->bb = calloc((size_t)f->n, sizeof *f->bb);
-    f->succ = calloc((size_t)f->n, sizeof *f->succ);
-    f->nsucc = calloc((size_t)f->n, sizeof *f->nsucc);
-    f->in_loop = calloc((size_t)f->n, 1);
+    f->bb = calloc(nblocks(f), sizeof *f->bb);
+    f->succ = calloc(nblocks(f), sizeof *f->succ);
+    f->nsucc = calloc(nblocks(f), sizeof *f->nsucc);
+    f->in_loop = calloc(nblocks(f), 1);
     if (!f->bb || !f->succ || !f->nsucc || !f->in_loop)
         return 0;
     LLVMGetBasicBlocks(fn, f->bb);
@@ -133,8 +138,8 @@ static int func_init(Func *f, LLVMValueRef fn) {
 /* Back edges latch -> header of a depth-first search from the entry: up to
    cap pairs into edges[]; the count. */
 static int back_edges(const Func *f, int (*edges)[2], int cap) {
-    int *state = calloc((size_t)f->n, sizeof *state);   /* 0 new, 1 on stack, 2 done */
-    int *stack = calloc((size_t)f->n, sizeof *stack), *next = calloc((size_t)f->n, sizeof *next);
+    int *state = calloc(nblocks(f), sizeof *state);   /* 0 new, 1 on stack, 2 done */
+    int *stack = calloc(nblocks(f), sizeof *stack), *next = calloc(nblocks(f), sizeof *next);
     int found = 0, top = 0;
     if (!state || !stack || !next || f->n == 0)
         goto done;
@@ -167,9 +172,9 @@ done:
 /* Marks in f->in_loop the natural loop of the back edge latch -> header:
    the header and every block that reaches the latch without it. */
 static void mark_loop(Func *f, int latch, int header) {
-    memset(f->in_loop, 0, (size_t)f->n);
+    memset(f->in_loop, 0, nblocks(f));
     f->in_loop[header] = 1;
-    int *work = malloc((size_t)f->n * sizeof *work), top = 0;
+    int *work = malloc(nblocks(f) * sizeof *work), top = 0;
     if (!work)
         return;
     if (!f->in_loop[latch]) {
@@ -512,7 +517,7 @@ static LLVMBasicBlockRef merge_at_exit(const Func *f, const Loop *L, LLVMBuilder
                                        const Map *map) {
     LLVMContextRef ctx = LLVMGetModuleContext(LLVMGetGlobalParent(f->fn));
     LLVMBasicBlockRef x = LLVMAppendBasicBlockInContext(ctx, f->fn, "narrow.exit");
-    LLVMBasicBlockRef *preds = malloc((size_t)f->n * sizeof *preds);
+    LLVMBasicBlockRef *preds = malloc(nblocks(f) * sizeof *preds);
     unsigned npreds = 0;
     if (!preds)
         return x;
@@ -524,7 +529,7 @@ static LLVMBasicBlockRef merge_at_exit(const Func *f, const Loop *L, LLVMBuilder
             }
     /* each copy's exit edge gets a block of its own on the way to x (its
        `edge`), so that the copies the phis of x make are out of the loop */
-    LLVMBasicBlockRef *edge = malloc((size_t)f->n * sizeof *edge);
+    LLVMBasicBlockRef *edge = malloc(nblocks(f) * sizeof *edge);
     if (!edge) {
         free(preds);
         return x;
@@ -673,7 +678,7 @@ static void drop_if_unused(LLVMValueRef v) {
 static void narrow_copy(const Loop *L, LLVMBuilderRef b, const Map *map, LLVMValueRef start32,
                         LLVMValueRef bound32, LLVMBasicBlockRef x) {
     LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(L->iv));
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i64 = LLVMInt64TypeInContext(ctx);
+    LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
     LLVMValueRef iv = map_get(map, L->iv), next = map_get(map, L->next), test = map_get(map, L->test);
     LLVMBasicBlockRef header = LLVMGetInstructionParent(iv);
     LLVMBasicBlockRef latch = mapped_block(map, LLVMGetIncomingBlock(L->iv, 0) == L->pre
@@ -754,7 +759,7 @@ static LLVMBasicBlockRef version(Func *f, Loop *L) {
             for (LLVMValueRef i = LLVMGetFirstInstruction(f->bb[k]); i; i = LLVMGetNextInstruction(i))
                 count++;
     Map map;
-    if (!map_init(&map, count + (size_t)f->n)) {
+    if (!map_init(&map, count + nblocks(f))) {
         map_free(&map);
         return NULL;
     }
