@@ -742,22 +742,18 @@ def sum_case(rng, n):
                 lambda o: within(o["total"], np.array([total]), bound, "float64 sum"))
 
 
-def histogram_case(rng, n):
-    values = np.clip(rng.normal(128, 30, n), 0, 255).astype(np.uint8)
+def histogram_case(rng, n, dtype=np.uint8, kernel="histogram"):
+    """n keys of dtype (a clipped normal around 128) into BINS bins."""
+    values = np.clip(rng.normal(128, 30, n), 0, 255).astype(dtype)
     counts = np.bincount(values, minlength=BINS).astype(np.int32)
-    return Case("histogram", f"histogram, n = {n} uint8 into {BINS} bins",
+    return Case(kernel, f"histogram, n = {n} {np.dtype(dtype).name} into {BINS} bins",
                 REDUCTION_BLOCKS, THREADS, {"x": values, "hist": np.zeros(BINS, np.int32)},
                 ("x", "hist"), ("x", "hist", np.int64(n)), ("hist",),
                 lambda o: count_differing(o["hist"], counts, "np.bincount"))
 
 
 def histogram_int32_case(rng, n):
-    values = np.clip(rng.normal(128, 30, n), 0, 255).astype(np.int32)
-    counts = np.bincount(values, minlength=BINS).astype(np.int32)
-    return Case("histogram_int32", f"histogram, n = {n} int32 into {BINS} bins",
-                REDUCTION_BLOCKS, THREADS, {"x": values, "hist": np.zeros(BINS, np.int32)},
-                ("x", "hist"), ("x", "hist", np.int64(n)), ("hist",),
-                lambda o: count_differing(o["hist"], counts, "np.bincount"))
+    return histogram_case(rng, n, np.int32, "histogram_int32")
 
 
 KERNEL_CASES = (   # (make, size in the full run, size with --quick)
