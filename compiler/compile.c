@@ -185,8 +185,6 @@ static GjStatus lower_and_emit(GjCtx *c, GjFunc *f, const GjCompileOptions *opt,
         st = gj_cpujit_emit(c, mod, &o, r);
     else if (st == GJ_OK)
         st = gj_nvptx_emit(c, mod, &o, r);
-    if (st == GJ_OK)
-        gj_lower_drop_proved_sites(mod, r);
     if (!c->llvm_fatal) {   /* else leaked, as LLVM's fatal error left them (llvmguard.h) */
         if (mod)
             LLVMDisposeModule(mod);

@@ -386,8 +386,10 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     }
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
-    if (st == GJ_OK)
+    if (st == GJ_OK) {
         gj_cpu_fix_module(mod, j->cpu.slow_masked_stores);
+        gj_lower_drop_proved_sites(mod, r);
+    }
     gj_timing(c, "optimise");
     if (st == GJ_OK)
         st = gj_llvm_verify(c, mod, "after optimisation");

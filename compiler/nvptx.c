@@ -597,6 +597,7 @@ GjStatus gj_nvptx_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt,
     if (st == GJ_OK)
         st = gj_llvm_optimise(c, mod, tm, opt->opt_level);
     if (st == GJ_OK) {
+        gj_lower_drop_proved_sites(mod, r);   /* before code generation renames gj.report */
         drop_assumptions(mod);
         if (opt->opt_level > 0)
             gj_narrow_loop_counters(mod);

@@ -164,7 +164,13 @@ def shifts_counted_by_an_int16_modulo(a0, out3):
         out3[i] = v8
 
 
-def test_the_fuzzers_int16_modulo(rng):
+def test_the_fuzzers_int16_modulo(rng, target, request):
+    if target == "cuda":
+        # Open: every thread gets 1 on the H200 (2026-12-04), also with the
+        # kernel's max, mul.hi, setp, add, sub and mul.lo .s16 rewritten in
+        # 32 bits (each on its own and all together), so it is none of those.
+        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+            "GPU-only wrong result of the fuzzer's seed 12, kernel 3201: not found yet")))
     a0 = np.concatenate([np.array([2517611273, 86, 26, 60, 65535, 32768, 4294967295],
                                   np.uint32),
                          random_array(rng, 121, "uint32", 0, 2**32 - 1)])
