@@ -651,7 +651,8 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
         For an ABI other than "numba" and "c", or the C ABI for a kernel
         (numba's errors).
     TypeError
-        For an ``abi_name`` that is not a str.
+        For an ``abi_info`` that is not a dict, or an ``abi_name`` that is
+        not a str.
     ValueError
         For an unknown fastmath flag, named in the message; for an
         ``abi_name`` that is not such a name, or a ``__name__`` that gives
@@ -674,6 +675,8 @@ def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath
     if cc is not None:
         options["cc"] = tuple(cc)
     if abi == "c":
+        if abi_info is not None and not isinstance(abi_info, dict):
+            raise TypeError(f"abi_info must be a dict, not {type(abi_info).__name__}")
         abi_name = (abi_info or {}).get("abi_name")
         if abi_name is None:
             options["c_name"] = pyfunc.__name__

@@ -178,6 +178,18 @@ static PyObject *use_dict(GjPyState *st, GjDispatcher *d, int device, UseField f
     return out;
 }
 
+/* The CudaSupportError of get_regs_per_thread() on the CPU target: NULL. */
+static PyObject *no_host_registers(GjPyState *st, GjDispatcher *d, const char *what)
+{
+    PyObject *name = gj_py_kernel_name(d);
+    if (name)
+        PyErr_Format(st->CudaSupportError, "%s(): kernel %U runs on the CPU target, as "
+                     "host code, which has no registers per thread; on a GPU "
+                     "(gpujit.set_target(\"cuda\")) the driver reports them", what, name);
+    Py_XDECREF(name);
+    return NULL;
+}
+
 /* get_<what>(signature=None): one value, or a dict (module comment). */
 static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseField field,
                            const char *what)
@@ -193,15 +205,11 @@ static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseFiel
     int device;
     if (refuse_device_function(d, what) < 0 || gj_py_device(st, &device) < 0)
         return NULL;
-    if (field == USE_REGS && device == GJ_MEM_HOST) {
-        PyObject *name = gj_py_kernel_name(d);
-        if (name)
-            PyErr_Format(st->CudaSupportError, "%s(): kernel %U runs on the CPU target, as "
-                         "host code, which has no registers per thread; on a GPU "
-                         "(gpujit.set_target(\"cuda\")) the driver reports them", what, name);
-        Py_XDECREF(name);
-        return NULL;
-    }
+    /* on the CPU target, registers are refused, for a signature once it is
+       known to be compiled (an unknown one is numba's KeyError first) */
+    int no_registers = field == USE_REGS && device == GJ_MEM_HOST;
+    if (sig == Py_None && no_registers)
+        return no_host_registers(st, d, what);
     if (sig == Py_None) {
         PyObject *special = PyObject_GetAttrString(self, "specialized");
         int one = special ? PyObject_IsTrue(special) : -1;
@@ -212,6 +220,10 @@ static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseFiel
             return use_dict(st, d, device, field);
     }
     GjEntry *e = one_entry(st, d, sig, device, 0, what);   /* numba's: no compile */
+    if (e && no_registers) {
+        gj_py_entry_release(e);
+        return no_host_registers(st, d, what);
+    }
     PyObject *v = e ? use_value(e, field) : NULL;
     if (e)
         gj_py_entry_release(e);

@@ -149,6 +149,11 @@ def test_compile_ptx_c_abi_names_the_function():
     assert "_gj_add(" in ptx
 
 
+def test_abi_info_must_be_a_dict():
+    with pytest.raises(TypeError, match="^abi_info must be a dict, not str$"):
+        gpujit.compile_ptx(add, "int32(int32, int32)", device=True, abi="c", abi_info="zz")
+
+
 def test_compile_ptx_refuses_what_numba_refuses():
     with pytest.raises(NotImplementedError, match="C ABI is not supported for kernels"):
         gpujit.compile_ptx(scale, "void(float32[:], float32[:], float32)", abi="c")

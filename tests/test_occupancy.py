@@ -183,6 +183,20 @@ def test_a_signature_not_compiled_is_a_key_error_and_compiles_nothing(rng):
     assert listed.get_const_mem_size("void(float32[::1], float32[::1])") == 0
 
 
+def test_registers_of_a_signature_not_compiled_are_a_key_error_on_every_target(target):
+    # on the CPU target too, where registers of a compiled one are refused
+    k = gpujit.jit(scale)
+    i32 = "void(int32[::1], int32[::1])"
+    with pytest.raises(KeyError, match="no specialisation for"):
+        k.get_regs_per_thread(i32)
+    k.compile(i32)
+    if target == "cpu":
+        with pytest.raises(gpujit.CudaSupportError, match="no registers per thread"):
+            k.get_regs_per_thread(i32)
+    else:
+        assert k.get_regs_per_thread(i32) > 0
+
+
 @pytest.mark.usefixtures("cpu")
 def test_the_cpu_target_has_no_registers():
     k = gpujit.jit("void(float32[::1], float32[::1])")(scale)
