@@ -619,8 +619,7 @@ static LLVMBasicBlockRef merge_at_exit(const Func *f, const Loop *L, LLVMBuilder
    after: the copy then widens nothing inside the loop. */
 static void narrow_exit(const Loop *L, LLVMBasicBlockRef x, LLVMBuilderRef b,
                         LLVMValueRef start32, LLVMValueRef bound32) {
-    LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(LLVMBasicBlockAsValue(x)));
-    LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
+    LLVMTypeRef i32 = LLVMTypeOf(start32);
     for (LLVMValueRef phi = LLVMGetFirstInstruction(x), next; phi && LLVMIsAPHINode(phi);
          phi = next) {
         next = LLVMGetNextInstruction(phi);
@@ -741,9 +740,7 @@ static void own_preheader(Loop *L, LLVMBasicBlockRef header, LLVMBuilderRef b) {
         }
         if (phi == L->iv)
             L->iv = again;
-        if (LLVMGetOperand(L->next, 0) == phi)
-            LLVMSetOperand(L->next, 0, again);
-        LLVMReplaceAllUsesWith(phi, again);
+        LLVMReplaceAllUsesWith(phi, again);   /* L->next's operand too */
         LLVMInstructionEraseFromParent(phi);
     }
     L->pre = edge;

@@ -558,11 +558,9 @@ static void drop_assumptions(LLVMModuleRef mod) {
                     continue;
                 LLVMValueRef cond = LLVMGetOperand(inst, 0);
                 LLVMInstructionEraseFromParent(inst);
-                if (LLVMIsAInstruction(cond) && !LLVMGetFirstUse(cond)) {
-                    if (next == cond)
-                        next = LLVMGetNextInstruction(cond);
+                /* cond comes before inst, so `next` stays valid */
+                if (LLVMIsAInstruction(cond) && !LLVMGetFirstUse(cond))
                     LLVMInstructionEraseFromParent(cond);
-                }
             }
 }
 
