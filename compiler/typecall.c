@@ -113,7 +113,8 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
     /* t: the arguments' promotion; ft: their float types' promotion, the
        loop NumPy's ufuncs pick, which casts each argument safely on its
        own (np.copysign(uint8, int8) is float16, where int16 would give
-       float32).  A literal stays weak in ft, to follow the other's type. */
+       float32).  A literal stays weak in ft, to follow the other's type;
+       outside numpy, ft is t. */
     const GjType *t = NULL, *ft = NULL;
     int any_complex = 0;
     for (int k = 1; k <= n; k++) {
@@ -133,7 +134,6 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
         const GjType *fa = ns == GJ_NS_NUMPY && !gj_ty_is_weak(a) ? float_result(ns, a) : a;
         ft = ft ? gj_ty_promote(ft, fa) : fa;
     }
-    const GjType *floats = ns == GJ_NS_NUMPY && !any_complex ? ft : t;
     if (any_complex && ns == GJ_NS_MATH)
         return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
                              "%s() needs a real number, not %s; use cmath for complex numbers",
@@ -151,12 +151,12 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
         if (fn == GJ_MF_FMOD && ns == GJ_NS_NUMPY && gj_infer_is_int_or_bool(gj_ty_concrete(t)))
             /* np.fmod of integers is C's %: the integer type (bool, bool: int8) */
             return t->kind == GJ_TK_BOOL ? &gj_ty_int8 : gj_ty_concrete(t);
-        return float_result(ns, floats);
+        return float_result(ns, ft);
     case GJ_MK_ROUND:   /* math.floor -> int64; np.floor keeps the dtype (NumPy 2) */
         if (ns == GJ_NS_MATH)
             return &gj_ty_int64;
         if (fn == GJ_MF_RINT)   /* but np.rint of an integer is a float, as np.sqrt's */
-            return float_result(ns, floats);
+            return float_result(ns, ft);
         return gj_ty_concrete(t);
     case GJ_MK_PRED:
         return &gj_ty_bool;
@@ -166,12 +166,12 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
         return gj_infer_binop_type(in, GJ_BIN_POW, gj_infer_arg_type(in, ins, 1),
                                    gj_infer_arg_type(in, ins, 2), ins->loc);
     case GJ_MK_FREXP: {   /* math: (float, int); numpy: (float, int32) */
-        const GjType *elems[2] = {gj_ty_concrete(float_result(ns, floats)),
+        const GjType *elems[2] = {gj_ty_concrete(float_result(ns, ft)),
                                   ns == GJ_NS_MATH ? &gj_ty_int64 : &gj_ty_int32};
         return gj_ty_tuple(in->c, elems, 2);
     }
     case GJ_MK_LDEXP:
-        return float_result(ns, floats);
+        return float_result(ns, ft);
     }
     return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown math function %d", (int)fn);
 }
