@@ -261,7 +261,10 @@ void gj_ctx_free(GjCtx *c) {
 
 /* ---- GPUJIT_DUMP ------------------------------------------------------ */
 
-static const struct { const char *name; int bit; } dump_stages[] = {
+static const struct {
+    const char *name;
+    int bit;
+} dump_stages[] = {
     {"bytecode", GJ_DUMP_BYTECODE},
     {"ir", GJ_DUMP_IR},
     {"types", GJ_DUMP_TYPES},
@@ -269,8 +272,8 @@ static const struct { const char *name; int bit; } dump_stages[] = {
     {"ptx", GJ_DUMP_PTX},
     {"timing", GJ_DUMP_TIMING},
     {"asm", GJ_DUMP_ASM},
-    {"all", GJ_DUMP_BYTECODE | GJ_DUMP_IR | GJ_DUMP_TYPES | GJ_DUMP_LLVM | GJ_DUMP_PTX
-                | GJ_DUMP_ASM},
+    {"all",
+     GJ_DUMP_BYTECODE | GJ_DUMP_IR | GJ_DUMP_TYPES | GJ_DUMP_LLVM | GJ_DUMP_PTX | GJ_DUMP_ASM},
 };
 
 /* "ir,types" or "ir types"; unknown names are ignored, case does not matter. */

@@ -113,9 +113,7 @@ static GjStatus need(Builder *b, int32_t n, const GjBcIns *ins) {
                     gj_bc_op_name(ins->op), ins->offset);
 }
 
-static Val pop(Builder *b) {
-    return b->stack[--b->sp];
-}
+static Val pop(Builder *b) { return b->stack[--b->sp]; }
 
 /* The variable $s<k>.b<id>: stack entry k on entry to IR block id.  One
    variable per (block, depth), like a block argument: a depth is reused by
@@ -187,32 +185,27 @@ static int32_t materialise(Builder *b, Val v, GjLoc loc) {
     GjIns *ins;
     int32_t t;
     switch (v.kind) {
-    case V_TEMP:
-        return v.n;
+    case V_TEMP: return v.n;
     case V_SLOT:
         t = gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_LOAD_VAR, loc, 0, NULL, &ins);
         if (ins)
             ins->var = slot_var(b, b->cur, v.n);
         return t;
-    case V_CONST:
-        return emit_const(b, v.c, v.loc);
-    case V_STATIC:
-        return emit_static(b, v.s);
+    case V_CONST: return emit_const(b, v.c, v.loc);
+    case V_STATIC: return emit_static(b, v.s);
     case V_EXC:
         gj_error(b->c, GJ_DIAG_UNSUPPORTED, v.loc,
                  "an exception can only be raised in a kernel (raise %s(...)), not kept as "
-                 "a value", v.s->global->key);
+                 "a value",
+                 v.s->global->key);
         return -1;
-    case V_NULL:
-        break;
+    case V_NULL: break;
     }
     gj_error(b->c, GJ_DIAG_INTERNAL, loc, "the call protocol's NULL used as a value");
     return -1;
 }
 
-static int32_t pop_value(Builder *b, GjLoc loc) {
-    return materialise(b, pop(b), loc);
-}
+static int32_t pop_value(Builder *b, GjLoc loc) { return materialise(b, pop(b), loc); }
 
 /* bool(v) for a branch; comparisons are bool already. */
 static int32_t truth(Builder *b, Val v, GjLoc loc) {
@@ -249,11 +242,12 @@ static int static_is_value(const Static *s) {
         id = gj_intrinsic_lookup(base->global->name, s->attr);
         return id >= 0 && gj_intrinsic_is_value((GjIntrinsic)id);
     }
-    const char *dim3 = base->global ? (base->global->kind == GJ_GLOBAL_INTRINSIC
-                                       ? base->global->name : NULL)
-                                    : base->attr;
-    id = !dim3 ? -1 : base->global ? gj_intrinsic_lookup_qualified(dim3)
-                                   : gj_intrinsic_lookup("gpujit", dim3);
+    const char *dim3 = base->global
+                           ? (base->global->kind == GJ_GLOBAL_INTRINSIC ? base->global->name : NULL)
+                           : base->attr;
+    id = !dim3          ? -1
+         : base->global ? gj_intrinsic_lookup_qualified(dim3)
+                        : gj_intrinsic_lookup("gpujit", dim3);
     return id >= 0 && (gj_intrinsic_row((GjIntrinsic)id)->flags & GJ_IF_DIM3) &&
            gj_intrinsic_lookup("dim3", s->attr) >= 0;
 }
@@ -287,8 +281,9 @@ static GjStatus enter_block(Builder *b, int32_t to, int32_t depth, GjLoc loc) {
     for (int32_t k = 0; k < depth; k++) {
         Val have = s->entry[k], v = b->stack[k];
         int dynamic = !passed_symbolically(v);
-        int ok = have.kind == V_SLOT ? dynamic
-               : have.kind == v.kind && (v.kind == V_NULL || same_static(have.s, v.s));
+        int ok = have.kind == V_SLOT
+                     ? dynamic
+                     : have.kind == v.kind && (v.kind == V_NULL || same_static(have.s, v.s));
         if (!ok)
             return gj_error(b->c, GJ_DIAG_UNSUPPORTED, loc,
                             "a module or function chosen at run time is not supported");
@@ -317,8 +312,8 @@ static GjStatus end_block(Builder *b, GjOp op, int32_t cond, int32_t nsucc, cons
     for (int32_t i = 0; i < nsucc; i++) {
         const GjBlock *to = b->blocks[succ[i]].ir;
         for (int32_t k = 0; k < depth[i]; k++) {
-            GjIns *ins = temps[k] < 0 ? NULL
-                       : gj_ir_emit(b->c, b->cur, GJ_OP_STORE_VAR, loc, 1, &temps[k]);
+            GjIns *ins =
+                temps[k] < 0 ? NULL : gj_ir_emit(b->c, b->cur, GJ_OP_STORE_VAR, loc, 1, &temps[k]);
             if (ins)
                 ins->var = slot_var(b, to, k);
         }
@@ -356,22 +351,20 @@ static GjStatus load_global(Builder *b, const GjBcIns *ins) {
     case GJ_GLOBAL_MISSING:
         return gj_error(b->c, GJ_DIAG_TYPING, ins->loc, "name '%s' is not defined", ins->name);
     case GJ_GLOBAL_OTHER:
-        return gj_error(b->c, GJ_DIAG_UNSUPPORTED, ins->loc,
-                        "%s '%s' of type %s cannot be used in a kernel%s",
-                        is_deref ? "closure variable" : "global", ins->name, g->name,
-                        strcmp(g->name, "function") == 0
-                            ? "; decorate it with @gpujit.jit to call it from one"
-                        : strcmp(g->name, GJ_LOCAL_EXCEPTION_CLASS) == 0
-                            ? "; define it at module level to raise it in a kernel" : "");
-    case GJ_GLOBAL_CONST:
-        return push(b, (Val){.kind = V_CONST, .c = &g->value, .loc = ins->loc});
+        return gj_error(
+            b->c, GJ_DIAG_UNSUPPORTED, ins->loc, "%s '%s' of type %s cannot be used in a kernel%s",
+            is_deref ? "closure variable" : "global", ins->name, g->name,
+            strcmp(g->name, "function") == 0 ? "; decorate it with @gpujit.jit to call it from one"
+            : strcmp(g->name, GJ_LOCAL_EXCEPTION_CLASS) == 0
+                ? "; define it at module level to raise it in a kernel"
+                : "");
+    case GJ_GLOBAL_CONST: return push(b, (Val){.kind = V_CONST, .c = &g->value, .loc = ins->loc});
     case GJ_GLOBAL_MODULE:
     case GJ_GLOBAL_BUILTIN:
     case GJ_GLOBAL_INTRINSIC:
     case GJ_GLOBAL_FUNCTION:
     case GJ_GLOBAL_ARRAY:
-    case GJ_GLOBAL_EXCEPTION:
-        break;
+    case GJ_GLOBAL_EXCEPTION: break;
     }
     Static *s = GJ_NEW(&b->c->arena, Static);
     if (!s)
@@ -412,8 +405,9 @@ static GjStatus store_fast(Builder *b, const GjBcIns *ins) {
 static GjStatus load_fast(Builder *b, const GjBcIns *ins) {
     int32_t var = gj_ir_var(b->c, b->f, ins->name, GJ_VAR_LOCAL);
     GjIns *out;
-    int32_t t = var < 0 ? -1
-              : gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_LOAD_VAR, ins->loc, 0, NULL, &out);
+    int32_t t = var < 0
+                    ? -1
+                    : gj_ir_emit_value(b->c, b->f, b->cur, GJ_OP_LOAD_VAR, ins->loc, 0, NULL, &out);
     if (t < 0)
         return GJ_ERR;
     out->var = var;
@@ -439,8 +433,8 @@ static GjStatus bind_args(Builder *b, const GjBcIns *ins, const GjCodeView *code
     int32_t np = code->argcount, nkw = ins->c.kind == GJ_CONST_TUPLE ? ins->c.n : 0;
     int32_t npos = n - nkw;
     if (npos > np)
-        return gj_error(b->c, GJ_DIAG_TYPING, ins->loc, "%s() takes %d argument%s, got %d", fn,
-                        np, np == 1 ? "" : "s", npos);
+        return gj_error(b->c, GJ_DIAG_TYPING, ins->loc, "%s() takes %d argument%s, got %d", fn, np,
+                        np == 1 ? "" : "s", npos);
     Val *bound = GJ_NEW_N(&b->c->arena, Val, np > 0 ? np : 1);
     char *set = GJ_NEW_N(&b->c->arena, char, np > 0 ? np : 1);
     if (!bound || !set)
@@ -468,13 +462,13 @@ static GjStatus bind_args(Builder *b, const GjBcIns *ins, const GjCodeView *code
         if (set[p])
             continue;
         if (d < 0)
-            return gj_error(b->c, GJ_DIAG_TYPING, ins->loc,
-                            "%s() missing required argument '%s'", fn, code->varnames[p]);
+            return gj_error(b->c, GJ_DIAG_TYPING, ins->loc, "%s() missing required argument '%s'",
+                            fn, code->varnames[p]);
         if (code->defaults[d].kind == GJ_CONST_OTHER)
             return gj_error(b->c, GJ_DIAG_TYPING, ins->loc,
                             "the default value of parameter '%s' of %s() is a %s; a default "
-                            "must be a number, a tuple of numbers or None", code->varnames[p],
-                            fn, code->defaults[d].s ? code->defaults[d].s : "?");
+                            "must be a number, a tuple of numbers or None",
+                            code->varnames[p], fn, code->defaults[d].s ? code->defaults[d].s : "?");
         bound[p] = (Val){.kind = V_CONST, .c = &code->defaults[d], .loc = ins->loc};
     }
     *out = bound;
@@ -512,19 +506,14 @@ static GjConst *exception_message(Builder *b, const Val *arg, GjLoc loc) {
     }
     *msg = (GjConst){.kind = GJ_CONST_STR};
     switch (k ? k->kind : GJ_CONST_OTHER) {
-    case GJ_CONST_STR:
-        msg->s = k->s;
-        break;
-    case GJ_CONST_INT:
-        msg->s = gj_arena_printf(&b->c->arena, "%lld", (long long)k->i);
-        break;
-    case GJ_CONST_BOOL:
-        msg->s = k->i ? "True" : "False";
-        break;
-    case GJ_CONST_NONE:
-        msg->s = "None";
-        break;
-    case GJ_CONST_FLOAT: case GJ_CONST_COMPLEX: case GJ_CONST_TUPLE: case GJ_CONST_SLICE:
+    case GJ_CONST_STR: msg->s = k->s; break;
+    case GJ_CONST_INT: msg->s = gj_arena_printf(&b->c->arena, "%lld", (long long)k->i); break;
+    case GJ_CONST_BOOL: msg->s = k->i ? "True" : "False"; break;
+    case GJ_CONST_NONE: msg->s = "None"; break;
+    case GJ_CONST_FLOAT:
+    case GJ_CONST_COMPLEX:
+    case GJ_CONST_TUPLE:
+    case GJ_CONST_SLICE:
     case GJ_CONST_OTHER:
         gj_error(b->c, GJ_DIAG_UNSUPPORTED, loc,
                  "the argument of an exception raised in a kernel must be a constant string "
@@ -544,7 +533,8 @@ static GjStatus make_exception(Builder *b, const GjBcIns *ins, Val cls, const Va
     if (ins->c.kind == GJ_CONST_TUPLE || n > 1)
         return gj_error(b->c, GJ_DIAG_UNSUPPORTED, ins->loc,
                         "an exception raised in a kernel takes one argument at most, a "
-                        "constant string (%s(\"message\"))", cls.s->global->key);
+                        "constant string (%s(\"message\"))",
+                        cls.s->global->key);
     const GjConst *msg = n == 1 ? exception_message(b, args, ins->loc) : NULL;
     if (n == 1 && !msg)
         return GJ_ERR;
@@ -700,8 +690,7 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_PUSH_NULL:
     case GJ_BC_JUMP:
     case GJ_BC_LOAD_EXCEPTION:
-    case GJ_BC_NOPS:
-        return 0;
+    case GJ_BC_NOPS: return 0;
     case GJ_BC_STORE_FAST:
     case GJ_BC_LOAD_ATTR:
     case GJ_BC_UNARY_OP:
@@ -713,22 +702,17 @@ static int32_t operands_needed(const GjBcIns *ins) {
     case GJ_BC_JUMP_IF_FALSE_OR_POP:
     case GJ_BC_JUMP_IF_TRUE_OR_POP:
     case GJ_BC_RETURN_VALUE:
-    case GJ_BC_RAISE:
-        return 1;
+    case GJ_BC_RAISE: return 1;
     case GJ_BC_BINARY_OP:
     case GJ_BC_COMPARE_OP:
-    case GJ_BC_BINARY_SUBSCR:
-        return 2;
-    case GJ_BC_STORE_SUBSCR:
-        return 3;
+    case GJ_BC_BINARY_SUBSCR: return 2;
+    case GJ_BC_STORE_SUBSCR: return 3;
     case GJ_BC_BUILD_TUPLE:
     case GJ_BC_BUILD_SLICE:
     case GJ_BC_COPY:
     case GJ_BC_SWAP:
-    case GJ_BC_FOR_ITER:
-        return ins->arg;
-    case GJ_BC_CALL:
-        return ins->arg + 2;
+    case GJ_BC_FOR_ITER: return ins->arg;
+    case GJ_BC_CALL: return ins->arg + 2;
     }
     return 0;
 }
@@ -745,19 +729,13 @@ static GjStatus step(Builder *b, int32_t bi, int32_t k) {
     if (need(b, operands_needed(ins), ins) != GJ_OK)
         return GJ_ERR;
     switch (ins->op) {
-    case GJ_BC_LOAD_CONST:
-        return push(b, (Val){.kind = V_CONST, .c = &ins->c, .loc = loc});
-    case GJ_BC_LOAD_FAST:
-        return load_fast(b, ins);
-    case GJ_BC_STORE_FAST:
-        return store_fast(b, ins);
+    case GJ_BC_LOAD_CONST: return push(b, (Val){.kind = V_CONST, .c = &ins->c, .loc = loc});
+    case GJ_BC_LOAD_FAST: return load_fast(b, ins);
+    case GJ_BC_STORE_FAST: return store_fast(b, ins);
     case GJ_BC_LOAD_GLOBAL:
-    case GJ_BC_LOAD_DEREF:
-        return load_global(b, ins);
-    case GJ_BC_PUSH_NULL:
-        return push(b, (Val){.kind = V_NULL});
-    case GJ_BC_LOAD_ATTR:
-        return load_attr(b, ins);
+    case GJ_BC_LOAD_DEREF: return load_global(b, ins);
+    case GJ_BC_PUSH_NULL: return push(b, (Val){.kind = V_NULL});
+    case GJ_BC_LOAD_ATTR: return load_attr(b, ins);
     case GJ_BC_BINARY_OP:
     case GJ_BC_COMPARE_OP:
         r = pop_value(b, loc);
@@ -791,32 +769,23 @@ static GjStatus step(Builder *b, int32_t bi, int32_t k) {
             return GJ_ERR;
         return gj_ir_emit(b->c, b->cur, GJ_OP_SETITEM, loc, 3, args) ? GJ_OK : GJ_ERR;
     }
-    case GJ_BC_BUILD_TUPLE:
-        return build_tuple(b, ins, GJ_OP_BUILD_TUPLE);
-    case GJ_BC_BUILD_SLICE:
-        return build_tuple(b, ins, GJ_OP_BUILD_SLICE);
-    case GJ_BC_UNPACK_SEQUENCE:
-        return unpack_sequence(b, ins);
-    case GJ_BC_POP_TOP:
-        b->sp--;
-        return GJ_OK;
-    case GJ_BC_COPY:
-        return push(b, b->stack[b->sp - ins->arg]);
+    case GJ_BC_BUILD_TUPLE: return build_tuple(b, ins, GJ_OP_BUILD_TUPLE);
+    case GJ_BC_BUILD_SLICE: return build_tuple(b, ins, GJ_OP_BUILD_SLICE);
+    case GJ_BC_UNPACK_SEQUENCE: return unpack_sequence(b, ins);
+    case GJ_BC_POP_TOP: b->sp--; return GJ_OK;
+    case GJ_BC_COPY: return push(b, b->stack[b->sp - ins->arg]);
     case GJ_BC_SWAP:
         v = b->stack[b->sp - 1];
         b->stack[b->sp - 1] = b->stack[b->sp - ins->arg];
         b->stack[b->sp - ins->arg] = v;
         return GJ_OK;
-    case GJ_BC_CALL:
-        return call(b, ins);
+    case GJ_BC_CALL: return call(b, ins);
     case GJ_BC_GET_ITER:
         if ((t = pop_value(b, loc)) < 0)
             return GJ_ERR;
         return push_temp(b, emit1(b, GJ_OP_GET_ITER, loc, t, NULL));
-    case GJ_BC_FOR_ITER:
-        return for_iter(b, ins, next, target);
-    case GJ_BC_JUMP:
-        return end_jump(b, target, loc);
+    case GJ_BC_FOR_ITER: return for_iter(b, ins, next, target);
+    case GJ_BC_JUMP: return end_jump(b, target, loc);
     case GJ_BC_POP_JUMP_IF_FALSE:
         t = truth(b, pop(b), loc);
         return end_branch(b, t, next, b->sp, target, b->sp, loc);
@@ -840,12 +809,9 @@ static GjStatus step(Builder *b, int32_t bi, int32_t k) {
         if ((t = pop_value(b, loc)) < 0)
             return GJ_ERR;
         return gj_ir_emit(b->c, b->cur, GJ_OP_RETURN, loc, 1, &t) ? GJ_OK : GJ_ERR;
-    case GJ_BC_LOAD_EXCEPTION:
-        return load_exception(b, ins);
-    case GJ_BC_RAISE:
-        return raise(b, ins);
-    case GJ_BC_NOPS:
-        break;
+    case GJ_BC_LOAD_EXCEPTION: return load_exception(b, ins);
+    case GJ_BC_RAISE: return raise(b, ins);
+    case GJ_BC_NOPS: break;
     }
     return gj_error(b->c, GJ_DIAG_INTERNAL, loc, "bad bytecode op %d", (int)ins->op);
 }
@@ -948,7 +914,8 @@ static GjStatus create_ir(Builder *b) {
     }
     int entry_is_target = 0;
     for (int32_t k = 0; k < b->bc.n; k++)
-        entry_is_target |= (gj_bc_op_flags(b->bc.ins[k].op) & GJ_BCF_JUMP) && b->bc.ins[k].target == 0;
+        entry_is_target |=
+            (gj_bc_op_flags(b->bc.ins[k].op) & GJ_BCF_JUMP) && b->bc.ins[k].target == 0;
     GjBlock *pre = entry_is_target ? gj_ir_block_new(b->c, b->f, b->bc.ins[0].offset) : NULL;
     if (entry_is_target && !pre)
         return GJ_ERR;

@@ -55,13 +55,9 @@ static const struct {
 #undef X
 };
 
-const char *gj_bc_op_name(GjBcOp op) {
-    return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].name : "?";
-}
+const char *gj_bc_op_name(GjBcOp op) { return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].name : "?"; }
 
-int gj_bc_op_flags(GjBcOp op) {
-    return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].flags : 0;
-}
+int gj_bc_op_flags(GjBcOp op) { return (unsigned)op < GJ_BC_NOPS ? bc_ops[op].flags : 0; }
 
 /* ---- the versions ----------------------------------------------------- */
 
@@ -78,11 +74,8 @@ typedef struct PyVersion {
 } PyVersion;
 
 static const PyVersion py_versions[] = {
-    {11, 0, 0, NULL, 1, 0},
-    {12, 0, 1, "", 1, 0},
-    {13, 1, 1, "POP_TOP", 1, 0},
-    {14, 1, 1, "POP_ITER", 1, 0},
-    {15, 1, 1, "POP_ITER", 2, 1},
+    {11, 0, 0, NULL, 1, 0},       {12, 0, 1, "", 1, 0},         {13, 1, 1, "POP_TOP", 1, 0},
+    {14, 1, 1, "POP_ITER", 1, 0}, {15, 1, 1, "POP_ITER", 2, 1},
 };
 
 #define N_PY_VERSIONS ((int)(sizeof py_versions / sizeof py_versions[0]))
@@ -505,9 +498,8 @@ static GjLoc nearest_loc(const GjCodeView *cv, const GjInstr *in) {
 
 /* dis's BINARY_OP oparg order (NB_ADD ... NB_XOR), then the in-place forms. */
 static const GjBinop nb_binops[13] = {
-    GJ_BIN_ADD, GJ_BIN_AND, GJ_BIN_FLOORDIV, GJ_BIN_LSHIFT, GJ_BIN_MATMUL,
-    GJ_BIN_MUL, GJ_BIN_MOD, GJ_BIN_OR, GJ_BIN_POW, GJ_BIN_RSHIFT,
-    GJ_BIN_SUB, GJ_BIN_TRUEDIV, GJ_BIN_XOR,
+    GJ_BIN_ADD, GJ_BIN_AND, GJ_BIN_FLOORDIV, GJ_BIN_LSHIFT, GJ_BIN_MATMUL,  GJ_BIN_MUL, GJ_BIN_MOD,
+    GJ_BIN_OR,  GJ_BIN_POW, GJ_BIN_RSHIFT,   GJ_BIN_SUB,    GJ_BIN_TRUEDIV, GJ_BIN_XOR,
 };
 
 static GjStatus decode_binary_op(Decoder *d, const GjInstr *in) {
@@ -525,9 +517,12 @@ static GjStatus decode_binary_op(Decoder *d, const GjInstr *in) {
 }
 
 static GjStatus decode_compare_op(Decoder *d, const GjInstr *in) {
-    static const struct { const char *sym; GjCmp cmp; } cmps[] = {
-        {"<", GJ_CMP_LT}, {"<=", GJ_CMP_LE}, {"==", GJ_CMP_EQ},
-        {"!=", GJ_CMP_NE}, {">", GJ_CMP_GT}, {">=", GJ_CMP_GE},
+    static const struct {
+        const char *sym;
+        GjCmp cmp;
+    } cmps[] = {
+        {"<", GJ_CMP_LT},  {"<=", GJ_CMP_LE}, {"==", GJ_CMP_EQ},
+        {"!=", GJ_CMP_NE}, {">", GJ_CMP_GT},  {">=", GJ_CMP_GE},
     };
     const char *sym = argval_name(d, in);
     if (!sym)
@@ -601,8 +596,11 @@ static GjStatus decode_call_kw(Decoder *d, const GjInstr *in) {
 }
 
 static GjStatus decode_call_intrinsic_1(Decoder *d, const GjInstr *in) {
-    enum { INTRINSIC_STOPITERATION_ERROR = 3, INTRINSIC_UNARY_POSITIVE = 5,
-           INTRINSIC_LIST_TO_TUPLE = 6 };
+    enum {
+        INTRINSIC_STOPITERATION_ERROR = 3,
+        INTRINSIC_UNARY_POSITIVE = 5,
+        INTRINSIC_LIST_TO_TUPLE = 6
+    };
     GjBcIns *ins;
     switch (in->arg) {
     case INTRINSIC_UNARY_POSITIVE:
@@ -661,23 +659,18 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
     }
     if (!op)
         return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc,
-                        "gpujit kernels do not support this construct (bytecode %s)",
-                        in->opname);
+                        "gpujit kernels do not support this construct (bytecode %s)", in->opname);
     const char *name;
     int64_t exit_offset = 0;
     GjBcIns *ins;
     switch (op->rule) {
-    case R_DROP:
-        return GJ_OK;
-    case R_MAP:
-        return append(d, in, op->op) ? GJ_OK : GJ_ERR;
+    case R_DROP: return GJ_OK;
+    case R_MAP: return append(d, in, op->op) ? GJ_OK : GJ_ERR;
     case R_NAMED:
         name = argval_name(d, in);
         return name ? append_named(d, in, op->op, name) : GJ_ERR;
-    case R_JUMP:
-        return append_jump(d, in, op->op, in->argval.i);
-    case R_PAIR:
-        return decode_pair(d, in, op);
+    case R_JUMP: return append_jump(d, in, op->op, in->argval.i);
+    case R_PAIR: return decode_pair(d, in, op);
     case R_UNARY:
         if (!(ins = append(d, in, op->op)))
             return GJ_ERR;
@@ -686,18 +679,15 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
     case R_UNSUPPORTED:
         return gj_error(d->c, GJ_DIAG_UNSUPPORTED, in->loc, "gpujit kernels do not support %s",
                         op->what);
-    case R_CONST:
-        return append_const(d, in);
+    case R_CONST: return append_const(d, in);
     case R_RETURN_CONST:
         if (append_const(d, in) != GJ_OK)
             return GJ_ERR;
         return append(d, in, GJ_BC_RETURN_VALUE) ? GJ_OK : GJ_ERR;
-    case R_LOAD_GLOBAL:
-        return decode_load_global(d, in);
+    case R_LOAD_GLOBAL: return decode_load_global(d, in);
     case R_LOAD_ATTR:
         return decode_load_attr(d, in, d->v->attr_method_bit && in->arg >= 0 && (in->arg & 1));
-    case R_LOAD_METHOD:
-        return decode_load_attr(d, in, 1);
+    case R_LOAD_METHOD: return decode_load_attr(d, in, 1);
     case R_FOR_ITER:
         if (for_iter_exit(d, in, &exit_offset) != GJ_OK ||
             append_jump(d, in, GJ_BC_FOR_ITER, exit_offset) != GJ_OK)
@@ -714,18 +704,12 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
                 return GJ_ERR;
         }
         return GJ_OK;
-    case R_COMMON_CONSTANT:
-        return decode_common_constant(d, in);
-    case R_EXCEPTION:
-        return append_named(d, in, op->op, op->what);
-    case R_RAISE:
-        return decode_raise(d, in);
-    case R_BINARY_OP:
-        return decode_binary_op(d, in);
-    case R_COMPARE_OP:
-        return decode_compare_op(d, in);
-    case R_CALL_INTRINSIC_1:
-        return decode_call_intrinsic_1(d, in);
+    case R_COMMON_CONSTANT: return decode_common_constant(d, in);
+    case R_EXCEPTION: return append_named(d, in, op->op, op->what);
+    case R_RAISE: return decode_raise(d, in);
+    case R_BINARY_OP: return decode_binary_op(d, in);
+    case R_COMPARE_OP: return decode_compare_op(d, in);
+    case R_CALL_INTRINSIC_1: return decode_call_intrinsic_1(d, in);
     case R_CALL:
         if (!(ins = append(d, in, GJ_BC_CALL)))
             return GJ_ERR;
@@ -737,16 +721,17 @@ static GjStatus decode_one(Decoder *d, const GjInstr *in) {
             return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "KW_NAMES without a tuple");
         d->kw_names = in->argval;
         return GJ_OK;
-    case R_CALL_KW:
-        return decode_call_kw(d, in);
+    case R_CALL_KW: return decode_call_kw(d, in);
     case R_SLICE:
         /* container[start:stop] as 3.11 spells it: the slice, then a subscript. */
         if (!(ins = append(d, in, GJ_BC_BUILD_SLICE)))
             return GJ_ERR;
         ins->arg = 2;
-        return append(d, in, strcmp(in->opname, "STORE_SLICE") == 0 ? GJ_BC_STORE_SUBSCR
-                                                                   : GJ_BC_BINARY_SUBSCR)
-                   ? GJ_OK : GJ_ERR;
+        return append(d, in,
+                      strcmp(in->opname, "STORE_SLICE") == 0 ? GJ_BC_STORE_SUBSCR
+                                                             : GJ_BC_BINARY_SUBSCR)
+                   ? GJ_OK
+                   : GJ_ERR;
     }
     return gj_error(d->c, GJ_DIAG_INTERNAL, in->loc, "bad rule for %s", in->opname);
 }
@@ -790,8 +775,14 @@ static const char *version_list(char *buf, size_t size) {
 
 /* What the function's signature or kind rules out, before any bytecode. */
 static GjStatus check_code(GjCtx *c, const GjCodeView *cv) {
-    enum { CO_VARARGS = 0x04, CO_VARKEYWORDS = 0x08, CO_GENERATOR = 0x20,
-           CO_COROUTINE = 0x80, CO_ITERABLE_COROUTINE = 0x100, CO_ASYNC_GENERATOR = 0x200 };
+    enum {
+        CO_VARARGS = 0x04,
+        CO_VARKEYWORDS = 0x08,
+        CO_GENERATOR = 0x20,
+        CO_COROUTINE = 0x80,
+        CO_ITERABLE_COROUTINE = 0x100,
+        CO_ASYNC_GENERATOR = 0x200
+    };
     GjLoc loc = {cv->firstlineno, -1, -1};
     char versions[128];
     if (!find_version(cv->py_major, cv->py_minor))
@@ -806,7 +797,8 @@ static GjStatus check_code(GjCtx *c, const GjCodeView *cv) {
         return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
                         "gpujit kernels do not support keyword-only parameters");
     if (cv->flags & (CO_GENERATOR | CO_ASYNC_GENERATOR))
-        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support generators (yield)");
+        return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
+                        "gpujit kernels do not support generators (yield)");
     if (cv->flags & (CO_COROUTINE | CO_ITERABLE_COROUTINE))
         return gj_error(c, GJ_DIAG_UNSUPPORTED, loc, "gpujit kernels do not support async code");
     return GJ_OK;
@@ -845,21 +837,16 @@ static int dump_const(FILE *out, const GjConst *k) {
 /* Prints what follows the op name; returns the columns written. */
 static int dump_operand(FILE *out, const GjBcIns *ins) {
     switch (ins->op) {
-    case GJ_BC_LOAD_CONST:
-        return dump_const(out, &ins->c);
-    case GJ_BC_BINARY_OP:
-        return fprintf(out, " %s", gj_ir_binop_symbol((GjBinop)ins->arg));
-    case GJ_BC_UNARY_OP:
-        return fprintf(out, " %s", gj_ir_unop_symbol((GjUnop)ins->arg));
-    case GJ_BC_COMPARE_OP:
-        return fprintf(out, " %s", gj_ir_cmp_symbol((GjCmp)ins->arg));
+    case GJ_BC_LOAD_CONST: return dump_const(out, &ins->c);
+    case GJ_BC_BINARY_OP: return fprintf(out, " %s", gj_ir_binop_symbol((GjBinop)ins->arg));
+    case GJ_BC_UNARY_OP: return fprintf(out, " %s", gj_ir_unop_symbol((GjUnop)ins->arg));
+    case GJ_BC_COMPARE_OP: return fprintf(out, " %s", gj_ir_cmp_symbol((GjCmp)ins->arg));
     case GJ_BC_BUILD_TUPLE:
     case GJ_BC_BUILD_SLICE:
     case GJ_BC_UNPACK_SEQUENCE:
     case GJ_BC_COPY:
     case GJ_BC_SWAP:
-    case GJ_BC_CALL:
-        return fprintf(out, " %d", ins->arg);
+    case GJ_BC_CALL: return fprintf(out, " %d", ins->arg);
     case GJ_BC_FOR_ITER:
         if (ins->arg != 1)   /* the iterator below a NULL (3.15) */
             return fprintf(out, " %d -> %d", ins->arg, ins->target);
@@ -868,15 +855,13 @@ static int dump_operand(FILE *out, const GjBcIns *ins) {
     case GJ_BC_POP_JUMP_IF_FALSE:
     case GJ_BC_POP_JUMP_IF_TRUE:
     case GJ_BC_JUMP_IF_FALSE_OR_POP:
-    case GJ_BC_JUMP_IF_TRUE_OR_POP:
-        return fprintf(out, " -> %d", ins->target);
+    case GJ_BC_JUMP_IF_TRUE_OR_POP: return fprintf(out, " -> %d", ins->target);
     case GJ_BC_LOAD_FAST:
     case GJ_BC_STORE_FAST:
     case GJ_BC_LOAD_GLOBAL:
     case GJ_BC_LOAD_DEREF:
     case GJ_BC_LOAD_ATTR:
-    case GJ_BC_LOAD_EXCEPTION:
-        return fprintf(out, " %s", ins->name);
+    case GJ_BC_LOAD_EXCEPTION: return fprintf(out, " %s", ins->name);
     case GJ_BC_PUSH_NULL:
     case GJ_BC_BINARY_SUBSCR:
     case GJ_BC_STORE_SUBSCR:
@@ -884,8 +869,7 @@ static int dump_operand(FILE *out, const GjBcIns *ins) {
     case GJ_BC_GET_ITER:
     case GJ_BC_RETURN_VALUE:
     case GJ_BC_RAISE:
-    case GJ_BC_NOPS:
-        break;
+    case GJ_BC_NOPS: break;
     }
     return 0;
 }

@@ -38,6 +38,7 @@ enum {
     GJ_BCF_NOFALL = 2,    /* never continues with the next instruction */
 };
 
+/* clang-format off */
 #define GJ_BC_OPS(X)                                                                       \
     X(LOAD_CONST,       0, "push constant c")                                              \
     X(LOAD_FAST,        0, "push local `name`")                                            \
@@ -72,12 +73,15 @@ enum {
     X(LOAD_EXCEPTION,   0, "push builtin exception class `name` (an assert's AssertionError)") \
     X(RAISE,            GJ_BCF_NOFALL, "raise TOS: an exception class, or an instance made " \
                            "by calling one")
+/* clang-format on */
 
 typedef enum GjBcOp {
+/* clang-format off */
 #define X(name, flags, doc) GJ_BC_##name,
     GJ_BC_OPS(X)
 #undef X
     GJ_BC_NOPS
+/* clang-format on */
 } GjBcOp;
 
 typedef struct GjBcIns {

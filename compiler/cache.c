@@ -91,9 +91,7 @@ static void put_u64(GjBuf *b, uint64_t v) {
     gj_buf_put(b, le, sizeof le);
 }
 
-void gj_buf_put_i64(GjBuf *b, int64_t v) {
-    put_u64(b, (uint64_t)v);
-}
+void gj_buf_put_i64(GjBuf *b, int64_t v) { put_u64(b, (uint64_t)v); }
 
 static void put_f64(GjBuf *b, double f) {   /* the bits: -0.0 and NaN payloads differ */
     uint64_t u;
@@ -108,9 +106,7 @@ void gj_buf_put_blob(GjBuf *b, const void *data, size_t n) {
         gj_buf_put(b, data, n);
 }
 
-void gj_buf_put_str(GjBuf *b, const char *s) {
-    gj_buf_put_blob(b, s, s ? strlen(s) : 0);
-}
+void gj_buf_put_str(GjBuf *b, const char *s) { gj_buf_put_blob(b, s, s ? strlen(s) : 0); }
 
 /* ---- the key ---------------------------------------------------------- */
 
@@ -127,8 +123,7 @@ static void put_view(KeyWriter *w, const GjCodeView *v);
 static void put_const(GjBuf *b, const GjConst *k) {
     gj_buf_put_i64(b, k->kind);
     switch (k->kind) {
-    case GJ_CONST_NONE:
-        return;
+    case GJ_CONST_NONE: return;
     case GJ_CONST_BOOL:
     case GJ_CONST_INT:
         gj_buf_put_i64(b, k->i);
@@ -182,21 +177,15 @@ static void put_global(KeyWriter *w, const GjGlobal *g) {
     case GJ_GLOBAL_MODULE:
     case GJ_GLOBAL_BUILTIN:
     case GJ_GLOBAL_INTRINSIC:
-    case GJ_GLOBAL_EXCEPTION:
-        gj_buf_put_str(b, g->name);
-        return;
-    case GJ_GLOBAL_CONST:
-        put_const(b, &g->value);
-        return;
+    case GJ_GLOBAL_EXCEPTION: gj_buf_put_str(b, g->name); return;
+    case GJ_GLOBAL_CONST: put_const(b, &g->value); return;
     case GJ_GLOBAL_FUNCTION:
         gj_buf_put_str(b, g->name);
         gj_buf_put_i64(b, g->callee->inline_always);
         gj_buf_put_i64(b, g->callee->device);
         put_view(w, g->callee->code);
         return;
-    case GJ_GLOBAL_ARRAY:
-        put_array(w, g->array);
-        return;
+    case GJ_GLOBAL_ARRAY: put_array(w, g->array); return;
     }
 }
 
@@ -501,16 +490,15 @@ GjStatus gj_cache_unpack(GjCtx *c, const GjCompileOptions *opt, const void *data
     int cpu = opt->target == GJ_TARGET_CPU;
     if (r.bad || (cpu ? !res.cpu_symbol || !res.binary : !res.ptx)) {
         gj_result_free(&res);
-        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
-                        "malformed kernel cache entry");
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "malformed kernel cache entry");
     }
     if (!same_libdevice(opt, &res, data, n)) {
         gj_result_free(&res);
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
                         "the kernel cache entry linked another libdevice");
     }
-    if (cpu && gj_cpujit_load(c, opt, res.binary, res.binary_size, res.cpu_symbol,
-                              &res.cpu_fn, &res.cpu_code) != GJ_OK) {
+    if (cpu && gj_cpujit_load(c, opt, res.binary, res.binary_size, res.cpu_symbol, &res.cpu_fn,
+                              &res.cpu_code) != GJ_OK) {
         gj_result_free(&res);
         return GJ_ERR;
     }

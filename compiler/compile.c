@@ -40,18 +40,20 @@ void gj_compile_options_default(GjCompileOptions *o) {
 
 /* The version gpujit was built against; the shared libLLVM's soname pins the
    major version, so it is also the one loaded. */
-const char *gj_llvm_version(void) {
-    return LLVM_VERSION_STRING;
-}
+const char *gj_llvm_version(void) { return LLVM_VERSION_STRING; }
 
 GjStatus gj_cpu_info(GjCtx *c, GjCpuInfo *out) {
     const GjCpuHost *h = gj_cpujit_host(c);
     if (!h)
         return GJ_ERR;
-    *out = (GjCpuInfo){.cpu = h->cpu, .features = h->features, .isa = h->isa_name,
-                       .chosen_by = h->chosen_by, .vector_bits = h->vector_bits,
+    *out = (GjCpuInfo){.cpu = h->cpu,
+                       .features = h->features,
+                       .isa = h->isa_name,
+                       .chosen_by = h->chosen_by,
+                       .vector_bits = h->vector_bits,
                        .slow_masked_stores = h->slow_masked_stores,
-                       .host_cpu = h->host_cpu, .host_isa = h->host_isa_name};
+                       .host_cpu = h->host_cpu,
+                       .host_isa = h->host_isa_name};
     return GJ_OK;
 }
 
@@ -263,8 +265,8 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
         goto fail;
     const char *bad_name = opt->entry_name ? gj_sym_c_name_problem(opt->entry_name) : NULL;
     if (bad_name) {   /* the caller's to check (compile_ptx's ValueError): PTX could not say it */
-        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "entry name '%s' %s",
-                 opt->entry_name, bad_name);
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "entry name '%s' %s", opt->entry_name,
+                 bad_name);
         goto fail;
     }
     if (!(r.kernel_name = kernel_name(code, opt)) || !(r.type_dump = type_dump(f)) ||
@@ -279,7 +281,8 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
 
 fail:
     if (!c->diag)
-        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "compilation failed without a diagnostic");
+        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
+                 "compilation failed without a diagnostic");
     gj_result_free(&r);
     return GJ_ERR;
 }
@@ -294,7 +297,7 @@ static void render_caret(FILE *out, const char *text, GjLoc loc) {
     if (loc.col < 0 || (size_t)loc.col > len)
         return;
     size_t end = loc.end_col > loc.col && (size_t)loc.end_col <= len ? (size_t)loc.end_col
-                                                                      : (size_t)loc.col + 1;
+                                                                     : (size_t)loc.col + 1;
     fprintf(out, "    ");
     for (size_t i = 0; i < (size_t)loc.col; i++) {
         unsigned char ch = (unsigned char)text[i];
@@ -315,8 +318,7 @@ const char *gj_diag_file(const GjCtx *c, const GjDiag *d, const GjCodeView *code
     return code && code->filename ? code->filename : c->filename;
 }
 
-char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code,
-                         const char *src) {
+char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code, const char *src) {
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

@@ -52,6 +52,7 @@ typedef struct GjRuntimeSymbol {
    numba-cuda makes of them on a GPU.  gpujit/__init__.py maps numba's names
    to the bits through _gpujit._fastmath_flags(), which is made from this
    table (grep tag: GJ_FASTMATH_FLAGS). */
+/* clang-format off */
 #define GJ_FASTMATH_FLAGS(X)                                                                  \
     X(NNAN, "nnan", 1u << 0)         /* no NaN operands or results */                        \
     X(NINF, "ninf", 1u << 1)         /* no infinite operands or results */                   \
@@ -62,6 +63,7 @@ typedef struct GjRuntimeSymbol {
     X(AFN, "afn", 1u << 5)           /* approximate functions: float32 sqrt and tanh         \
                                         (GJ_APPROX_*), libdevice's __nv_fast_* functions */  \
     X(REASSOC, "reassoc", 1u << 6)   /* reassociation */
+/* clang-format on */
 
 typedef enum GjFastMath {
 #define X(id, name, bit) GJ_FM_##id = bit,
@@ -144,7 +146,7 @@ typedef struct GjCompileOptions {
    blockIdx; [7..8] values of the site's kind (GjErrorKind says which).  NVPTX: the module's
    global GJ_ERROR_RECORD_SYMBOL, which the host reads and clears; CPU: the
    one the launch passes (runtime/cpuexec.h's gj_cpu_error_record). */
-#define GJ_ERROR_RECORD_WORDS 9
+#define GJ_ERROR_RECORD_WORDS  9
 #define GJ_ERROR_RECORD_SYMBOL "gj$error"   /* gpujit's own name (symbol.h) */
 
 typedef enum GjErrorKind {
@@ -242,8 +244,7 @@ void gj_result_free(GjCompileResult *r);
    a caret under the columns, "during:" notes) into a malloc'd string; src
    is the text of line d->loc.line of gj_diag_file's file (the caller reads
    it: the code view has no source), or NULL for none. */
-char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code,
-                         const char *src);
+char *gj_diag_render_one(const GjCtx *c, const GjDiag *d, const GjCodeView *code, const char *src);
 /* The file d is in: its device function's, code's or c's. */
 const char *gj_diag_file(const GjCtx *c, const GjDiag *d, const GjCodeView *code);
 

@@ -142,8 +142,8 @@ static void sink_products(LLVMBuilderRef b, LLVMModuleRef mod, const Splits *s) 
                     if ((op != LLVMFMul && op != LLVMFNeg) || !use || LLVMGetNextUse(use))
                         continue;
                     LLVMValueRef user = LLVMGetUser(use);
-                    LLVMBasicBlockRef at = LLVMIsAInstruction(user)
-                                               ? LLVMGetInstructionParent(user) : NULL;
+                    LLVMBasicBlockRef at =
+                        LLVMIsAInstruction(user) ? LLVMGetInstructionParent(user) : NULL;
                     if (!at || at == bb || LLVMIsAPHINode(user) || !split_below(s, bb, at))
                         continue;
                     LLVMInstructionRemoveFromParent(i);
@@ -158,9 +158,8 @@ static void sink_products(LLVMBuilderRef b, LLVMModuleRef mod, const Splits *s) 
    is, built at b's position: the call's alignment, its metadata. */
 static LLVMValueRef plain_access(LLVMBuilderRef b, LLVMValueRef call, const MaskedOp *op) {
     LLVMValueRef ptr = LLVMGetOperand(call, (unsigned)op->pointer);
-    LLVMValueRef access = op->passthru >= 0
-                              ? LLVMBuildLoad2(b, LLVMTypeOf(call), ptr, "")
-                              : LLVMBuildStore(b, LLVMGetOperand(call, 0), ptr);
+    LLVMValueRef access = op->passthru >= 0 ? LLVMBuildLoad2(b, LLVMTypeOf(call), ptr, "")
+                                            : LLVMBuildStore(b, LLVMGetOperand(call, 0), ptr);
     LLVMSetAlignment(access,
                      (unsigned)LLVMConstIntGetZExtValue(LLVMGetOperand(call, (unsigned)op->align)));
     size_t n = 0;
@@ -197,8 +196,9 @@ static void guard(LLVMContextRef ctx, LLVMBuilderRef b, LLVMValueRef call, const
     LLVMBasicBlockRef head = LLVMGetInstructionParent(call);
     LLVMBasicBlockRef next = LLVMGetNextBasicBlock(head);
     LLVMValueRef fn = LLVMGetBasicBlockParent(head);
-#define NEW_BLOCK(name) (next ? LLVMInsertBasicBlockInContext(ctx, next, name) \
-                              : LLVMAppendBasicBlockInContext(ctx, fn, name))
+#define NEW_BLOCK(name)                                    \
+    (next ? LLVMInsertBasicBlockInContext(ctx, next, name) \
+          : LLVMAppendBasicBlockInContext(ctx, fn, name))
     LLVMBasicBlockRef full = plain_when_full && op->pointer >= 0 ? NEW_BLOCK("unmasked") : NULL;
     LLVMBasicBlockRef some = full ? NEW_BLOCK("") : head;   /* tests for a lane on */
     LLVMBasicBlockRef run = NEW_BLOCK("masked");
@@ -234,8 +234,8 @@ static void guard(LLVMContextRef ctx, LLVMBuilderRef b, LLVMValueRef call, const
         plain = plain_access(b, call, op);
         LLVMBuildBr(b, tail);
         LLVMPositionBuilderAtEnd(b, head);
-        LLVMValueRef all = LLVMBuildICmp(b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)),
-                                         "");
+        LLVMValueRef all =
+            LLVMBuildICmp(b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "");
         likely(ctx, LLVMBuildCondBr(b, all, full, some));
     }
     LLVMInstructionRemoveFromParent(call);
@@ -273,7 +273,8 @@ void gj_cpu_fix_module(LLVMModuleRef mod, int plain_when_full) {
                 if (!op || LLVMIsConstant(LLVMGetOperand(i, (unsigned)op->mask)))
                     continue;
                 if (n == cap) {
-                    LLVMValueRef *grown = realloc(calls, (cap = cap ? 2 * cap : 16) * sizeof *calls);
+                    LLVMValueRef *grown =
+                        realloc(calls, (cap = cap ? 2 * cap : 16) * sizeof *calls);
                     if (!grown)
                         goto done;   /* out of memory: the module stays correct, only slower */
                     calls = grown;

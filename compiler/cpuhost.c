@@ -45,7 +45,9 @@
 #include <llvm-c/Core.h>
 
 static const char *const isa_names[] = {
-    [GJ_ISA_SSE] = "sse", [GJ_ISA_AVX] = "avx", [GJ_ISA_AVX2] = "avx2",
+    [GJ_ISA_SSE] = "sse",
+    [GJ_ISA_AVX] = "avx",
+    [GJ_ISA_AVX2] = "avx2",
     [GJ_ISA_AVX512] = "avx512",
 };
 
@@ -61,8 +63,8 @@ static void add_probe(LLVMModuleRef m, LLVMBuilderRef b, const char *name, LLVMT
     LLVMContextRef ctx = LLVMGetModuleContext(m);
     LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
     LLVMTypeRef params[2] = {ptr, ptr};
-    LLVMValueRef fn = LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx),
-                                                                params, 2, 0));
+    LLVMValueRef fn =
+        LLVMAddFunction(m, name, LLVMFunctionType(LLVMVoidTypeInContext(ctx), params, 2, 0));
     LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, fn, ""));
     LLVMTypeRef vec = LLVMVectorType(elem, 16);
     LLVMValueRef x = LLVMBuildLoad2(b, vec, LLVMGetParam(fn, 0), "");
@@ -106,9 +108,7 @@ static GjCpuIsa isa_of_features(const char *features) {
     return list_has(features, "+avx", 4) ? GJ_ISA_AVX : GJ_ISA_SSE;
 }
 
-static int is_x86_64(const char *triple) {
-    return strncmp(triple, "x86_64", 6) == 0;
-}
+static int is_x86_64(const char *triple) { return strncmp(triple, "x86_64", 6) == 0; }
 
 /* The instruction set code for (cpu, features) uses: the probe's assembly
    (GJ_ISA_OTHER off x86-64).  1 when it uses no SSE register (x87 floats),
@@ -118,9 +118,8 @@ static int probe_isa(LLVMTargetRef target, const char *triple, const char *cpu,
     *isa = GJ_ISA_OTHER;
     if (!is_x86_64(triple))
         return 0;
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(target, triple, cpu, features,
-                                                      LLVMCodeGenLevelDefault, LLVMRelocPIC,
-                                                      LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+        target, triple, cpu, features, LLVMCodeGenLevelDefault, LLVMRelocPIC, LLVMCodeModelDefault);
     if (!tm)
         return -1;
     LLVMContextRef ctx = LLVMContextCreate();
@@ -171,28 +170,33 @@ static void isa_name(char *out, size_t size, GjCpuIsa isa, const char *triple) {
    the host has off, and on x86-64 none turning off what its code needs
    (LLVM would abort: no 64-bit mode, float arguments without SSE
    registers).  0, or -1 with why set. */
-static int check_features(const char *extra, const char *host, int x86_64, char *why,
-                          size_t size) {
+static int check_features(const char *extra, const char *host, int x86_64, char *why, size_t size) {
     static const char *const needed[] = {"-64bit", "-sse", "-sse2"};
     for (const char *p = extra; *p;) {
         size_t len = strcspn(p, ",");
         size_t name = len ? strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789.-_") : 0;
         if (len < 2 || (p[0] != '+' && p[0] != '-') || name != len - 1) {
-            snprintf(why, size, "GPUJIT_CPU_FEATURES='%s' is not a list of LLVM features "
-                     "such as '-avx512f' or '+avx2,-fma'", extra);
+            snprintf(why, size,
+                     "GPUJIT_CPU_FEATURES='%s' is not a list of LLVM features "
+                     "such as '-avx512f' or '+avx2,-fma'",
+                     extra);
             return -1;
         }
         for (size_t k = 0; x86_64 && k < sizeof needed / sizeof needed[0]; k++)
             if (len == strlen(needed[k]) && strncmp(p, needed[k], len) == 0) {
-                snprintf(why, size, "GPUJIT_CPU_FEATURES='%s' turns off %s, which x86-64 "
-                         "code needs", extra, needed[k] + 1);
+                snprintf(why, size,
+                         "GPUJIT_CPU_FEATURES='%s' turns off %s, which x86-64 "
+                         "code needs",
+                         extra, needed[k] + 1);
                 return -1;
             }
         char off[128];
         snprintf(off, sizeof off, "-%.*s", (int)(len - 1), p + 1);
         if (p[0] == '+' && len < sizeof off && list_has(host, off, len)) {
-            snprintf(why, size, "GPUJIT_CPU_FEATURES='%s' turns on %.*s, which this host "
-                     "lacks", extra, (int)(len - 1), p + 1);
+            snprintf(why, size,
+                     "GPUJIT_CPU_FEATURES='%s' turns on %.*s, which this host "
+                     "lacks",
+                     extra, (int)(len - 1), p + 1);
             return -1;
         }
         p += len + (p[len] == ',');
@@ -209,16 +213,14 @@ static int check_features(const char *extra, const char *host, int x86_64, char 
    store a masked vector a cycle. */
 static int slow_masked_stores(const char *cpu, GjCpuIsa isa) {
     static const char *const prefixes[] = {"znver", "bdver", "btver", "x86-64", "generic"};
-    for (size_t k = 0; (isa == GJ_ISA_AVX || isa == GJ_ISA_AVX2)
-                       && k < sizeof prefixes / sizeof prefixes[0]; k++)
+    for (size_t k = 0;
+         (isa == GJ_ISA_AVX || isa == GJ_ISA_AVX2) && k < sizeof prefixes / sizeof prefixes[0]; k++)
         if (strncmp(cpu, prefixes[k], strlen(prefixes[k])) == 0)
             return 1;
     return 0;
 }
 
-static void out_of_memory(char *why, size_t size) {
-    snprintf(why, size, "out of memory");
-}
+static void out_of_memory(char *why, size_t size) { snprintf(why, size, "out of memory"); }
 
 int gj_cpuhost_choose(GjCpuHost *h, LLVMTargetRef target, const char *triple, char *why,
                       size_t size) {
@@ -250,8 +252,7 @@ int gj_cpuhost_choose(GjCpuHost *h, LLVMTargetRef target, const char *triple, ch
         out_of_memory(why, size);
         goto done;
     }
-    snprintf(h->features, n, "%s%s%s", base, appended && *base ? "," : "",
-             appended ? extra : "");
+    snprintf(h->features, n, "%s%s%s", base, appended && *base ? "," : "", appended ? extra : "");
     h->chosen_by = named && appended ? "GPUJIT_CPU_NAME, GPUJIT_CPU_FEATURES"
                    : named           ? "GPUJIT_CPU_NAME"
                    : appended        ? "GPUJIT_CPU_FEATURES"
@@ -267,8 +268,10 @@ int gj_cpuhost_choose(GjCpuHost *h, LLVMTargetRef target, const char *triple, ch
     h->isa = host_isa;
     probed = named || appended ? probe_isa(target, triple, h->cpu, h->features, &h->isa) : 0;
     if (probed != 0) {
-        snprintf(why, size, "LLVM cannot compile x86-64 vector code for the CPU %s "
-                 "(features '%s')", h->cpu, h->features);
+        snprintf(why, size,
+                 "LLVM cannot compile x86-64 vector code for the CPU %s "
+                 "(features '%s')",
+                 h->cpu, h->features);
         goto done;
     }
     isa_name(h->isa_name, sizeof h->isa_name, h->isa, triple);
@@ -276,8 +279,10 @@ int gj_cpuhost_choose(GjCpuHost *h, LLVMTargetRef target, const char *triple, ch
     h->vector_bits = h->isa == GJ_ISA_AVX512 ? 512 : h->isa >= GJ_ISA_AVX ? 256 : 128;
     h->slow_masked_stores = slow_masked_stores(h->cpu, h->isa);
     if (h->isa > host_isa)
-        snprintf(why, size, "%s chooses code for %s (%s), which this host (%s, %s) cannot "
-                 "run", h->chosen_by, h->cpu, h->isa_name, h->host_cpu, h->host_isa_name);
+        snprintf(why, size,
+                 "%s chooses code for %s (%s), which this host (%s, %s) cannot "
+                 "run",
+                 h->chosen_by, h->cpu, h->isa_name, h->host_cpu, h->host_isa_name);
     else
         rc = 0;
 done:

@@ -102,8 +102,7 @@ static void init_jit(void) {
     j->error_kind = GJ_DIAG_INTERNAL;
     j->triple = LLVMGetDefaultTargetTriple();
     if (LLVMGetTargetFromTriple(j->triple, &j->target, &msg)) {
-        snprintf(j->error, sizeof j->error, "no LLVM target for %s: %s", j->triple,
-                 msg ? msg : "");
+        snprintf(j->error, sizeof j->error, "no LLVM target for %s: %s", j->triple, msg ? msg : "");
         LLVMDisposeMessage(msg);
         j->target = NULL;
         return;
@@ -118,8 +117,8 @@ static void init_jit(void) {
         j->jit = NULL;
         return;
     }
-    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(j->jit),
-                                            ignore_error, NULL);
+    LLVMOrcExecutionSessionSetErrorReporter(LLVMOrcLLJITGetExecutionSession(j->jit), ignore_error,
+                                            NULL);
     j->main = LLVMOrcLLJITGetMainJITDylib(j->jit);
     /* LLVM lowers a few operations (double -> half conversion, 128-bit
        division) to calls into the compiler's runtime library.  gpujit carries
@@ -141,8 +140,7 @@ static void init_jit(void) {
 
 /* Why there is no JIT, as c's diagnostic. */
 static GjStatus unavailable(GjCtx *c, const CpuJit *j) {
-    return gj_error(c, j->error_kind, (GjLoc){0, -1, -1}, "CPU target unavailable: %s",
-                    j->error);
+    return gj_error(c, j->error_kind, (GjLoc){0, -1, -1}, "CPU target unavailable: %s", j->error);
 }
 
 static GjStatus jit_error(GjCtx *c, const char *what, LLVMErrorRef err) {
@@ -190,7 +188,8 @@ static GjStatus check_host_calls(GjCtx *c, LLVMModuleRef mod) {
         if (strncmp(name, "llvm.nvvm.", 10) == 0 || strncmp(name, "__nv_", 5) == 0)
             return gj_error(c, GJ_DIAG_UNSUPPORTED, (GjLoc){0, -1, -1},
                             "%s is not implemented on the CPU target yet (run on a GPU: "
-                            "GPUJIT_TARGET=cuda)", name);
+                            "GPUJIT_TARGET=cuda)",
+                            name);
     }
     return GJ_OK;
 }
@@ -210,8 +209,9 @@ static char *copy_message(char *msg) {
 }
 
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {
-    return opt_level <= 0 ? LLVMCodeGenLevelNone : opt_level >= 3 ? LLVMCodeGenLevelAggressive
-                                                                    : LLVMCodeGenLevelDefault;
+    return opt_level <= 0   ? LLVMCodeGenLevelNone
+           : opt_level >= 3 ? LLVMCodeGenLevelAggressive
+                            : LLVMCodeGenLevelDefault;
 }
 
 /* The loaded object that defines `symbol`, or NULL; j->lock held. */
@@ -366,10 +366,9 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMSetValueName2(wrapper, name, strlen(name));
     internalize(mod, wrapper);
 
-    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(j->target, j->triple, j->cpu.cpu,
-                                                      j->cpu.features,
-                                                      codegen_level(opt->opt_level),
-                                                      LLVMRelocPIC, LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm =
+        LLVMCreateTargetMachine(j->target, j->triple, j->cpu.cpu, j->cpu.features,
+                                codegen_level(opt->opt_level), LLVMRelocPIC, LLVMCodeModelDefault);
     if (!tm)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
                         "no target machine for the host CPU");

@@ -35,9 +35,7 @@ static int has(const Word *s, int32_t v) {
     return (int)((s[v / WORD_BITS] >> (v % WORD_BITS)) & 1u);
 }
 
-static void add(Word *s, int32_t v) {
-    s[v / WORD_BITS] |= (Word)1 << (v % WORD_BITS);
-}
+static void add(Word *s, int32_t v) { s[v / WORD_BITS] |= (Word)1 << (v % WORD_BITS); }
 
 /* Predecessor lists, computed once: block b's are pred[first[b] .. first[b+1]). */
 typedef struct Preds {
@@ -70,8 +68,8 @@ static GjStatus build_preds(GjCtx *c, const GjFunc *f, Preds *p) {
 /* cur = the locals assigned on entry to block bi: `entry` for block 0, else
    the intersection (every path) or union (some path) of the predecessors'
    exit sets. */
-static void entry_set(const Preds *p, const Word *out, const Word *entry, int32_t bi,
-                      Word *cur, size_t row, int some) {
+static void entry_set(const Preds *p, const Word *out, const Word *entry, int32_t bi, Word *cur,
+                      size_t row, int some) {
     if (bi == 0) {
         memcpy(cur, entry, sizeof(Word) * row);
         return;
@@ -139,10 +137,13 @@ GjStatus gj_check_assigned(GjCtx *c, GjFunc *f) {
                 if (!has(cur_may, in->var))
                     return gj_error(c, GJ_DIAG_TYPING, in->loc,
                                     "local variable '%s' is read before it is assigned "
-                                    "(Python would raise UnboundLocalError here)", v->name);
-                gj_warn(c, in->loc, "local variable '%s' may be used before it is assigned; "
+                                    "(Python would raise UnboundLocalError here)",
+                                    v->name);
+                gj_warn(c, in->loc,
+                        "local variable '%s' may be used before it is assigned; "
                         "where no assignment came first, it reads as zero of its type (Python "
-                        "would raise UnboundLocalError)", v->name);
+                        "would raise UnboundLocalError)",
+                        v->name);
                 v->maybe_unassigned = 1;
                 in->sub = 1;   /* debug builds check this read */
             }

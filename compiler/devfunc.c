@@ -95,9 +95,10 @@ static GjStatus declared_types(GjCtx *c, const GjCodeView *code, GjLoc loc, cons
     if (gj_ty_parse_signature(c, code->signature, &declared, &nd, ret) != GJ_OK)
         return GJ_ERR;
     if (nd != nargs)
-        return gj_error(c, GJ_DIAG_TYPING, loc, "the signature '%s' of %s() has %d argument "
-                        "types, but it takes %d", code->signature, code_name(code), nd,
-                        (int)nargs);
+        return gj_error(c, GJ_DIAG_TYPING, loc,
+                        "the signature '%s' of %s() has %d argument "
+                        "types, but it takes %d",
+                        code->signature, code_name(code), nd, (int)nargs);
     for (int32_t i = 0; i < nargs; i++) {
         const GjType *want = declared[i], *have = types[i];
         if (gj_ty_is_scalar(want) && gj_ty_is_scalar(have))
@@ -105,9 +106,10 @@ static GjStatus declared_types(GjCtx *c, const GjCodeView *code, GjLoc loc, cons
         else if (want != have && !(want->kind == GJ_TK_ARRAY && have->kind == GJ_TK_ARRAY &&
                                    want->layout == GJ_LAYOUT_A && want->dtype == have->dtype &&
                                    want->ndim == have->ndim))
-            return gj_error(c, GJ_DIAG_TYPING, loc, "argument %d of %s() is %s, which does "
-                            "not convert to %s of its signature '%s'", (int)i + 1,
-                            code_name(code), have->name, want->name, code->signature);
+            return gj_error(c, GJ_DIAG_TYPING, loc,
+                            "argument %d of %s() is %s, which does "
+                            "not convert to %s of its signature '%s'",
+                            (int)i + 1, code_name(code), have->name, want->name, code->signature);
     }
     return GJ_OK;
 }
@@ -121,7 +123,8 @@ GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args
         if (s->busy && busy == code)
             return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
                             "recursive call to '%s': device functions cannot call themselves, "
-                            "directly or through other functions", code_name(code));
+                            "directly or through other functions",
+                            code_name(code));
     }
     if (code->argcount != nargs)
         return gj_error(c, GJ_DIAG_TYPING, loc, "%s() takes %d argument%s, got %d",
@@ -137,8 +140,8 @@ GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args
             types[i]->kind == GJ_TK_DIM3 || types[i]->kind == GJ_TK_RANGE_ITER)
             return gj_error(c, GJ_DIAG_UNSUPPORTED, loc,
                             "argument %d of %s() is %s, which cannot be passed to a device "
-                            "function", (int)i + 1, code->name ? code->name : "?",
-                            types[i]->name);
+                            "function",
+                            (int)i + 1, code->name ? code->name : "?", types[i]->name);
     }
     const GjType *ret = NULL;
     if (code->signature && declared_types(c, code, loc, types, nargs, &ret) != GJ_OK)

@@ -32,13 +32,12 @@ void gj_arena_init(GjArena *a);
 void gj_arena_free(GjArena *a);              /* frees everything ever allocated */
 void *gj_arena_alloc(GjArena *a, size_t n);  /* zeroed, 16-byte aligned; NULL only on OOM */
 char *gj_arena_strdup(GjArena *a, const char *s);
-char *gj_arena_printf(GjArena *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+char *gj_arena_printf(GjArena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *gj_arena_vprintf(GjArena *a, const char *fmt, va_list ap);
 /* Grows an arena-owned vector: *items has *len of elem_size, capacity *cap. */
 void *gj_arena_grow(GjArena *a, void *items, int32_t *cap, int32_t need, size_t elem_size);
 
-#define GJ_NEW(arena, T) ((T *)gj_arena_alloc((arena), sizeof(T)))
+#define GJ_NEW(arena, T)      ((T *)gj_arena_alloc((arena), sizeof(T)))
 #define GJ_NEW_N(arena, T, n) ((T *)gj_arena_alloc((arena), sizeof(T) * (size_t)(n)))
 
 /* ---- locations -------------------------------------------------------- */
@@ -52,6 +51,7 @@ typedef struct GjLoc {
 
 /* ---- diagnostics ------------------------------------------------------ */
 
+/* clang-format off */
 #define GJ_DIAG_KINDS(X)                                                     \
     X(TYPING,      "typing error",      "TypingError")                        \
     X(UNSUPPORTED, "unsupported",       "UnsupportedError")                   \
@@ -59,12 +59,15 @@ typedef struct GjLoc {
     X(LOWERING,    "lowering error",    "LoweringError")                      \
     X(INTERNAL,    "internal error",    "InternalError")                      \
     X(WARNING,     "warning",           "GpujitWarning")   /* not an error: GjCtx.warnings */
+/* clang-format on */
 
 typedef enum GjDiagKind {
+/* clang-format off */
 #define X(name, text, pyexc) GJ_DIAG_##name,
     GJ_DIAG_KINDS(X)
 #undef X
     GJ_DIAG_NKINDS
+/* clang-format on */
 } GjDiagKind;
 
 struct GjCodeView;
@@ -107,12 +110,12 @@ typedef struct GjCtx {
 /* Stages that GPUJIT_DUMP can name ("bytecode,ir,types,llvm,ptx,asm" or "all"). */
 enum {
     GJ_DUMP_BYTECODE = 1 << 0,
-    GJ_DUMP_IR       = 1 << 1,
-    GJ_DUMP_TYPES    = 1 << 2,
-    GJ_DUMP_LLVM     = 1 << 3,
-    GJ_DUMP_PTX      = 1 << 4,
-    GJ_DUMP_TIMING   = 1 << 5,   /* milliseconds per compile stage */
-    GJ_DUMP_ASM      = 1 << 6,   /* the CPU target's host assembly */
+    GJ_DUMP_IR = 1 << 1,
+    GJ_DUMP_TYPES = 1 << 2,
+    GJ_DUMP_LLVM = 1 << 3,
+    GJ_DUMP_PTX = 1 << 4,
+    GJ_DUMP_TIMING = 1 << 5,   /* milliseconds per compile stage */
+    GJ_DUMP_ASM = 1 << 6,   /* the CPU target's host assembly */
 };
 int gj_dump_parse(const char *spec);   /* NULL or "" -> 0 */
 /* With GJ_DUMP_TIMING, prints "timing: <function>: <stage> <ms>" for the

@@ -18,20 +18,17 @@
 
 #define ROW(id, ns, name, params, lo, hi, rule, result, sub, lower, flags, doc) \
     {ns, name, ns "." name, params, lo, hi, rule, result, sub, lower, flags, doc},
-#define MATH_ROWS(id, m, np, cm, nargs, kind, impl)                                        \
-    {"math", m, "math." m, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
-    {"numpy", np, "numpy." np, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
-    {"cmath", cm, "cmath." cm, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""},
-#define CONST_ROWS(id, m, np, cm, value)                                                   \
-    {"math", m, "math." m, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},                   \
-    {"numpy", np, "numpy." np, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},               \
-    {"cmath", cm, "cmath." cm, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},
+#define MATH_ROWS(id, m, np, cm, nargs, kind, impl)                                                 \
+    {"math", m, "math." m, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""},         \
+        {"numpy", np, "numpy." np, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
+        {"cmath", cm, "cmath." cm, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""},
+#define CONST_ROWS(id, m, np, cm, value)                                         \
+    {"math", m, "math." m, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},         \
+        {"numpy", np, "numpy." np, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""}, \
+        {"cmath", cm, "cmath." cm, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},
 
-static const GjIntrinsicRow intrinsics[] = {
-    GJ_INTRINSICS(ROW)
-    GJ_MATH_FUNCS(MATH_ROWS)
-    GJ_MATH_CONSTS(CONST_ROWS)
-};
+static const GjIntrinsicRow intrinsics[] = {GJ_INTRINSICS(ROW) GJ_MATH_FUNCS(MATH_ROWS)
+                                                GJ_MATH_CONSTS(CONST_ROWS)};
 
 _Static_assert(sizeof intrinsics / sizeof intrinsics[0] == GJ_NINTRINSICS,
                "one row per GjIntrinsic");
@@ -97,9 +94,7 @@ const char *gj_intrinsic_name(GjIntrinsic i) {
     return strcmp(e->ns, "builtins") == 0 ? e->name : e->qualname;
 }
 
-const GjIntrinsicRow *gj_intrinsic_row(GjIntrinsic i) {
-    return &intrinsics[i];
-}
+const GjIntrinsicRow *gj_intrinsic_row(GjIntrinsic i) { return &intrinsics[i]; }
 
 /* The text of parameter k in params "a, b, c=1" ("c=1"), its length in *len;
    NULL if there is none. */

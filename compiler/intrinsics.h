@@ -168,9 +168,10 @@ typedef struct GjIntrinsicRow {
    a + b, typed and lowered as the BINOP/UNOP/COMPARE op (gj_lower_operator,
    lower_iter.c).  `sub` is the kind of op or'ed with its GjBinop/GjUnop/GjCmp. */
 enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x300 };
-#define GJ_OPERATOR_ROW(X, id, name, nargs, sub)                                             \
-    X(OPERATOR_##id, "operator", name, "", nargs, nargs, GJ_TR_OPERATOR, NULL, sub,          \
+#define GJ_OPERATOR_ROW(X, id, name, nargs, sub)                                    \
+    X(OPERATOR_##id, "operator", name, "", nargs, nargs, GJ_TR_OPERATOR, NULL, sub, \
       gj_lower_operator, 0, "operator." name)
+/* clang-format off */
 #define GJ_INTR_OPERATOR_ROWS(X)                                                             \
     GJ_OPERATOR_ROW(X, ADD, "add", 2, GJ_OPERATOR_BINOP | 0)                                 \
     GJ_OPERATOR_ROW(X, SUB, "sub", 2, GJ_OPERATOR_BINOP | 1)                                 \
@@ -199,8 +200,10 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
       "operator.abs(x) is abs(x)")                                                           \
     X(OPERATOR_TRUTH, "operator", "truth", "", 1, 1, GJ_TR_CONVERT, &gj_ty_bool, 0,          \
       gj_lower_convert, 0, "operator.truth(x) is bool(x)")
+/* clang-format on */
 
 /* builtins and the numeric helpers of numpy/cmath (lower_math.c) */
+/* clang-format off */
 #define GJ_INTR_BUILTIN_ROWS(X)                                                                \
     X(RANGE,  "builtins", "range",  "", 1, 3, GJ_TR_RANGE, NULL, 0, gj_lower_range, 0,          \
       "range(stop) / range(start, stop[, step])")                                            \
@@ -248,8 +251,10 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
       "r * (cos(phi) + sin(phi) j)")                                                         \
     X(METHOD_CONJUGATE, "method", "conjugate", "", 0, 0, GJ_TR_RECEIVER, NULL, 0,             \
       gj_lower_conjugate, 0, "x.conjugate() of a number")
+/* clang-format on */
 
 /* thread indexing and the block barrier (lower_thread.c) */
+/* clang-format off */
 #define GJ_INTR_THREAD_ROWS(X)                                                                 \
     X(GRID,      "gpujit", "grid",     "ndim", 1, 1, GJ_TR_GRID, NULL, 0, gj_lower_grid, 0,     \
       "grid(ndim) -> int or tuple of int: the absolute index of the thread in the grid")    \
@@ -276,9 +281,11 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
     X(DIM3_X, "dim3", "x", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "x component")            \
     X(DIM3_Y, "dim3", "y", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "y component")            \
     X(DIM3_Z, "dim3", "z", "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, "z component")
+/* clang-format on */
 
 /* memory spaces: gpujit.shared.array, gpujit.local.array, gpujit.const.array_like
    (lower_array.c); `sub` is the GjAddrSpace (types.h) of the array made */
+/* clang-format off */
 #define GJ_INTR_MEMORY_ROWS(X)                                                                 \
     X(SHARED_ARRAY, "gpujit.shared", "array", "shape, dtype", 2, 2, GJ_TR_MEMORY, NULL,         \
       GJ_AS_SHARED, gj_lower_memory_array, 0,                                                 \
@@ -290,6 +297,7 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
     X(CONST_ARRAY_LIKE, "gpujit.const", "array_like", "ary", 1, 1, GJ_TR_MEMORY, NULL,          \
       GJ_AS_CONST, gj_lower_const_array_like, 0,                                              \
       "array_like(ary) -> read-only copy of module-level NumPy array ary in constant memory")
+/* clang-format on */
 
 /* atomics: gpujit.atomic.* (lower_atomic.c).  Every row takes an array,
    an index selecting one element and the operands, which convert to the
@@ -297,9 +305,10 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
    operation (GjAtomicOp) or'ed with the element dtypes it accepts (GJ_AT_*),
    which GJ_TR_ATOMIC checks; gj_lower_atomic picks the LLVM operation for
    the dtype's class (max: signed, unsigned or a float loop) from it. */
-#define GJ_ATOMIC_ROW(X, id, name, params, nargs, sub, lower, doc)                             \
+#define GJ_ATOMIC_ROW(X, id, name, params, nargs, sub, lower, doc)                              \
     X(ATOMIC_##id, "gpujit.atomic", name, params, nargs, nargs, GJ_TR_ATOMIC, NULL, sub, lower, \
       GJ_IF_WRITES_ARG0, doc)
+/* clang-format off */
 #define GJ_INTR_ATOMIC_ROWS(X)                                                                 \
     GJ_ATOMIC_ROW(X, ADD, "add", "ary, idx, val", 3,                                           \
                   GJ_AOP_ADD | GJ_AT_INTS | GJ_AT_FLOATS | GJ_AT_FLOAT16, gj_lower_atomic,     \
@@ -341,6 +350,7 @@ enum { GJ_OPERATOR_BINOP = 0x100, GJ_OPERATOR_UNOP = 0x200, GJ_OPERATOR_CMP = 0x
                   GJ_AOP_CAS | GJ_AT_INTS | GJ_AT_FIRST, gj_lower_atomic,                      \
                   "compare_and_swap(ary, old, val) -> old value: ary[0] = val if ary[0] == "  \
                   "old, atomically (ary 1-d)")
+/* clang-format on */
 
 /* The operation of an atomic row, the low byte of its `sub`.  The
    lowering function maps each to an LLVM atomicrmw operation per numeric
@@ -366,8 +376,13 @@ typedef enum GjAtomicOp {
    `sub` above the operation. */
 enum {
     GJ_AT_OP_MASK = 0xff,
-    GJ_AT_INT32 = 1 << 8, GJ_AT_INT64 = 1 << 9, GJ_AT_UINT32 = 1 << 10, GJ_AT_UINT64 = 1 << 11,
-    GJ_AT_FLOAT16 = 1 << 12, GJ_AT_FLOAT32 = 1 << 13, GJ_AT_FLOAT64 = 1 << 14,
+    GJ_AT_INT32 = 1 << 8,
+    GJ_AT_INT64 = 1 << 9,
+    GJ_AT_UINT32 = 1 << 10,
+    GJ_AT_UINT64 = 1 << 11,
+    GJ_AT_FLOAT16 = 1 << 12,
+    GJ_AT_FLOAT32 = 1 << 13,
+    GJ_AT_FLOAT64 = 1 << 14,
     GJ_AT_UINTS = GJ_AT_UINT32 | GJ_AT_UINT64,
     GJ_AT_INTS = GJ_AT_INT32 | GJ_AT_INT64 | GJ_AT_UINTS,
     GJ_AT_FLOATS = GJ_AT_FLOAT32 | GJ_AT_FLOAT64,
@@ -379,6 +394,7 @@ enum {
 };
 
 /* warp and block primitives, fences, bit operations (lower_warp.c) */
+/* clang-format off */
 #define GJ_INTR_WARP_ROWS(X)                                                                   \
     X(SYNCTHREADS_COUNT, "gpujit", "syncthreads_count", "predicate", 1, 1, GJ_TR_FIXED,       \
       &gj_ty_int32, GJ_COLL_SYNC_COUNT, gj_lower_collective, GJ_IF_BARRIER,                  \
@@ -460,25 +476,31 @@ enum {
       "cbrt(x) -> float: the cube root.")                                                    \
     X(SELP, "gpujit", "selp", "cond, a, b", 3, 3, GJ_TR_SELECT, NULL, GJ_BIT_SELP,             \
       gj_lower_bits, 0, "selp(cond, a, b) -> a if cond else b, both evaluated.")
+/* clang-format on */
 
 /* print (lower_print.c); 16 arguments at most, as lower.c passes calls */
+/* clang-format off */
 #define GJ_INTR_PRINT_ROWS(X)                                                                  \
     X(PRINT, "builtins", "print", "", 0, 16, GJ_TR_PRINT, &gj_ty_none, 0, gj_lower_print,       \
       GJ_IF_PRINTS, "print(*values): one line per thread, values separated by spaces")
+/* clang-format on */
 
+/* clang-format off */
 #define GJ_INTRINSICS(X)                                                                       \
     GJ_INTR_BUILTIN_ROWS(X) GJ_INTR_THREAD_ROWS(X) GJ_INTR_MEMORY_ROWS(X)                      \
     GJ_INTR_ATOMIC_ROWS(X) GJ_INTR_WARP_ROWS(X) GJ_INTR_PRINT_ROWS(X) NP_SCALAR_TYPES(X)
+/* clang-format on */
 
 /* NumPy's scalar types called as constructors: np.float32(x) converts x as
    NumPy's astype does (floats truncate toward zero, integers wrap). */
-#define NP_SCALAR_TYPE(X, id, name)                                                        \
-    X(NPTYPE_##id, "numpy", name, "", 1, 1, GJ_TR_NPTYPE, NULL, 0, gj_lower_convert, 0,       \
+#define NP_SCALAR_TYPE(X, id, name)                                                     \
+    X(NPTYPE_##id, "numpy", name, "", 1, 1, GJ_TR_NPTYPE, NULL, 0, gj_lower_convert, 0, \
       "numpy." name "(x)")
 /* np.complex64(re, im) as complex(re, im), in that dtype */
-#define NP_COMPLEX_TYPE(X, id, name)                                                       \
-    X(NPTYPE_##id, "numpy", name, "", 1, 2, GJ_TR_NPTYPE, NULL, 0, gj_lower_complex_ctor, 0,  \
+#define NP_COMPLEX_TYPE(X, id, name)                                                         \
+    X(NPTYPE_##id, "numpy", name, "", 1, 2, GJ_TR_NPTYPE, NULL, 0, gj_lower_complex_ctor, 0, \
       "numpy." name "(x) or numpy." name "(re, im)")
+/* clang-format off */
 #define NP_SCALAR_TYPES(X)                                                         \
     NP_SCALAR_TYPE(X, BOOL, "bool") NP_SCALAR_TYPE(X, BOOL_, "bool_")               \
     NP_SCALAR_TYPE(X, INT8, "int8") NP_SCALAR_TYPE(X, INT16, "int16")               \
@@ -492,6 +514,7 @@ enum {
     NP_SCALAR_TYPE(X, FLOAT32, "float32") NP_SCALAR_TYPE(X, SINGLE, "single")       \
     NP_SCALAR_TYPE(X, FLOAT64, "float64") NP_SCALAR_TYPE(X, DOUBLE, "double")       \
     NP_COMPLEX_TYPE(X, COMPLEX64, "complex64") NP_COMPLEX_TYPE(X, COMPLEX128, "complex128")
+/* clang-format on */
 
 /* Functions and constants that math, numpy and cmath share, one row each:
    id, the name in math, numpy and cmath ("": not there), the number of
@@ -499,6 +522,7 @@ enum {
    function (base name, no __nv_ and no f) or LLVM intrinsic that computes
    it.  Each row gives three intrinsics, GJ_INTR_MATH_<id>, GJ_INTR_NP_<id>
    and GJ_INTR_CMATH_<id>; an empty name is never looked up. */
+/* clang-format off */
 #define GJ_MATH_FUNCS(X)                                                                    \
     X(SQRT,     "sqrt",     "sqrt",     "sqrt",  1, GJ_MK_FLOAT,  "llvm.sqrt")              \
     X(CBRT,     "cbrt",     "cbrt",     "",      1, GJ_MK_FLOAT,  "cbrt")                   \
@@ -544,14 +568,17 @@ enum {
     X(FMOD,     "fmod",     "fmod",     "",      2, GJ_MK_FLOAT,  "fmod")                   \
     X(FREXP,    "frexp",    "frexp",    "",      1, GJ_MK_FREXP,  "frexp")                  \
     X(LDEXP,    "ldexp",    "ldexp",    "",      2, GJ_MK_LDEXP,  "ldexp")
+/* clang-format on */
 
 /* Constants of math, numpy and cmath: id, names as above, value. */
+/* clang-format off */
 #define GJ_MATH_CONSTS(X)                                                      \
     X(PI,  "pi",  "pi",  "pi",  3.141592653589793)                             \
     X(E,   "e",   "e",   "e",   2.718281828459045)                             \
     X(TAU, "tau", "",    "tau", 6.283185307179586)                             \
     X(INF, "inf", "inf", "inf", (double)INFINITY)                              \
     X(NAN, "nan", "nan", "nan", (double)NAN)
+/* clang-format on */
 
 /* How a math function is typed and lowered. */
 typedef enum GjMathKind {
@@ -564,17 +591,21 @@ typedef enum GjMathKind {
 } GjMathKind;
 
 typedef enum GjMathFn {
+/* clang-format off */
 #define X(id, m, np, cm, nargs, kind, impl) GJ_MF_##id,
     GJ_MATH_FUNCS(X)
 #undef X
     GJ_NMATHFNS
+/* clang-format on */
 } GjMathFn;
 
 typedef enum GjMathConst {
+/* clang-format off */
 #define X(id, m, np, cm, value) GJ_MC_##id,
     GJ_MATH_CONSTS(X)
 #undef X
     GJ_NMATHCONSTS
+/* clang-format on */
 } GjMathConst;
 
 /* The module a math row's intrinsic belongs to. */
@@ -584,11 +615,13 @@ typedef enum GjIntrinsic {
 #define X(name, ...) GJ_INTR_##name,
     GJ_INTRINSICS(X)
 #undef X
+/* clang-format off */
 #define X(id, m, np, cm, ...) GJ_INTR_MATH_##id, GJ_INTR_NP_##id, GJ_INTR_CMATH_##id,
     GJ_MATH_FUNCS(X)
     GJ_MATH_CONSTS(X)
 #undef X
     GJ_NINTRINSICS
+/* clang-format on */
 } GjIntrinsic;
 
 /* The intrinsic called `name` in namespace `ns`, or -1. */

@@ -34,10 +34,9 @@ static const struct {
 };
 
 static const char *const binop_symbols[GJ_NBINOPS] = {
-    [GJ_BIN_ADD] = "+",       [GJ_BIN_SUB] = "-",       [GJ_BIN_MUL] = "*",
-    [GJ_BIN_TRUEDIV] = "/",   [GJ_BIN_FLOORDIV] = "//", [GJ_BIN_MOD] = "%",
-    [GJ_BIN_POW] = "**",      [GJ_BIN_LSHIFT] = "<<",   [GJ_BIN_RSHIFT] = ">>",
-    [GJ_BIN_AND] = "&",       [GJ_BIN_OR] = "|",        [GJ_BIN_XOR] = "^",
+    [GJ_BIN_ADD] = "+",       [GJ_BIN_SUB] = "-", [GJ_BIN_MUL] = "*",  [GJ_BIN_TRUEDIV] = "/",
+    [GJ_BIN_FLOORDIV] = "//", [GJ_BIN_MOD] = "%", [GJ_BIN_POW] = "**", [GJ_BIN_LSHIFT] = "<<",
+    [GJ_BIN_RSHIFT] = ">>",   [GJ_BIN_AND] = "&", [GJ_BIN_OR] = "|",   [GJ_BIN_XOR] = "^",
     [GJ_BIN_MATMUL] = "@",
 };
 
@@ -56,8 +55,8 @@ GjFunc *gj_ir_func_new(GjCtx *c, const GjCodeView *code) {
 
 GjBlock *gj_ir_block_new(GjCtx *c, GjFunc *f, int32_t offset) {
     GjBlock *b = GJ_NEW(&c->arena, GjBlock);
-    GjBlock **blocks = gj_arena_grow(&c->arena, f->blocks, &f->blocks_cap,
-                                     f->nblocks + 1, sizeof *f->blocks);
+    GjBlock **blocks =
+        gj_arena_grow(&c->arena, f->blocks, &f->blocks_cap, f->nblocks + 1, sizeof *f->blocks);
     if (!b || !blocks)
         return oom(c);
     f->blocks = blocks;
@@ -84,8 +83,8 @@ int32_t gj_ir_var(GjCtx *c, GjFunc *f, const char *name, GjVarKind kind) {
 }
 
 int32_t gj_ir_temp(GjCtx *c, GjFunc *f) {
-    const GjType **types = gj_arena_grow(&c->arena, f->temp_types, &f->temps_cap,
-                                         f->ntemps + 1, sizeof *types);
+    const GjType **types =
+        gj_arena_grow(&c->arena, f->temp_types, &f->temps_cap, f->ntemps + 1, sizeof *types);
     if (!types) {
         oom(c);
         return -1;
@@ -108,8 +107,8 @@ GjIns *gj_ir_emit(GjCtx *c, GjBlock *b, GjOp op, GjLoc loc, int32_t nargs, const
     return it;
 }
 
-int32_t gj_ir_emit_value(GjCtx *c, GjFunc *f, GjBlock *b, GjOp op, GjLoc loc,
-                         int32_t nargs, const int32_t *args, GjIns **out) {
+int32_t gj_ir_emit_value(GjCtx *c, GjFunc *f, GjBlock *b, GjOp op, GjLoc loc, int32_t nargs,
+                         const int32_t *args, GjIns **out) {
     int32_t t = gj_ir_temp(c, f);
     GjIns *ins = t < 0 ? NULL : gj_ir_emit(c, b, op, loc, nargs, args);
     if (out)
@@ -120,17 +119,11 @@ int32_t gj_ir_emit_value(GjCtx *c, GjFunc *f, GjBlock *b, GjOp op, GjLoc loc,
     return t;
 }
 
-const char *gj_ir_op_name(GjOp op) {
-    return (unsigned)op < GJ_NOPS ? op_info[op].name : "?";
-}
+const char *gj_ir_op_name(GjOp op) { return (unsigned)op < GJ_NOPS ? op_info[op].name : "?"; }
 
-int gj_ir_op_is_terminator(GjOp op) {
-    return (unsigned)op < GJ_NOPS && op_info[op].term;
-}
+int gj_ir_op_is_terminator(GjOp op) { return (unsigned)op < GJ_NOPS && op_info[op].term; }
 
-unsigned gj_ir_op_effects(GjOp op) {
-    return (unsigned)op < GJ_NOPS ? op_info[op].effects : 0;
-}
+unsigned gj_ir_op_effects(GjOp op) { return (unsigned)op < GJ_NOPS ? op_info[op].effects : 0; }
 
 const char *gj_ir_binop_symbol(GjBinop b) {
     return (unsigned)b < GJ_NBINOPS ? binop_symbols[b] : "?";
@@ -161,15 +154,17 @@ const char *gj_ir_cmp_symbol(GjCmp k) {
 /* ---- dump ------------------------------------------------------------- */
 
 static const char *const global_kind_names[] = {
-    [GJ_GLOBAL_MISSING] = "missing", [GJ_GLOBAL_MODULE] = "module",
-    [GJ_GLOBAL_BUILTIN] = "builtin", [GJ_GLOBAL_INTRINSIC] = "intrinsic",
-    [GJ_GLOBAL_CONST] = "const",     [GJ_GLOBAL_OTHER] = "other",
-    [GJ_GLOBAL_FUNCTION] = "function", [GJ_GLOBAL_ARRAY] = "array",
+    [GJ_GLOBAL_MISSING] = "missing",     [GJ_GLOBAL_MODULE] = "module",
+    [GJ_GLOBAL_BUILTIN] = "builtin",     [GJ_GLOBAL_INTRINSIC] = "intrinsic",
+    [GJ_GLOBAL_CONST] = "const",         [GJ_GLOBAL_OTHER] = "other",
+    [GJ_GLOBAL_FUNCTION] = "function",   [GJ_GLOBAL_ARRAY] = "array",
     [GJ_GLOBAL_EXCEPTION] = "exception",
 };
 
 static const char *const var_kind_names[] = {
-    [GJ_VAR_ARG] = " (arg)", [GJ_VAR_LOCAL] = "", [GJ_VAR_STACK] = " (stack)",
+    [GJ_VAR_ARG] = " (arg)",
+    [GJ_VAR_LOCAL] = "",
+    [GJ_VAR_STACK] = " (stack)",
 };
 
 static int dump_const(FILE *out, const GjConst *k) {
@@ -181,8 +176,7 @@ static int dump_const(FILE *out, const GjConst *k) {
                     : fprintf(out, "%lld", (long long)k->i);
     case GJ_CONST_FLOAT:
         return k->s ? fprintf(out, "%s(%.17g)", k->s, k->f) : fprintf(out, "%.17g", k->f);
-    case GJ_CONST_COMPLEX:
-        return fprintf(out, "%s(%.17g%+.17gj)", k->s ? k->s : "", k->f, k->im);
+    case GJ_CONST_COMPLEX: return fprintf(out, "%s(%.17g%+.17gj)", k->s ? k->s : "", k->f, k->im);
     case GJ_CONST_STR: return fprintf(out, "'%s'", k->s);
     case GJ_CONST_TUPLE: {
         int n = fprintf(out, "(");
@@ -203,15 +197,12 @@ static int dump_const(FILE *out, const GjConst *k) {
 static int dump_operands(FILE *out, const GjFunc *f, const GjIns *ins) {
     int n = 0;
     switch (ins->op) {
-    case GJ_OP_CONST:
-        return fprintf(out, " ") + dump_const(out, &ins->c);
+    case GJ_OP_CONST: return fprintf(out, " ") + dump_const(out, &ins->c);
     case GJ_OP_GLOBAL:
-        return fprintf(out, " %s (%s %s)", ins->global.key,
-                       global_kind_names[ins->global.kind], ins->global.name ? ins->global.name : "");
-    case GJ_OP_LOAD_VAR:
-        return fprintf(out, " %s", f->vars[ins->var].name);
-    case GJ_OP_STORE_VAR:
-        return fprintf(out, " %s = t%d", f->vars[ins->var].name, ins->args[0]);
+        return fprintf(out, " %s (%s %s)", ins->global.key, global_kind_names[ins->global.kind],
+                       ins->global.name ? ins->global.name : "");
+    case GJ_OP_LOAD_VAR: return fprintf(out, " %s", f->vars[ins->var].name);
+    case GJ_OP_STORE_VAR: return fprintf(out, " %s = t%d", f->vars[ins->var].name, ins->args[0]);
     case GJ_OP_BINOP:
         return fprintf(out, " t%d %s t%d", ins->args[0], gj_ir_binop_symbol((GjBinop)ins->sub),
                        ins->args[1]);
@@ -220,12 +211,9 @@ static int dump_operands(FILE *out, const GjFunc *f, const GjIns *ins) {
     case GJ_OP_COMPARE:
         return fprintf(out, " t%d %s t%d", ins->args[0], gj_ir_cmp_symbol((GjCmp)ins->sub),
                        ins->args[1]);
-    case GJ_OP_GETATTR:
-        return fprintf(out, " t%d .%s", ins->args[0], ins->name);
-    case GJ_OP_TUPLE_GET:
-        return fprintf(out, " t%d [%lld]", ins->args[0], (long long)ins->i);
-    case GJ_OP_RAISE:
-        return fprintf(out, " %s ", ins->global.name) + dump_const(out, &ins->c);
+    case GJ_OP_GETATTR: return fprintf(out, " t%d .%s", ins->args[0], ins->name);
+    case GJ_OP_TUPLE_GET: return fprintf(out, " t%d [%lld]", ins->args[0], (long long)ins->i);
+    case GJ_OP_RAISE: return fprintf(out, " %s ", ins->global.name) + dump_const(out, &ins->c);
     case GJ_OP_JUMP:
     case GJ_OP_BRANCH:
     case GJ_OP_TRUTH:
@@ -239,8 +227,7 @@ static int dump_operands(FILE *out, const GjFunc *f, const GjIns *ins) {
     case GJ_OP_ITER_VALUE:
     case GJ_OP_ITER_NEXT:
     case GJ_OP_RETURN:
-    case GJ_NOPS:
-        break;
+    case GJ_NOPS: break;
     }
     for (int32_t i = 0; i < ins->nargs; i++)
         n += fprintf(out, "%s t%d", i ? "," : "", ins->args[i]);

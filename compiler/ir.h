@@ -38,6 +38,7 @@ enum {
                                written parameters, an intrinsic row's GJ_IF_WRITES_ARG0) */
 };
 
+/* clang-format off */
 #define GJ_IR_OPS(X)                                                                  \
     X(CONST,       0, 0, 0, "constant imm.c (int/float/bool: weak literal types; None)")     \
     X(GLOBAL,      0, 0, 0, "compile-time object: module/intrinsic imm.global")              \
@@ -64,22 +65,30 @@ enum {
     X(RETURN,      1, 1, 0, "return a0")                                                     \
     X(RAISE,       0, 1, 0, "raise imm.global (an exception class) with message imm.c (a str, " \
                             "or None): the thread ends; under debug the host raises it")
+/* clang-format on */
 
 typedef enum GjOp {
+/* clang-format off */
 #define X(name, nargs, term, effects, doc) GJ_OP_##name,
     GJ_IR_OPS(X)
 #undef X
     GJ_NOPS
+/* clang-format on */
 } GjOp;
 
 typedef enum GjBinop {
-    GJ_BIN_ADD, GJ_BIN_SUB, GJ_BIN_MUL,
+    GJ_BIN_ADD,
+    GJ_BIN_SUB,
+    GJ_BIN_MUL,
     GJ_BIN_TRUEDIV,    /* / : true division */
     GJ_BIN_FLOORDIV,   /* // : floor, sign of divisor; int x//0 == 0 */
     GJ_BIN_MOD,        /* %  : sign of divisor; int x%0 == 0 */
     GJ_BIN_POW,        /* ** */
-    GJ_BIN_LSHIFT, GJ_BIN_RSHIFT,
-    GJ_BIN_AND, GJ_BIN_OR, GJ_BIN_XOR,   /* & | ^ */
+    GJ_BIN_LSHIFT,
+    GJ_BIN_RSHIFT,
+    GJ_BIN_AND,
+    GJ_BIN_OR,
+    GJ_BIN_XOR,   /* & | ^ */
     GJ_BIN_MATMUL,     /* @ : never supported, kept for the message */
     GJ_NBINOPS
 } GjBinop;
@@ -165,8 +174,8 @@ int32_t gj_ir_temp(GjCtx *c, GjFunc *f);
 /* Appends an instruction with the given operands; returns it (dst = -1 until set). */
 GjIns *gj_ir_emit(GjCtx *c, GjBlock *b, GjOp op, GjLoc loc, int32_t nargs, const int32_t *args);
 /* Appends an instruction that defines a new temp and returns the temp. */
-int32_t gj_ir_emit_value(GjCtx *c, GjFunc *f, GjBlock *b, GjOp op, GjLoc loc,
-                         int32_t nargs, const int32_t *args, GjIns **out);
+int32_t gj_ir_emit_value(GjCtx *c, GjFunc *f, GjBlock *b, GjOp op, GjLoc loc, int32_t nargs,
+                         const int32_t *args, GjIns **out);
 
 const char *gj_ir_op_name(GjOp op);
 int gj_ir_op_is_terminator(GjOp op);

@@ -73,12 +73,26 @@ static int nargs_ok(const GjIns *ins) {
     case GJ_OP_CALL: return ins->nargs >= 1;                        /* the callee first */
     case GJ_OP_BUILD_TUPLE: return ins->nargs >= 0;
     case GJ_OP_BUILD_SLICE: return ins->nargs == 2 || ins->nargs == 3;
-    case GJ_OP_CONST: case GJ_OP_GLOBAL: case GJ_OP_LOAD_VAR: case GJ_OP_STORE_VAR:
-    case GJ_OP_BINOP: case GJ_OP_UNOP: case GJ_OP_COMPARE: case GJ_OP_TRUTH:
-    case GJ_OP_GETATTR: case GJ_OP_GETITEM: case GJ_OP_SETITEM: case GJ_OP_TUPLE_GET:
-    case GJ_OP_GET_ITER: case GJ_OP_ITER_VALID: case GJ_OP_ITER_VALUE: case GJ_OP_ITER_NEXT:
-    case GJ_OP_JUMP: case GJ_OP_BRANCH: case GJ_OP_RETURN: case GJ_OP_RAISE:
-        return ins->nargs == op_nargs[ins->op];
+    case GJ_OP_CONST:
+    case GJ_OP_GLOBAL:
+    case GJ_OP_LOAD_VAR:
+    case GJ_OP_STORE_VAR:
+    case GJ_OP_BINOP:
+    case GJ_OP_UNOP:
+    case GJ_OP_COMPARE:
+    case GJ_OP_TRUTH:
+    case GJ_OP_GETATTR:
+    case GJ_OP_GETITEM:
+    case GJ_OP_SETITEM:
+    case GJ_OP_TUPLE_GET:
+    case GJ_OP_GET_ITER:
+    case GJ_OP_ITER_VALID:
+    case GJ_OP_ITER_VALUE:
+    case GJ_OP_ITER_NEXT:
+    case GJ_OP_JUMP:
+    case GJ_OP_BRANCH:
+    case GJ_OP_RETURN:
+    case GJ_OP_RAISE: return ins->nargs == op_nargs[ins->op];
     case GJ_NOPS: break;
     }
     return 0;
@@ -87,24 +101,36 @@ static int nargs_ok(const GjIns *ins) {
 /* Whether the op defines a temp (dst >= 0) or never does (dst == -1). */
 static int defines_value(GjOp op) {
     switch (op) {
-    case GJ_OP_STORE_VAR: case GJ_OP_SETITEM:
-    case GJ_OP_JUMP: case GJ_OP_BRANCH: case GJ_OP_RETURN: case GJ_OP_RAISE:
-    case GJ_NOPS:
-        return 0;
-    case GJ_OP_CONST: case GJ_OP_GLOBAL: case GJ_OP_LOAD_VAR: case GJ_OP_BINOP:
-    case GJ_OP_UNOP: case GJ_OP_COMPARE: case GJ_OP_TRUTH: case GJ_OP_GETATTR:
-    case GJ_OP_GETITEM: case GJ_OP_CALL: case GJ_OP_BUILD_TUPLE: case GJ_OP_BUILD_SLICE:
-    case GJ_OP_TUPLE_GET: case GJ_OP_GET_ITER: case GJ_OP_ITER_VALID: case GJ_OP_ITER_VALUE:
-    case GJ_OP_ITER_NEXT:
-        return 1;
+    case GJ_OP_STORE_VAR:
+    case GJ_OP_SETITEM:
+    case GJ_OP_JUMP:
+    case GJ_OP_BRANCH:
+    case GJ_OP_RETURN:
+    case GJ_OP_RAISE:
+    case GJ_NOPS: return 0;
+    case GJ_OP_CONST:
+    case GJ_OP_GLOBAL:
+    case GJ_OP_LOAD_VAR:
+    case GJ_OP_BINOP:
+    case GJ_OP_UNOP:
+    case GJ_OP_COMPARE:
+    case GJ_OP_TRUTH:
+    case GJ_OP_GETATTR:
+    case GJ_OP_GETITEM:
+    case GJ_OP_CALL:
+    case GJ_OP_BUILD_TUPLE:
+    case GJ_OP_BUILD_SLICE:
+    case GJ_OP_TUPLE_GET:
+    case GJ_OP_GET_ITER:
+    case GJ_OP_ITER_VALID:
+    case GJ_OP_ITER_VALUE:
+    case GJ_OP_ITER_NEXT: return 1;
     }
     return 0;
 }
 
 /* Successors a terminator names. */
-static int32_t term_nsucc(GjOp op) {
-    return op == GJ_OP_BRANCH ? 2 : op == GJ_OP_JUMP ? 1 : 0;
-}
+static int32_t term_nsucc(GjOp op) { return op == GJ_OP_BRANCH ? 2 : op == GJ_OP_JUMP ? 1 : 0; }
 
 /* The immediates an op reads are in range. */
 static GjStatus check_immediates(Verify *v, const GjBlock *b, int32_t k) {
@@ -118,26 +144,40 @@ static GjStatus check_immediates(Verify *v, const GjBlock *b, int32_t k) {
                         (int)f->nvars);
         return GJ_OK;
     case GJ_OP_BINOP:
-        return (unsigned)ins->sub < GJ_NBINOPS ? GJ_OK
-             : fail(v, b, k, "binary operator %d out of range", (int)ins->sub);
+        return (unsigned)ins->sub < GJ_NBINOPS
+                   ? GJ_OK
+                   : fail(v, b, k, "binary operator %d out of range", (int)ins->sub);
     case GJ_OP_UNOP:
-        return (unsigned)ins->sub <= GJ_UN_INVERT ? GJ_OK
-             : fail(v, b, k, "unary operator %d out of range", (int)ins->sub);
+        return (unsigned)ins->sub <= GJ_UN_INVERT
+                   ? GJ_OK
+                   : fail(v, b, k, "unary operator %d out of range", (int)ins->sub);
     case GJ_OP_COMPARE:
-        return (unsigned)ins->sub <= GJ_CMP_GE ? GJ_OK
-             : fail(v, b, k, "comparison %d out of range", (int)ins->sub);
-    case GJ_OP_GETATTR:
-        return ins->name ? GJ_OK : fail(v, b, k, "no attribute name");
+        return (unsigned)ins->sub <= GJ_CMP_GE
+                   ? GJ_OK
+                   : fail(v, b, k, "comparison %d out of range", (int)ins->sub);
+    case GJ_OP_GETATTR: return ins->name ? GJ_OK : fail(v, b, k, "no attribute name");
     case GJ_OP_RAISE:
-        return ins->global.kind == GJ_GLOBAL_EXCEPTION ? GJ_OK
-             : fail(v, b, k, "raises %s, not an exception class",
-                    ins->global.name ? ins->global.name : "nothing");
-    case GJ_OP_CONST: case GJ_OP_GLOBAL: case GJ_OP_TRUTH: case GJ_OP_GETITEM:
-    case GJ_OP_SETITEM: case GJ_OP_CALL: case GJ_OP_BUILD_TUPLE: case GJ_OP_BUILD_SLICE:
-    case GJ_OP_TUPLE_GET: case GJ_OP_GET_ITER: case GJ_OP_ITER_VALID: case GJ_OP_ITER_VALUE:
-    case GJ_OP_ITER_NEXT: case GJ_OP_JUMP: case GJ_OP_BRANCH: case GJ_OP_RETURN:
-    case GJ_NOPS:
-        break;
+        return ins->global.kind == GJ_GLOBAL_EXCEPTION
+                   ? GJ_OK
+                   : fail(v, b, k, "raises %s, not an exception class",
+                          ins->global.name ? ins->global.name : "nothing");
+    case GJ_OP_CONST:
+    case GJ_OP_GLOBAL:
+    case GJ_OP_TRUTH:
+    case GJ_OP_GETITEM:
+    case GJ_OP_SETITEM:
+    case GJ_OP_CALL:
+    case GJ_OP_BUILD_TUPLE:
+    case GJ_OP_BUILD_SLICE:
+    case GJ_OP_TUPLE_GET:
+    case GJ_OP_GET_ITER:
+    case GJ_OP_ITER_VALID:
+    case GJ_OP_ITER_VALUE:
+    case GJ_OP_ITER_NEXT:
+    case GJ_OP_JUMP:
+    case GJ_OP_BRANCH:
+    case GJ_OP_RETURN:
+    case GJ_NOPS: break;
     }
     return GJ_OK;
 }
@@ -217,8 +257,7 @@ static GjStatus check_slot(Verify *v, const GjBlock *b, int32_t k, int32_t stamp
         for (int32_t s = 0; s < b->nsucc; s++)
             is_pred |= b->succ[s] == var->block;
         if (!is_pred)
-            return fail(v, b, k, "stores %s, but b%d is no successor", var->name,
-                        (int)var->block);
+            return fail(v, b, k, "stores %s, but b%d is no successor", var->name, (int)var->block);
         v->stored[ins->var] = stamp;
     }
     return GJ_OK;
@@ -241,8 +280,10 @@ static GjStatus check_edges(Verify *v, const GjBlock *b, int32_t stamp) {
         for (int32_t x = 0; x < f->nvars; x++) {
             const GjVar *var = &f->vars[x];
             if (var->kind == GJ_VAR_STACK && var->block == to && v->stored[x] != stamp)
-                return fail(v, b, b->nins - 1, "does not store %s on its edge to b%d: the stack "
-                            "depths at b%d's entry disagree", var->name, (int)to, (int)to);
+                return fail(v, b, b->nins - 1,
+                            "does not store %s on its edge to b%d: the stack "
+                            "depths at b%d's entry disagree",
+                            var->name, (int)to, (int)to);
         }
     }
     return GJ_OK;
@@ -263,8 +304,7 @@ static GjStatus check_types(Verify *v) {
             if (ins->dst >= 0 && !f->temp_types[ins->dst])
                 return fail(v, b, k, "t%d has no type", (int)ins->dst);
             if (ins->op == GJ_OP_BRANCH && f->temp_types[ins->args[0]] != &gj_ty_bool)
-                return fail(v, b, k, "branches on %s, not bool",
-                            f->temp_types[ins->args[0]]->name);
+                return fail(v, b, k, "branches on %s, not bool", f->temp_types[ins->args[0]]->name);
             if (ins->op == GJ_OP_CALL && ins->c.kind != GJ_CONST_NONE &&
                 !(ins->c.kind == GJ_CONST_TUPLE && ins->c.n == 0))
                 return fail(v, b, k, "keyword arguments left after typing");
@@ -295,8 +335,7 @@ static GjStatus verify(Verify *v) {
             return GJ_ERR;
     }
     if (v->npreds[0] > 0)
-        return fail(v, f->blocks[0], -1, "the entry block has %d predecessors",
-                    (int)v->npreds[0]);
+        return fail(v, f->blocks[0], -1, "the entry block has %d predecessors", (int)v->npreds[0]);
     for (int32_t i = 1; i < f->nblocks; i++) {
         if (v->npreds[i] == 0)
             return fail(v, f->blocks[i], -1, "unreachable: no predecessors");

@@ -38,9 +38,7 @@ static void on_fatal_error(const char *reason) {
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
-static void install(void) {
-    LLVMInstallFatalErrorHandler(on_fatal_error);
-}
+static void install(void) { LLVMInstallFatalErrorHandler(on_fatal_error); }
 
 GjStatus gj_llvm_guard(GjCtx *c, const char *what, GjStatus (*fn)(void *arg), void *arg) {
     pthread_once(&install_once, install);
@@ -49,7 +47,8 @@ GjStatus gj_llvm_guard(GjCtx *c, const char *what, GjStatus (*fn)(void *arg), vo
         c->llvm_fatal = 1;
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
                         "LLVM stopped with a fatal error in %s: %s (gpujit goes on, leaving "
-                        "this compile's LLVM memory unfreed)", what, fatal_message);
+                        "this compile's LLVM memory unfreed)",
+                        what, fatal_message);
     }
     innermost = &g;
     GjStatus st = fn(arg);

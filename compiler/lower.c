@@ -41,8 +41,7 @@ static void report(GjLower *L, const char *fmt, va_list ap) {
     gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "%s", msg ? msg : fmt);
 }
 
-static GjStatus fail_status(GjLower *L, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static GjStatus fail_status(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 LLVMValueRef gj_lower_fail(GjLower *L, const char *fmt, ...) {
     va_list ap;
@@ -160,8 +159,8 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
         }
         return out;
     }
-    int is_number = k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT ||
-                    k->kind == GJ_CONST_FLOAT;
+    int is_number =
+        k->kind == GJ_CONST_BOOL || k->kind == GJ_CONST_INT || k->kind == GJ_CONST_FLOAT;
     if (k->kind == GJ_CONST_COMPLEX && gj_lower_class(t) == GJ_NC_COMPLEX) {
         LLVMTypeRef part = LLVMStructGetTypeAtIndex(ty, 0);
         return gj_lower_complex(L, LLVMConstReal(part, k->f), LLVMConstReal(part, k->im));
@@ -171,10 +170,11 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
         if (is_number)
             return LLVMConstInt(ty, k->kind == GJ_CONST_FLOAT ? k->f != 0 : k->i != 0, 0);
         break;
-    case GJ_NC_SINT: case GJ_NC_UINT:
+    case GJ_NC_SINT:
+    case GJ_NC_UINT:
         if (is_number)
-            return LLVMConstInt(ty, (unsigned long long)(k->kind == GJ_CONST_FLOAT ?
-                                                         (long long)k->f : k->i), 1);
+            return LLVMConstInt(
+                ty, (unsigned long long)(k->kind == GJ_CONST_FLOAT ? (long long)k->f : k->i), 1);
         break;
     case GJ_NC_FLOAT:
         if (is_number)
@@ -187,8 +187,7 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
             return gj_lower_complex(L, LLVMConstReal(part, re), LLVMConstReal(part, 0.0));
         }
         break;
-    case GJ_NC_OTHER:
-        break;
+    case GJ_NC_OTHER: break;
     }
     return gj_lower_fail(L, "cannot use this constant as %s", t->name);
 }
@@ -280,13 +279,13 @@ static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, cons
                             const GjType *rt) {
     double value;
     if (gj_lower_type(L, rt) == L->empty)
-        return LLVMGetUndef(L->empty);   /* gpujit.grid, math.sqrt, gpujit.threadIdx, x.conjugate */
-    if (ot->kind == GJ_TK_MODULE) {      /* math.pi: a float literal */
+        return LLVMGetUndef(L->empty); /* gpujit.grid, math.sqrt, gpujit.threadIdx, x.conjugate */
+    if (ot->kind == GJ_TK_MODULE) { /* math.pi: a float literal */
         int id = gj_intrinsic_lookup(ot->name, name);
         if (id >= 0 && gj_intrinsic_constant((GjIntrinsic)id, &value))
             return gj_lower_cast(L, LLVMConstReal(LLVMDoubleTypeInContext(L->ctx), value),
                                  &gj_ty_float64, rt);
-        if (id >= 0 && gj_intrinsic_is_value((GjIntrinsic)id))   /* gpujit.laneid */
+        if (id >= 0 && gj_intrinsic_is_value((GjIntrinsic)id)) /* gpujit.laneid */
             return intrinsic_value(L, (GjIntrinsic)id, rt);
     }
     if (gj_ty_is_scalar(ot) && (strcmp(name, "real") == 0 || strcmp(name, "imag") == 0)) {
@@ -295,8 +294,7 @@ static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, cons
             LLVMValueRef part = name[0] == 'r' ? gj_lower_re(L, obj) : gj_lower_im(L, obj);
             return gj_lower_cast(L, part, t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64, rt);
         }
-        return name[0] == 'r' ? gj_lower_cast(L, obj, ot, rt)
-                              : LLVMConstNull(gj_lower_type(L, rt));
+        return name[0] == 'r' ? gj_lower_cast(L, obj, ot, rt) : LLVMConstNull(gj_lower_type(L, rt));
     }
     if (ot->kind == GJ_TK_DIM3) {
         if (name[0] >= 'x' && name[0] <= 'z' && name[1] == '\0')
@@ -310,7 +308,8 @@ static LLVMValueRef getattr(GjLower *L, LLVMValueRef obj, const GjType *ot, cons
         else if (strcmp(name, "itemsize") == 0)
             v = gj_lower_i64(L, (long long)gj_ty_itemsize(ot->dtype));
         else if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0)
-            return gj_lower_array_dims_tuple(L, obj, ot, name[1] == 'h' ? 1 : 2, gj_lower_type(L, rt));
+            return gj_lower_array_dims_tuple(L, obj, ot, name[1] == 'h' ? 1 : 2,
+                                             gj_lower_type(L, rt));
         if (v)
             return gj_lower_cast(L, v, &gj_ty_int64, rt);
     }
@@ -350,8 +349,8 @@ LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt,
     i = gj_lower_wrap_index(L, i, gj_lower_i64(L, tt->n));
     LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
     for (int k = 0; k < tt->n; k++) {
-        LLVMValueRef e = gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""),
-                                       tt->elems[k], rt);
+        LLVMValueRef e =
+            gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""), tt->elems[k], rt);
         if (!e)
             return NULL;
         LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, i, gj_lower_i64(L, k), "");
@@ -374,11 +373,11 @@ static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot, LLVM
     }
     if (ot->kind == GJ_TK_TUPLE && gj_lower_class(it) != GJ_NC_OTHER && ot->n > 0) {
         LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
-        if (i && subject) {   /* an unsigned index never counts from the end */
+        if (i && subject) { /* an unsigned index never counts from the end */
             LLVMValueRef n = gj_lower_i64(L, ot->n);
-            GjIndexCheck ix = {i, gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
-                                                                     : i, n, 0,
-                               gj_lower_class(it) == GJ_NC_UINT};
+            GjIndexCheck ix = {i,
+                               gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n) : i,
+                               n, 0, gj_lower_class(it) == GJ_NC_UINT};
             if (gj_lower_check_bounds(L, subject, GJ_ERROR_TUPLE_INDEX, 1, &ix) != GJ_OK)
                 return NULL;
         }
@@ -425,10 +424,11 @@ static LLVMValueRef load_var(GjLower *L, int32_t var, const GjType *rt, int unch
         return NULL;
     }
     if (unchecked && L->assigned[var] &&
-        gj_lower_check(L, LLVMBuildLoad2(L->b, L->i1, L->assigned[var], ""),
-                       GJ_ERROR_UNBOUND_LOCAL, NULL, NULL,
+        gj_lower_check(L, LLVMBuildLoad2(L->b, L->i1, L->assigned[var], ""), GJ_ERROR_UNBOUND_LOCAL,
+                       NULL, NULL,
                        "cannot access local variable '%s' where it is not associated with a "
-                       "value", gv->name) != GJ_OK)
+                       "value",
+                       gv->name) != GJ_OK)
         return NULL;
     LLVMValueRef v = LLVMBuildLoad2(L->b, gj_lower_type(L, gv->type), L->vars[var], gv->name);
     return gj_lower_cast(L, v, gv->type, rt);
@@ -438,7 +438,7 @@ static LLVMValueRef load_var(GjLower *L, int32_t var, const GjType *rt, int unch
    return type inference unified from all its returns. */
 static GjStatus build_return(GjLower *L, LLVMValueRef v, const GjType *vt) {
     const GjType *rt = L->f->ret_type;
-    LLVMValueRef going_on = LLVMConstInt(L->i1, 0, 0);   /* status_ret's `ended` */
+    LLVMValueRef going_on = LLVMConstInt(L->i1, 0, 0); /* status_ret's `ended` */
     if (!L->f->is_device || !rt || rt->kind == GJ_TK_NONE) {
         if (L->status_ret)
             LLVMBuildRet(L->b, going_on);
@@ -469,9 +469,10 @@ static const GjIns *defining_ins(const GjBlock *blk, int32_t temp) {
    without boundscheck, which is what turns the checks off. */
 static const char *describe(GjLower *L, const GjBlock *blk, int32_t temp, int depth) {
     const GjType *t = L->f->temp_types[temp];
-    const char *what = t->kind == GJ_TK_TUPLE ? "tuple"
-                     : t->addrspace == GJ_AS_SHARED ? "shared array"
-                     : t->addrspace == GJ_AS_LOCAL ? "local array" : "array";
+    const char *what = t->kind == GJ_TK_TUPLE         ? "tuple"
+                       : t->addrspace == GJ_AS_SHARED ? "shared array"
+                       : t->addrspace == GJ_AS_LOCAL  ? "local array"
+                                                      : "array";
     const GjIns *def = defining_ins(blk, temp);
     const char *name = NULL;
     if (def && def->op == GJ_OP_LOAD_VAR && L->f->vars[def->var].kind != GJ_VAR_STACK)
@@ -509,37 +510,24 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
                         gj_ir_op_name(in->op), in->dst);
 
     switch (in->op) {
-    case GJ_OP_CONST:
-        v = const_value(L, &in->c, rt);
-        break;
+    case GJ_OP_CONST: v = const_value(L, &in->c, rt); break;
     case GJ_OP_GLOBAL:
-        v = in->global.kind == GJ_GLOBAL_CONST ? const_value(L, &in->global.value, rt)
-          : in->global.kind == GJ_GLOBAL_ARRAY ? gj_lower_const_array(L, in->global.array, rt)
-          : in->global.kind == GJ_GLOBAL_INTRINSIC && gj_lower_type(L, rt) != L->empty
-              ? intrinsic_value(L, (GjIntrinsic)gj_intrinsic_lookup_qualified(in->global.name),
-                                rt)   /* from gpujit import laneid */
-              : LLVMGetUndef(L->empty);
+        v = in->global.kind == GJ_GLOBAL_CONST   ? const_value(L, &in->global.value, rt)
+            : in->global.kind == GJ_GLOBAL_ARRAY ? gj_lower_const_array(L, in->global.array, rt)
+            : in->global.kind == GJ_GLOBAL_INTRINSIC && gj_lower_type(L, rt) != L->empty
+                ? intrinsic_value(L, (GjIntrinsic)gj_intrinsic_lookup_qualified(in->global.name),
+                                  rt) /* from gpujit import laneid */
+                : LLVMGetUndef(L->empty);
         break;
-    case GJ_OP_LOAD_VAR:
-        v = load_var(L, in->var, rt, in->sub);
-        break;
-    case GJ_OP_STORE_VAR:
-        return store_var(L, in->var, a[0], t[0]);
-    case GJ_OP_BINOP:
-        v = gj_lower_binop(L, (GjBinop)in->sub, a[0], t[0], a[1], t[1], rt);
-        break;
-    case GJ_OP_UNOP:
-        v = gj_lower_unop(L, (GjUnop)in->sub, a[0], t[0], rt);
-        break;
-    case GJ_OP_COMPARE:
-        v = gj_lower_compare(L, (GjCmp)in->sub, a[0], t[0], a[1], t[1]);
-        break;
+    case GJ_OP_LOAD_VAR: v = load_var(L, in->var, rt, in->sub); break;
+    case GJ_OP_STORE_VAR: return store_var(L, in->var, a[0], t[0]);
+    case GJ_OP_BINOP: v = gj_lower_binop(L, (GjBinop)in->sub, a[0], t[0], a[1], t[1], rt); break;
+    case GJ_OP_UNOP: v = gj_lower_unop(L, (GjUnop)in->sub, a[0], t[0], rt); break;
+    case GJ_OP_COMPARE: v = gj_lower_compare(L, (GjCmp)in->sub, a[0], t[0], a[1], t[1]); break;
     case GJ_OP_TRUTH:
         v = t[0]->kind == GJ_TK_NONE ? LLVMConstInt(L->i1, 0, 0) : gj_lower_truth(L, a[0], t[0]);
         break;
-    case GJ_OP_GETATTR:
-        v = getattr(L, a[0], t[0], in->name, rt);
-        break;
+    case GJ_OP_GETATTR: v = getattr(L, a[0], t[0], in->name, rt); break;
     case GJ_OP_GETITEM:
         v = getitem(L, a[0], t[0], a[1], t[1], rt, access_subject(L, blk, in->args[0]));
         break;
@@ -562,7 +550,7 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
             args[k] = L->temps[in->args[k + 1]];
             types[k] = f->temp_types[in->args[k + 1]];
         }
-        if (ca.n > 0 && types[0]->kind == GJ_TK_ARRAY)   /* atomics index it */
+        if (ca.n > 0 && types[0]->kind == GJ_TK_ARRAY) /* atomics index it */
             ca.subject = access_subject(L, blk, in->args[1]);
         if (gj_intrinsic_row((GjIntrinsic)t[0]->intrinsic)->rule == GJ_TR_RECEIVER) {
             /* x.conjugate(): x is args[0] */
@@ -589,31 +577,22 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         v = build_tuple(L, &ca, rt);
         break;
     }
-    case GJ_OP_BUILD_SLICE:
-        v = build_slice(L, in, rt);
-        break;
+    case GJ_OP_BUILD_SLICE: v = build_slice(L, in, rt); break;
     case GJ_OP_TUPLE_GET:
         v = tuple_get(L, a[0], t[0], in->i);
         if (v)
             v = gj_lower_cast(L, v, t[0]->elems[in->i < 0 ? in->i + t[0]->n : in->i], rt);
         break;
-    case GJ_OP_GET_ITER:
-        v = gj_lower_iter_get(L, a[0], t[0], rt);
-        break;
+    case GJ_OP_GET_ITER: v = gj_lower_iter_get(L, a[0], t[0], rt); break;
     case GJ_OP_ITER_VALID:
         v = gj_lower_iter_valid(L, a[0], t[0]);
-        if (v && !LLVMIsAConstant(v) && L->opt->boundscheck && (L->iter_facts = gj_lower_iter_facts(L, a[0], t[0])))
+        if (v && !LLVMIsAConstant(v) && L->opt->boundscheck &&
+            (L->iter_facts = gj_lower_iter_facts(L, a[0], t[0])))
             L->iter_valid = v;
         break;
-    case GJ_OP_ITER_VALUE:
-        v = gj_lower_iter_value(L, a[0], t[0], rt);
-        break;
-    case GJ_OP_ITER_NEXT:
-        v = gj_lower_iter_next(L, a[0], t[0]);
-        break;
-    case GJ_OP_JUMP:
-        LLVMBuildBr(L->b, L->bbs[blk->succ[0]]);
-        return GJ_OK;
+    case GJ_OP_ITER_VALUE: v = gj_lower_iter_value(L, a[0], t[0], rt); break;
+    case GJ_OP_ITER_NEXT: v = gj_lower_iter_next(L, a[0], t[0]); break;
+    case GJ_OP_JUMP: LLVMBuildBr(L->b, L->bbs[blk->succ[0]]); return GJ_OK;
     case GJ_OP_BRANCH: {
         LLVMValueRef cond = gj_lower_truth(L, a[0], t[0]);
         if (!cond)
@@ -633,12 +612,9 @@ static GjStatus lower_ins(GjLower *L, const GjBlock *blk, const GjIns *in) {
         LLVMBuildCondBr(L->b, cond, L->bbs[blk->succ[0]], L->bbs[blk->succ[1]]);
         return GJ_OK;
     }
-    case GJ_OP_RETURN:
-        return build_return(L, a[0], t[0]);
-    case GJ_OP_RAISE:
-        return lower_raise(L, in);
-    case GJ_NOPS:
-        break;
+    case GJ_OP_RETURN: return build_return(L, a[0], t[0]);
+    case GJ_OP_RAISE: return lower_raise(L, in);
+    case GJ_NOPS: break;
     }
     if (!v) {
         if (!L->c->diag)
@@ -681,14 +657,13 @@ static void lineinfo_module(GjLower *L) {
 static void lineinfo_function(GjLower *L, const char *llname) {
     const GjCodeView *cv = L->f->code;
     LLVMMetadataRef file = di_file(L, cv);
-    LLVMMetadataRef fn_type = LLVMDIBuilderCreateSubroutineType(L->dib, file, NULL, 0,
-                                                                LLVMDIFlagZero);
+    LLVMMetadataRef fn_type =
+        LLVMDIBuilderCreateSubroutineType(L->dib, file, NULL, 0, LLVMDIFlagZero);
     const char *pyname = cv->name ? cv->name : llname;
     unsigned line = cv->firstlineno > 0 ? (unsigned)cv->firstlineno : 0;
-    L->subprogram = LLVMDIBuilderCreateFunction(L->dib, file, pyname, strlen(pyname), llname,
-                                                strlen(llname), file, line, fn_type,
-                                                L->spec != NULL, 1, line, LLVMDIFlagZero,
-                                                L->opt->opt_level > 0);
+    L->subprogram = LLVMDIBuilderCreateFunction(
+        L->dib, file, pyname, strlen(pyname), llname, strlen(llname), file, line, fn_type,
+        L->spec != NULL, 1, line, LLVMDIFlagZero, L->opt->opt_level > 0);
     LLVMSetSubprogram(L->fn, L->subprogram);
 }
 
@@ -696,8 +671,8 @@ static void lineinfo_at(GjLower *L, GjLoc loc) {
     if (!L->dib || loc.line <= 0)
         return;
     unsigned col = loc.col >= 0 ? (unsigned)loc.col + 1 : 0;
-    LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(
-                                           L->ctx, (unsigned)loc.line, col, L->subprogram, NULL));
+    LLVMSetCurrentDebugLocation2(L->b, LLVMDIBuilderCreateDebugLocation(L->ctx, (unsigned)loc.line,
+                                                                        col, L->subprogram, NULL));
 }
 
 /* ---- the kernel ------------------------------------------------------------------ */
@@ -720,9 +695,11 @@ static GjStatus flat_params(GjLower *L, const GjType *t, const char *name, LLVMT
     }
     unsigned need = t->kind == GJ_TK_ARRAY ? 1 + 2 * (unsigned)t->ndim : 1;
     if (*n + need > cap)
-        return fail_status(L, "the arguments flatten to more than %u kernel parameters "
+        return fail_status(L,
+                           "the arguments flatten to more than %u kernel parameters "
                            "(a scalar takes 1, an array 1 + 2 * ndim); pass fewer, or "
-                           "pack scalars into an array", cap);
+                           "pack scalars into an array",
+                           cap);
     if (t->kind == GJ_TK_ARRAY) {
         out[(*n)++] = L->ptr_global;
         for (int k = 0; k < 2 * t->ndim; k++)
@@ -776,8 +753,8 @@ static LLVMValueRef param_value(GjLower *L, const GjType *t, const char *name, u
                     /* An extent is never negative: with this, a kernel's own test
                        `if i < a.shape[0]` (signed) proves a bounds check of a[i]
                        (unsigned), which LLVM's constraint elimination then drops. */
-                    LLVMValueRef nonnegative = LLVMBuildICmp(L->b, LLVMIntSGE, d,
-                                                             gj_lower_i64(L, 0), "");
+                    LLVMValueRef nonnegative =
+                        LLVMBuildICmp(L->b, LLVMIntSGE, d, gj_lower_i64(L, 0), "");
                     gj_lower_call_intrinsic(L, "llvm.assume", NULL, &nonnegative, 1);
                 }
                 dims = LLVMBuildInsertValue(L->b, dims, d, (unsigned)k, "");
@@ -820,8 +797,10 @@ static GjStatus device_signature(GjLower *L, LLVMTypeRef *params, unsigned *n, u
     for (int i = 0; i < f->code->argcount; i++) {
         const GjType *t = param_type(f, i);
         if (!(params[(*n)++] = gj_lower_type(L, t)))
-            return fail_status(L, "parameter '%s' of type %s cannot be passed to a device "
-                               "function", f->vars[i].name, t->name);
+            return fail_status(L,
+                               "parameter '%s' of type %s cannot be passed to a device "
+                               "function",
+                               f->vars[i].name, t->name);
     }
     *ret = f->ret_type->kind == GJ_TK_NONE ? LLVMVoidTypeInContext(L->ctx)
                                            : gj_lower_type(L, f->ret_type);
@@ -860,10 +839,11 @@ static GjStatus declare_function(GjLower *L, const char *name) {
             return GJ_ERR;
     } else {
         L->status_ret = L->spec && spec_ends_thread(L, L->spec);
-        if (L->status_ret) {   /* {value, ended}, or ended alone */
+        if (L->status_ret) { /* {value, ended}, or ended alone */
             LLVMTypeRef pair[2] = {ret, L->i1};
             ret = LLVMGetTypeKind(ret) == LLVMVoidTypeKind
-                      ? L->i1 : LLVMStructTypeInContext(L->ctx, pair, 2, 0);
+                      ? L->i1
+                      : LLVMStructTypeInContext(L->ctx, pair, 2, 0);
         }
         unsigned first = nparams;
         if (L->target->thread_params)
@@ -901,9 +881,9 @@ static GjStatus begin_function(GjLower *L, const char *name) {
            only under the function-wide "unsafe-fp-math", which would also
            turn on everything else). */
         static const char key[] = "denormal-fp-math-f32", value[] = "preserve-sign,preserve-sign";
-        LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, value,
-                                                          sizeof value - 1));
+        LLVMAddAttributeAtIndex(
+            L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+            LLVMCreateStringAttribute(L->ctx, key, sizeof key - 1, value, sizeof value - 1));
     }
     if (L->dib)
         lineinfo_function(L, name);
@@ -915,9 +895,9 @@ static GjStatus begin_function(GjLower *L, const char *name) {
         LLVMTypeRef ty = f->vars[v].type ? gj_lower_type(L, f->vars[v].type) : NULL;
         if (f->vars[v].type && !ty)
             return fail_status(L, "variable '%s' has type %s, which is not supported in kernels",
-                        f->vars[v].name, f->vars[v].type->name);
+                               f->vars[v].name, f->vars[v].type->name);
         L->vars[v] = ty ? LLVMBuildAlloca(L->b, ty, f->vars[v].name) : NULL;
-        if (ty && f->vars[v].maybe_unassigned) {   /* numba's zero for an unassigned read */
+        if (ty && f->vars[v].maybe_unassigned) { /* numba's zero for an unassigned read */
             LLVMBuildStore(L->b, LLVMConstNull(ty), L->vars[v]);
             if (L->opt->debug) {
                 L->assigned[v] = LLVMBuildAlloca(L->b, L->i1, "");
@@ -993,10 +973,10 @@ static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec) {
     char *name = gj_sym_of_python_name("_gj_dev_", q);
     caller->c->code = cv;
     GjStatus st = name ? lower_function(&L, name) : GJ_ERR;
-    free(name);   /* LLVM keeps a copy */
-    caller->needs_fibers |= L.needs_fibers;   /* a barrier in a callee synchronises the block */
+    free(name); /* LLVM keeps a copy */
+    caller->needs_fibers |= L.needs_fibers; /* a barrier in a callee synchronises the block */
     caller->prints |= L.prints;
-    caller->local_bytes += L.local_bytes;   /* at most: callees' frames may not all be live */
+    caller->local_bytes += L.local_bytes; /* at most: callees' frames may not all be live */
     caller->dynamic_shared |= L.dynamic_shared;
     caller->c->code = saved;
     if (st != GJ_OK) {
@@ -1015,7 +995,11 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
     /* require: typed IR (gj_infer_func) */
     *mod = NULL;
     GjErrorSites errors = {0};
-    GjLower L = {.c = c, .f = f, .opt = opt, .target = gj_target_of(opt->target), .ctx = llctx,
+    GjLower L = {.c = c,
+                 .f = f,
+                 .opt = opt,
+                 .target = gj_target_of(opt->target),
+                 .ctx = llctx,
                  .errors = &errors};
     L.i1 = LLVMInt1TypeInContext(llctx);
     L.i8 = LLVMInt8TypeInContext(llctx);
@@ -1034,8 +1018,8 @@ GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const
         st = L.target->finish_kernel(&L, kernel_name);
     if (st == GJ_OK && plan) {
         plan->needs_fibers = L.needs_fibers;
-        plan->cpu_per_thread = opt->target == GJ_TARGET_CPU
-                               && (L.needs_fibers || !opt->cpu_thread_loops);
+        plan->cpu_per_thread =
+            opt->target == GJ_TARGET_CPU && (L.needs_fibers || !opt->cpu_thread_loops);
         plan->prints = L.prints;
         plan->local_bytes = (size_t)L.local_bytes;
         plan->dynamic_shared = L.dynamic_shared;

@@ -42,10 +42,11 @@ LLVMValueRef gj_lower_array_size(GjLower *L, LLVMValueRef arr, const GjType *at)
 
 /* The i64 tuple (as a struct) of field 1 (shape) or 2 (strides). */
 LLVMValueRef gj_lower_array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                     unsigned field, LLVMTypeRef tuple_ty) {
+                                       unsigned field, LLVMTypeRef tuple_ty) {
     LLVMValueRef out = LLVMGetUndef(tuple_ty);
     for (int k = 0; k < at->ndim; k++)
-        out = LLVMBuildInsertValue(L->b, out, gj_lower_array_dim(L, arr, field, k), (unsigned)k, "");
+        out =
+            LLVMBuildInsertValue(L->b, out, gj_lower_array_dim(L, arr, field, k), (unsigned)k, "");
     return out;
 }
 
@@ -64,16 +65,15 @@ static unsigned element_align(const GjType *dtype) {
 /* Index k of idx (an integer, or a tuple of ndim integers) as an i64,
    wrapped: a negative index counts from the end of axis k (unsigned ones
    never are); *check gets its bounds check. */
-static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx,
-                                const GjType *it, int k, GjIndexCheck *check) {
+static LLVMValueRef array_index(GjLower *L, LLVMValueRef arr, LLVMValueRef idx, const GjType *it,
+                                int k, GjIndexCheck *check) {
     if (it->kind == GJ_TK_TUPLE) {
         idx = LLVMBuildExtractValue(L->b, idx, (unsigned)k, "");
         it = it->elems[k];
     }
     LLVMValueRef i = gj_lower_cast(L, idx, it, &gj_ty_int64);
     LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k);
-    LLVMValueRef wrapped = i && gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n)
-                                                                 : i;
+    LLVMValueRef wrapped = i && gj_lower_class(it) == GJ_NC_SINT ? gj_lower_wrap_index(L, i, n) : i;
     *check = (GjIndexCheck){i, wrapped, n, k, gj_lower_class(it) == GJ_NC_UINT};
     return wrapped;
 }
@@ -157,7 +157,8 @@ static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValu
                          LLVMValueRef *start_out, LLVMValueRef *len_out, LLVMValueRef *step_out) {
     LLVMBuilderRef b = L->b;
     LLVMValueRef zero = gj_lower_i64(L, 0), one = gj_lower_i64(L, 1), minus1 = gj_lower_i64(L, -1);
-    LLVMValueRef step = st->elems[2]->kind == GJ_TK_NONE ? one : LLVMBuildExtractValue(b, sl, 2, "");
+    LLVMValueRef step =
+        st->elems[2]->kind == GJ_TK_NONE ? one : LLVMBuildExtractValue(b, sl, 2, "");
     LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, step, zero, "");
     LLVMValueRef lower = LLVMBuildSelect(b, neg, minus1, zero, "");
     LLVMValueRef upper = LLVMBuildSelect(b, neg, LLVMBuildSub(b, n, one, ""), n, "");
@@ -171,10 +172,10 @@ static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValu
         LLVMValueRef x = LLVMBuildExtractValue(b, sl, k, "");
         LLVMValueRef below = LLVMBuildICmp(b, LLVMIntSLT, x, zero, "");
         LLVMValueRef wrapped = LLVMBuildAdd(b, x, n, "");
-        LLVMValueRef low = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, wrapped, zero, ""),
-                                           lower, wrapped, "");
-        LLVMValueRef high = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, x, n, ""), upper, x,
-                                            "");
+        LLVMValueRef low =
+            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, wrapped, zero, ""), lower, wrapped, "");
+        LLVMValueRef high =
+            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGE, x, n, ""), upper, x, "");
         bound[k] = LLVMBuildSelect(b, below, low, high, "");
     }
     /* step > 0: start < stop ? (stop - start - 1) / step + 1 : 0; step < 0 mirrored. */
@@ -183,8 +184,8 @@ static void slice_bounds(GjLower *L, LLVMValueRef sl, const GjType *st, LLVMValu
     LLVMValueRef stride = LLVMBuildSelect(b, neg, LLVMBuildNeg(b, step, ""), step, "");
     LLVMValueRef nonzero = LLVMBuildICmp(b, LLVMIntSGT, stride, zero, "");
     LLVMValueRef safe = LLVMBuildSelect(b, nonzero, stride, one, "");
-    LLVMValueRef count = LLVMBuildAdd(
-        b, LLVMBuildSDiv(b, LLVMBuildSub(b, span, one, ""), safe, ""), one, "");
+    LLVMValueRef count =
+        LLVMBuildAdd(b, LLVMBuildSDiv(b, LLVMBuildSub(b, span, one, ""), safe, ""), one, "");
     LLVMValueRef any = LLVMBuildAnd(b, nonzero, LLVMBuildICmp(b, LLVMIntSGT, span, zero, ""), "");
     *start_out = bound[0];
     *len_out = LLVMBuildSelect(b, any, count, zero, "");
@@ -210,25 +211,27 @@ LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
     unsigned kept = 0;
     for (int k = 0; k < at->ndim; k++) {
         const GjType *item = k >= nidx ? NULL : it->kind == GJ_TK_TUPLE ? it->elems[k] : it;
-        LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k), stride = gj_lower_array_dim(L, arr, 2, k);
+        LLVMValueRef n = gj_lower_array_dim(L, arr, 1, k),
+                     stride = gj_lower_array_dim(L, arr, 2, k);
         if (fixed[k]) {
             offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, index[k], stride, ""), "");
             continue;
         }
         LLVMValueRef start = gj_lower_i64(L, 0), len = n, step = gj_lower_i64(L, 1);
         if (item) {
-            LLVMValueRef sl = it->kind == GJ_TK_TUPLE
-                                  ? LLVMBuildExtractValue(L->b, idx, (unsigned)k, "") : idx;
+            LLVMValueRef sl =
+                it->kind == GJ_TK_TUPLE ? LLVMBuildExtractValue(L->b, idx, (unsigned)k, "") : idx;
             slice_bounds(L, sl, item, n, &start, &len, &step);
         }
         offset = LLVMBuildAdd(L->b, offset, LLVMBuildMul(L->b, start, stride, ""), "");
         dims = LLVMBuildInsertValue(L->b, dims, len, kept, "");
-        strides = LLVMBuildInsertValue(L->b, strides, LLVMBuildMul(L->b, stride, step, ""), kept,
-                                       "");
+        strides =
+            LLVMBuildInsertValue(L->b, strides, LLVMBuildMul(L->b, stride, step, ""), kept, "");
         kept++;
     }
     if ((int)kept != rt->ndim)
-        return gj_lower_fail(L, "internal: view of %s has %u axes, not %d", at->name, kept, rt->ndim);
+        return gj_lower_fail(L, "internal: view of %s has %u axes, not %d", at->name, kept,
+                             rt->ndim);
     /* A plain GEP, not inbounds: an empty view may start one past the end. */
     LLVMValueRef data = LLVMBuildExtractValue(L->b, arr, 0, "");
     data = LLVMBuildGEP2(L->b, L->i8, data, &offset, 1, "");
@@ -247,8 +250,7 @@ uint64_t gj_lower_const_bytes(GjLower *L) {
     for (LLVMValueRef g = LLVMGetFirstGlobal(L->mod); g; g = LLVMGetNextGlobal(g)) {
         LLVMTypeRef ty = LLVMGlobalGetValueType(g);
         if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) == L->target->addrspace[GJ_AS_CONST] &&
-            LLVMGetTypeKind(ty) ==
-            LLVMArrayTypeKind)
+            LLVMGetTypeKind(ty) == LLVMArrayTypeKind)
             n += LLVMGetArrayLength2(ty);
     }
     return n;
@@ -269,13 +271,16 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     if (!g) {
         uint64_t used = gj_lower_const_bytes(L);
         if (used + a->nbytes > CONST_MEMORY_BYTES)
-            return gj_lower_fail(L, "module-level arrays need %llu bytes of constant memory, more than "
-                        "the %d KiB a kernel has; pass large arrays as kernel arguments",
-                        (unsigned long long)(used + a->nbytes), CONST_MEMORY_BYTES / 1024);
+            return gj_lower_fail(
+                L,
+                "module-level arrays need %llu bytes of constant memory, more than "
+                "the %d KiB a kernel has; pass large arrays as kernel arguments",
+                (unsigned long long)(used + a->nbytes), CONST_MEMORY_BYTES / 1024);
         static const char zero = 0;
         LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
                                                       a->nbytes ? a->nbytes : 1, 1);
-        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, L->target->addrspace[GJ_AS_CONST]);
+        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name,
+                                        L->target->addrspace[GJ_AS_CONST]);
         LLVMSetInitializer(g, init);
         LLVMSetGlobalConstant(g, 1);
         LLVMSetLinkage(g, LLVMInternalLinkage);
@@ -287,8 +292,8 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
     for (unsigned field = 1; field <= 2; field++) {
         LLVMValueRef dims = LLVMGetUndef(LLVMArrayType2(L->i64, (uint64_t)a->ndim));
         for (int k = 0; k < a->ndim; k++)
-            dims = LLVMBuildInsertValue(L->b, dims, gj_lower_i64(L, field == 1 ? a->shape[k]
-                                                                             : a->strides[k]),
+            dims = LLVMBuildInsertValue(L->b, dims,
+                                        gj_lower_i64(L, field == 1 ? a->shape[k] : a->strides[k]),
                                         (unsigned)k, "");
         v = LLVMBuildInsertValue(L->b, v, dims, field, "");
     }
@@ -344,7 +349,8 @@ static int64_t shared_layout(GjLower *L, uint64_t bytes) {
     uint64_t offset = LLVMConstIntGetZExtValue(LLVMGetInitializer(g));
     uint64_t end = (offset + bytes + SHARED_ALIGN - 1) / SHARED_ALIGN * SHARED_ALIGN;
     if (end > MAX_STATIC_SHARED) {
-        gj_lower_fail(L, "the shared arrays of this kernel (with the device functions it calls) "
+        gj_lower_fail(L,
+                      "the shared arrays of this kernel (with the device functions it calls) "
                       "need %llu bytes, more than the %d KiB a kernel may declare statically; "
                       "use dynamic shared memory (shape 0) for more",
                       (unsigned long long)end, MAX_STATIC_SHARED / 1024);

@@ -29,18 +29,18 @@ enum { NONE = -1 };
    lowers it (float min/max, cas) or no row accepts the class. */
 static const int rmw_ops[GJ_NATOMICOPS][3] = {
     /*               signed                    unsigned                   float */
-    [GJ_AOP_XCHG] = {LLVMAtomicRMWBinOpXchg,   LLVMAtomicRMWBinOpXchg,     NONE},
-    [GJ_AOP_ADD]  = {LLVMAtomicRMWBinOpAdd,    LLVMAtomicRMWBinOpAdd,      LLVMAtomicRMWBinOpFAdd},
-    [GJ_AOP_SUB]  = {LLVMAtomicRMWBinOpSub,    LLVMAtomicRMWBinOpSub,      LLVMAtomicRMWBinOpFSub},
-    [GJ_AOP_AND]  = {LLVMAtomicRMWBinOpAnd,    LLVMAtomicRMWBinOpAnd,      NONE},
-    [GJ_AOP_NAND] = {LLVMAtomicRMWBinOpNand,   LLVMAtomicRMWBinOpNand,     NONE},
-    [GJ_AOP_OR]   = {LLVMAtomicRMWBinOpOr,     LLVMAtomicRMWBinOpOr,       NONE},
-    [GJ_AOP_XOR]  = {LLVMAtomicRMWBinOpXor,    LLVMAtomicRMWBinOpXor,      NONE},
-    [GJ_AOP_MAX]  = {LLVMAtomicRMWBinOpMax,    LLVMAtomicRMWBinOpUMax,     NONE},
-    [GJ_AOP_MIN]  = {LLVMAtomicRMWBinOpMin,    LLVMAtomicRMWBinOpUMin,     NONE},
-    [GJ_AOP_INC]  = {LLVMAtomicRMWBinOpUIncWrap, LLVMAtomicRMWBinOpUIncWrap, NONE},
-    [GJ_AOP_DEC]  = {LLVMAtomicRMWBinOpUDecWrap, LLVMAtomicRMWBinOpUDecWrap, NONE},
-    [GJ_AOP_CAS]  = {NONE,                     NONE,                       NONE},
+    [GJ_AOP_XCHG] = {LLVMAtomicRMWBinOpXchg, LLVMAtomicRMWBinOpXchg, NONE},
+    [GJ_AOP_ADD] = {LLVMAtomicRMWBinOpAdd, LLVMAtomicRMWBinOpAdd, LLVMAtomicRMWBinOpFAdd},
+    [GJ_AOP_SUB] = {LLVMAtomicRMWBinOpSub, LLVMAtomicRMWBinOpSub, LLVMAtomicRMWBinOpFSub},
+    [GJ_AOP_AND] = {LLVMAtomicRMWBinOpAnd, LLVMAtomicRMWBinOpAnd, NONE},
+    [GJ_AOP_NAND] = {LLVMAtomicRMWBinOpNand, LLVMAtomicRMWBinOpNand, NONE},
+    [GJ_AOP_OR] = {LLVMAtomicRMWBinOpOr, LLVMAtomicRMWBinOpOr, NONE},
+    [GJ_AOP_XOR] = {LLVMAtomicRMWBinOpXor, LLVMAtomicRMWBinOpXor, NONE},
+    [GJ_AOP_MAX] = {LLVMAtomicRMWBinOpMax, LLVMAtomicRMWBinOpUMax, NONE},
+    [GJ_AOP_MIN] = {LLVMAtomicRMWBinOpMin, LLVMAtomicRMWBinOpUMin, NONE},
+    [GJ_AOP_INC] = {LLVMAtomicRMWBinOpUIncWrap, LLVMAtomicRMWBinOpUIncWrap, NONE},
+    [GJ_AOP_DEC] = {LLVMAtomicRMWBinOpUDecWrap, LLVMAtomicRMWBinOpUDecWrap, NONE},
+    [GJ_AOP_CAS] = {NONE, NONE, NONE},
 };
 
 /* atomicrmw op of v at p through the target; float subtraction as the
@@ -64,10 +64,9 @@ static LLVMValueRef cmpxchg(GjLower *L, LLVMValueRef p, LLVMValueRef cmp, LLVMVa
                             unsigned align, LLVMValueRef *swapped) {
     LLVMTypeRef ty = LLVMTypeOf(v);
     LLVMTypeRef bits = LLVMIntTypeInContext(L->ctx, 8 * align);
-    LLVMValueRef x = LLVMBuildAtomicCmpXchg(L->b, p, LLVMBuildBitCast(L->b, cmp, bits, ""),
-                                            LLVMBuildBitCast(L->b, v, bits, ""),
-                                            LLVMAtomicOrderingMonotonic,
-                                            LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef x = LLVMBuildAtomicCmpXchg(
+        L->b, p, LLVMBuildBitCast(L->b, cmp, bits, ""), LLVMBuildBitCast(L->b, v, bits, ""),
+        LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
     LLVMSetAlignment(x, align);
     if (swapped)
         *swapped = LLVMBuildExtractValue(L->b, x, 1, "");
@@ -100,8 +99,8 @@ static LLVMValueRef float_minmax(GjLower *L, int is_max, int nan_missing, LLVMVa
 
     LLVMPositionBuilderAtEnd(L->b, loop);
     LLVMValueRef old = LLVMBuildPhi(L->b, ty, "old");
-    LLVMRealPredicate beats = nan_missing ? (is_max ? LLVMRealULT : LLVMRealUGT)
-                                          : (is_max ? LLVMRealOLT : LLVMRealOGT);
+    LLVMRealPredicate beats =
+        nan_missing ? (is_max ? LLVMRealULT : LLVMRealUGT) : (is_max ? LLVMRealOLT : LLVMRealOGT);
     LLVMValueRef store = LLVMBuildFCmp(L->b, beats, old, v, "");
     if (nan_missing)
         store = LLVMBuildAnd(L->b, store, v_ordered, "");
@@ -123,10 +122,11 @@ LLVMValueRef gj_lower_atomic(GjLower *L, const GjIntrCall *call) {
     const GjType *at = call->t[0], *dtype = at->dtype;
     GjAtomicOp op = (GjAtomicOp)(call->row->sub & GJ_AT_OP_MASK);
     unsigned align = (unsigned)gj_ty_itemsize(dtype);
-    LLVMValueRef p = call->row->sub & GJ_AT_FIRST   /* compare_and_swap: element 0 */
-        ? gj_lower_element_ptr(L, call->v[0], at, LLVMConstInt(L->i64, 0, 0), &gj_ty_int64,
-                               call->subject)
-        : gj_lower_element_ptr(L, call->v[0], at, call->v[1], call->t[1], call->subject);
+    LLVMValueRef p =
+        call->row->sub & GJ_AT_FIRST   /* compare_and_swap: element 0 */
+            ? gj_lower_element_ptr(L, call->v[0], at, LLVMConstInt(L->i64, 0, 0), &gj_ty_int64,
+                                   call->subject)
+            : gj_lower_element_ptr(L, call->v[0], at, call->v[1], call->t[1], call->subject);
     LLVMValueRef v = p ? gj_lower_cast(L, call->v[call->n - 1], call->t[call->n - 1], dtype) : NULL;
     if (!v)
         return NULL;

@@ -91,8 +91,8 @@ static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
     for (int k = 0; k < 2; k++)
         LLVMAddAttributeAtIndex(
             fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-            LLVMCreateEnumAttribute(L->ctx, LLVMGetEnumAttributeKindForName(attrs[k],
-                                                                            strlen(attrs[k])), 0));
+            LLVMCreateEnumAttribute(
+                L->ctx, LLVMGetEnumAttributeKindForName(attrs[k], strlen(attrs[k])), 0));
     GjLower R = *L;   /* the target's hooks build into R's function */
     R.fn = fn;
     R.b = LLVMCreateBuilderInContext(L->ctx);
@@ -104,9 +104,9 @@ static LLVMValueRef report_function(GjLower *L, LLVMTypeRef *type) {
     LLVMPositionBuilderAtEnd(R.b, entry);
     LLVMValueRef record = L->target->error_record(&R);
     LLVMValueRef won_site = LLVMBuildAdd(R.b, LLVMGetParam(fn, 0), gj_lower_i64(L, 1), "");
-    LLVMValueRef pair = LLVMBuildAtomicCmpXchg(R.b, record, gj_lower_i64(L, 0), won_site,
-                                               LLVMAtomicOrderingMonotonic,
-                                               LLVMAtomicOrderingMonotonic, 0);
+    LLVMValueRef pair =
+        LLVMBuildAtomicCmpXchg(R.b, record, gj_lower_i64(L, 0), won_site,
+                               LLVMAtomicOrderingMonotonic, LLVMAtomicOrderingMonotonic, 0);
     LLVMBuildCondBr(R.b, LLVMBuildExtractValue(R.b, pair, 1, "won"), first, done);
     LLVMPositionBuilderAtEnd(R.b, first);
     static const GjSreg regs[2] = {GJ_SREG_TID, GJ_SREG_CTAID};
@@ -240,8 +240,8 @@ GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind
     if (!fail)
         return GJ_ERR;
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.ok");
-    LLVMBasicBlockRef axes = n > 1 ? LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axes")
-                                   : fail;
+    LLVMBasicBlockRef axes =
+        n > 1 ? LLVMAppendBasicBlockInContext(L->ctx, L->fn, "bounds.axes") : fail;
     int32_t first = -1;
     for (int k = 0; k < n; k++) {   /* the sites, numbered in axis order */
         int32_t site = gj_lower_error_site(L, kind, NULL, ix[k].axis, "%s", subject);

@@ -63,8 +63,8 @@ LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt)
     case GJ_TK_ZIP_ITER: {
         LLVMValueRef all = LLVMConstInt(L->i1, 1, 0);
         for (int k = 0; k < itt->n; k++) {
-            LLVMValueRef v = gj_lower_iter_valid(L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""),
-                                                 itt->elems[k]);
+            LLVMValueRef v = gj_lower_iter_valid(
+                L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""), itt->elems[k]);
             if (!v)
                 return NULL;
             all = k == 0 ? v : LLVMBuildAnd(L->b, all, v, "");
@@ -75,8 +75,7 @@ LLVMValueRef gj_lower_iter_valid(GjLower *L, LLVMValueRef it, const GjType *itt)
         LLVMValueRef left = LLVMBuildExtractValue(L->b, it, 1, "");
         return LLVMBuildICmp(L->b, LLVMIntNE, left, LLVMConstNull(LLVMTypeOf(left)), "");
     }
-    default:
-        return gj_lower_fail(L, "%s is not an iterator", itt->name);
+    default: return gj_lower_fail(L, "%s is not an iterator", itt->name);
     }
 }
 
@@ -93,14 +92,15 @@ LLVMValueRef gj_lower_iter_facts(GjLower *L, LLVMValueRef it, const GjType *itt)
     LLVMValueRef stop = LLVMBuildExtractValue(L->b, it, 3, "");
     LLVMValueRef below = LLVMBuildICmp(L->b, is_signed ? LLVMIntSLT : LLVMIntULT, cur, stop, "");
     if (LLVMIsAConstantInt(step)) {
-        int positive = is_signed ? LLVMConstIntGetSExtValue(step) > 0
-                                 : LLVMConstIntGetZExtValue(step) != 0;
+        int positive =
+            is_signed ? LLVMConstIntGetSExtValue(step) > 0 : LLVMConstIntGetZExtValue(step) != 0;
         return positive ? below : NULL;
     }
     if (!is_signed)   /* an unsigned step of 0 yields nothing: never valid */
         return below;
-    return LLVMBuildOr(L->b, LLVMBuildICmp(L->b, LLVMIntSLE, step, LLVMConstNull(LLVMTypeOf(step)),
-                                           ""), below, "");
+    return LLVMBuildOr(L->b,
+                       LLVMBuildICmp(L->b, LLVMIntSLE, step, LLVMConstNull(LLVMTypeOf(step)), ""),
+                       below, "");
 }
 
 /* The element of an array iterator.  build.c's FOR_ITER takes the value
@@ -155,8 +155,8 @@ LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt,
     case GJ_TK_ZIP_ITER: {
         LLVMValueRef out = LLVMGetUndef(gj_lower_type(L, rt));
         for (int k = 0; k < itt->n; k++) {
-            LLVMValueRef v = gj_lower_iter_value(L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""),
-                                                 itt->elems[k], rt->elems[k]);
+            LLVMValueRef v = gj_lower_iter_value(
+                L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""), itt->elems[k], rt->elems[k]);
             if (!v)
                 return NULL;
             out = LLVMBuildInsertValue(L->b, out, v, (unsigned)k, "");
@@ -165,21 +165,21 @@ LLVMValueRef gj_lower_iter_value(GjLower *L, LLVMValueRef it, const GjType *itt,
     }
     case GJ_TK_RANGE_ITER:
         return gj_lower_cast(L, LLVMBuildExtractValue(L->b, it, 0, ""), itt->elems[0], rt);
-    default:
-        return gj_lower_fail(L, "%s is not an iterator", itt->name);
+    default: return gj_lower_fail(L, "%s is not an iterator", itt->name);
     }
 }
 
 LLVMValueRef gj_lower_iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) {
     switch ((int)itt->kind) {   /* iterator kinds only: others fail below */
-    case GJ_TK_TUPLE_ITER: case GJ_TK_ARRAY_ITER: {
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_ARRAY_ITER: {
         LLVMValueRef i = LLVMBuildExtractValue(L->b, it, 1, "");
         return LLVMBuildInsertValue(L->b, it, LLVMBuildAdd(L->b, i, gj_lower_i64(L, 1), ""), 1, "");
     }
     case GJ_TK_ZIP_ITER:
         for (int k = 0; it && k < itt->n; k++) {
-            LLVMValueRef sub = gj_lower_iter_next(L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""),
-                                                  itt->elems[k]);
+            LLVMValueRef sub = gj_lower_iter_next(
+                L, LLVMBuildExtractValue(L->b, it, (unsigned)k, ""), itt->elems[k]);
             it = sub ? LLVMBuildInsertValue(L->b, it, sub, (unsigned)k, "") : NULL;
         }
         return it;
@@ -192,13 +192,12 @@ LLVMValueRef gj_lower_iter_next(GjLower *L, LLVMValueRef it, const GjType *itt) 
            LLVM see that an index start >= 0 stays so.  The step past the
            last value may wrap, but that value is never read. */
         cur = gj_lower_class(itt->elems[0]) == GJ_NC_SINT ? LLVMBuildNSWAdd(L->b, cur, step, "")
-                                                           : LLVMBuildNUWAdd(L->b, cur, step, "");
+                                                          : LLVMBuildNUWAdd(L->b, cur, step, "");
         it = LLVMBuildInsertValue(L->b, it, cur, 0, "");
         left = LLVMBuildNUWSub(L->b, left, LLVMConstInt(LLVMTypeOf(left), 1, 0), "");
         return LLVMBuildInsertValue(L->b, it, left, 1, "");
     }
-    default:
-        return gj_lower_fail(L, "%s is not an iterator", itt->name);
+    default: return gj_lower_fail(L, "%s is not an iterator", itt->name);
     }
 }
 
@@ -235,11 +234,9 @@ LLVMValueRef gj_lower_operator(GjLower *L, const GjIntrCall *c) {
     switch (c->row->sub & ~0xff) {
     case GJ_OPERATOR_BINOP:
         return gj_lower_binop(L, (GjBinop)code, c->v[0], c->t[0], c->v[1], c->t[1], c->rt);
-    case GJ_OPERATOR_UNOP:
-        return gj_lower_unop(L, (GjUnop)code, c->v[0], c->t[0], c->rt);
+    case GJ_OPERATOR_UNOP: return gj_lower_unop(L, (GjUnop)code, c->v[0], c->t[0], c->rt);
     case GJ_OPERATOR_CMP:
         return gj_lower_compare(L, (GjCmp)code, c->v[0], c->t[0], c->v[1], c->t[1]);
-    default:
-        return gj_lower_fail(L, "bad operator row");
+    default: return gj_lower_fail(L, "bad operator row");
     }
 }

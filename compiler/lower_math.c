@@ -69,9 +69,7 @@ static LLVMValueRef fsub_(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     return gj_lower_fast(L, LLVMBuildFSub(L->b, a, b, ""));
 }
 
-static LLVMValueRef fneg_(GjLower *L, LLVMValueRef a) {
-    return LLVMBuildFNeg(L->b, a, "");
-}
+static LLVMValueRef fneg_(GjLower *L, LLVMValueRef a) { return LLVMBuildFNeg(L->b, a, ""); }
 
 static LLVMValueRef copysign_(GjLower *L, LLVMValueRef mag, LLVMValueRef sign) {
     LLVMValueRef args[2] = {mag, sign};
@@ -95,9 +93,7 @@ static const GjType *part_of(const GjType *t) {
     return gj_ty_concrete(t)->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
 }
 
-static int is_complex_type(const GjType *t) {
-    return gj_lower_class(t) == GJ_NC_COMPLEX;
-}
+static int is_complex_type(const GjType *t) { return gj_lower_class(t) == GJ_NC_COMPLEX; }
 
 /* isnan / isinf / isfinite of a float value. */
 static LLVMValueRef float_pred(GjLower *L, GjMathFn fn, LLVMValueRef x) {
@@ -121,11 +117,12 @@ static LLVMValueRef z_sqrt(GjLower *L, LLVMValueRef z) {
     LLVMValueRef y_over = fdiv_(L, y, fmul_(L, two, t));
     LLVMValueRef ay_over = fdiv_(L, fabs_of(L, y), fmul_(L, two, t));
     LLVMValueRef sign_args[2] = {t, y};
-    LLVMValueRef t_signed = gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(t), sign_args, 2);
+    LLVMValueRef t_signed =
+        gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(t), sign_args, 2);
     LLVMValueRef pos = fcmp(L, LLVMRealOGE, x, zero);
     LLVMValueRef re = sel(L, pos, t, ay_over), im = sel(L, pos, y_over, t_signed);
-    LLVMValueRef is_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, x, zero),
-                                        fcmp(L, LLVMRealOEQ, y, zero), "");
+    LLVMValueRef is_zero =
+        LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, x, zero), fcmp(L, LLVMRealOEQ, y, zero), "");
     return gj_lower_complex(L, sel(L, is_zero, zero, re), sel(L, is_zero, y, im));
 }
 
@@ -199,17 +196,28 @@ enum { SV_NINF, SV_NEG, SV_NZERO, SV_PZERO, SV_POS, SV_PINF, SV_NAN, SV_NCLASSES
 
 /* The values the tables hold. */
 enum { V0, VN0, VINF, VNINF, VNAN, VPI, VNPI, VP2, VNP2, VP4, VNP4, VP34, VNP34, V1, VN1 };
-static const double sv_value[] = {0.0,        -0.0,        INFINITY,   -INFINITY, NAN,
-                                  M_PI,       -M_PI,       M_PI / 2,   -M_PI / 2, M_PI / 4,
-                                  -M_PI / 4,  3 * M_PI / 4, -3 * M_PI / 4, 1.0,    -1.0};
+static const double sv_value[] = {0.0,       -0.0,         INFINITY,      -INFINITY, NAN,
+                                  M_PI,      -M_PI,        M_PI / 2,      -M_PI / 2, M_PI / 4,
+                                  -M_PI / 4, 3 * M_PI / 4, -3 * M_PI / 4, 1.0,       -1.0};
 
 /* The functions with a table; asin, atan, sin and tan are asinh, atanh,
    sinh and tanh rotated (asin z = -j asinh(jz)), cos is cosh(jz), as
    CPython computes them. */
-enum { SVT_SQRT, SVT_LOG, SVT_ACOSH, SVT_ACOS, SVT_ASINH, SVT_ATANH, SVT_EXP, SVT_COSH, SVT_SINH,
-       SVT_TANH, SVT_N };
-static const char *const sv_name[SVT_N] = {"sqrt", "log", "acosh", "acos", "asinh", "atanh",
-                                           "exp", "cosh", "sinh", "tanh"};
+enum {
+    SVT_SQRT,
+    SVT_LOG,
+    SVT_ACOSH,
+    SVT_ACOS,
+    SVT_ASINH,
+    SVT_ATANH,
+    SVT_EXP,
+    SVT_COSH,
+    SVT_SINH,
+    SVT_TANH,
+    SVT_N
+};
+static const char *const sv_name[SVT_N] = {"sqrt",  "log", "acosh", "acos", "asinh",
+                                           "atanh", "exp", "cosh",  "sinh", "tanh"};
 
 /* [function][class of re][class of im] = {re, im} of the result, for
    arguments with a part that is not finite: C99 Annex G (G.6), as CPython's
@@ -220,88 +228,188 @@ static const char *const sv_name[SVT_N] = {"sqrt", "log", "acosh", "acos", "asin
    (inf_limit).  Where CPython versions differ, the newest's (3.14: C11's
    values for tanh and acosh at +-0 + nan j). */
 static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
-    {   /* sqrt */
-        {{VINF, VNINF}, {V0, VNINF}, {V0, VNINF}, {V0, VINF}, {V0, VINF}, {VINF, VINF}, {VNAN, VINF}},
+    {
+        /* sqrt */
+        {{VINF, VNINF},
+         {V0, VNINF},
+         {V0, VNINF},
+         {V0, VINF},
+         {V0, VINF},
+         {VINF, VINF},
+         {VNAN, VINF}},
         {{VINF, VNINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VINF}, {VNAN, VNAN}},
         {{VINF, VNINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VINF}, {VNAN, VNAN}},
         {{VINF, VNINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VINF}, {VNAN, VNAN}},
         {{VINF, VNINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VINF}, {VNAN, VNAN}},
-        {{VINF, VNINF}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VINF}, {VINF, VNAN}},
-        {{VINF, VNINF}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VINF, VINF}, {VNAN, VNAN}},
+        {{VINF, VNINF},
+         {VINF, VN0},
+         {VINF, VN0},
+         {VINF, V0},
+         {VINF, V0},
+         {VINF, VINF},
+         {VINF, VNAN}},
+        {{VINF, VNINF},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VINF, VINF},
+         {VNAN, VNAN}},
     },
-    {   /* log */
-        {{VINF, VNP34}, {VINF, VNPI}, {VINF, VNPI}, {VINF, VPI}, {VINF, VPI}, {VINF, VP34}, {VINF, VNAN}},
+    {
+        /* log */
+        {{VINF, VNP34},
+         {VINF, VNPI},
+         {VINF, VNPI},
+         {VINF, VPI},
+         {VINF, VPI},
+         {VINF, VP34},
+         {VINF, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP4}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VP4}, {VINF, VNAN}},
-        {{VINF, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VINF, VNAN}, {VNAN, VNAN}},
+        {{VINF, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VINF, VNAN},
+         {VNAN, VNAN}},
     },
-    {   /* acosh: log's but acosh(+-0 + nan j) = nan + pi/2 j (CPython 3.14; nan+nanj before) */
-        {{VINF, VNP34}, {VINF, VNPI}, {VINF, VNPI}, {VINF, VPI}, {VINF, VPI}, {VINF, VP34}, {VINF, VNAN}},
+    {
+        /* acosh: log's but acosh(+-0 + nan j) = nan + pi/2 j (CPython 3.14; nan+nanj before) */
+        {{VINF, VNP34},
+         {VINF, VNPI},
+         {VINF, VNPI},
+         {VINF, VPI},
+         {VINF, VPI},
+         {VINF, VP34},
+         {VINF, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VP2}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VP2}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP4}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VP4}, {VINF, VNAN}},
-        {{VINF, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VINF, VNAN}, {VNAN, VNAN}},
+        {{VINF, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VINF, VNAN},
+         {VNAN, VNAN}},
     },
-    {   /* acos */
-        {{VP34, VINF}, {VPI, VINF}, {VPI, VINF}, {VPI, VNINF}, {VPI, VNINF}, {VP34, VNINF}, {VNAN, VINF}},
+    {
+        /* acos */
+        {{VP34, VINF},
+         {VPI, VINF},
+         {VPI, VINF},
+         {VPI, VNINF},
+         {VPI, VNINF},
+         {VP34, VNINF},
+         {VNAN, VINF}},
         {{VP2, VINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VP2, VNINF}, {VNAN, VNAN}},
         {{VP2, VINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VP2, VNINF}, {VP2, VNAN}},
         {{VP2, VINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VP2, VNINF}, {VP2, VNAN}},
         {{VP2, VINF}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VP2, VNINF}, {VNAN, VNAN}},
         {{VP4, VINF}, {V0, VINF}, {V0, VINF}, {V0, VNINF}, {V0, VNINF}, {VP4, VNINF}, {VNAN, VINF}},
-        {{VNAN, VINF}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNINF}, {VNAN, VNAN}},
+        {{VNAN, VINF},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNINF},
+         {VNAN, VNAN}},
     },
-    {   /* asinh */
-        {{VNINF, VNP4}, {VNINF, VN0}, {VNINF, VN0}, {VNINF, V0}, {VNINF, V0}, {VNINF, VP4}, {VNINF, VNAN}},
+    {
+        /* asinh */
+        {{VNINF, VNP4},
+         {VNINF, VN0},
+         {VNINF, VN0},
+         {VNINF, V0},
+         {VNINF, V0},
+         {VNINF, VP4},
+         {VNINF, VNAN}},
         {{VNINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNINF, VP2}, {VNAN, VNAN}},
         {{VNINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VINF, VP2}, {VNAN, VNAN}},
         {{VINF, VNP4}, {VINF, VN0}, {VINF, VN0}, {VINF, V0}, {VINF, V0}, {VINF, VP4}, {VINF, VNAN}},
-        {{VINF, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VINF, VNAN}, {VNAN, VNAN}},
+        {{VINF, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VN0},
+         {VNAN, V0},
+         {VNAN, VNAN},
+         {VINF, VNAN},
+         {VNAN, VNAN}},
     },
-    {   /* atanh */
+    {
+        /* atanh */
         {{VN0, VNP2}, {VN0, VNP2}, {VN0, VNP2}, {VN0, VP2}, {VN0, VP2}, {VN0, VP2}, {VN0, VNAN}},
         {{VN0, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VN0, VP2}, {VNAN, VNAN}},
         {{VN0, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VN0, VP2}, {VN0, VNAN}},
         {{V0, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VP2}, {V0, VNAN}},
         {{V0, VNP2}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VP2}, {VNAN, VNAN}},
         {{V0, VNP2}, {V0, VNP2}, {V0, VNP2}, {V0, VP2}, {V0, VP2}, {V0, VP2}, {V0, VNAN}},
-        {{V0, VNP2}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}, {V0, VP2}, {VNAN, VNAN}},
+        {{V0, VNP2},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {V0, VP2},
+         {VNAN, VNAN}},
     },
-    {   /* exp */
+    {
+        /* exp */
         {{V0, V0}, {V0, V0}, {V0, VN0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
-        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VN0},
+         {VNAN, V0},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN}},
     },
-    {   /* cosh */
+    {
+        /* cosh */
         {{VINF, VNAN}, {V0, V0}, {VINF, V0}, {VINF, VN0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VNAN, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, V0}, {VNAN, V0}},
         {{VNAN, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, V0}, {VNAN, V0}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
-        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, V0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, V0},
+         {VNAN, V0},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN}},
     },
-    {   /* sinh */
+    {
+        /* sinh */
         {{VINF, VNAN}, {V0, V0}, {VNINF, VN0}, {VNINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{V0, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VNAN}, {V0, VNAN}},
         {{V0, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, VNAN}, {V0, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{VINF, VNAN}, {V0, V0}, {VINF, VN0}, {VINF, V0}, {V0, V0}, {VINF, VNAN}, {VINF, VNAN}},
-        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VN0},
+         {VNAN, V0},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN}},
     },
-    {   /* tanh: tanh(+-0 + nan j) is +-0 + nan j as in CPython 3.14 (C11's G.6.2.6;
+    {
+        /* tanh: tanh(+-0 + nan j) is +-0 + nan j as in CPython 3.14 (C11's G.6.2.6;
            3.11-3.13 return nan+nanj) */
         {{VN1, V0}, {V0, V0}, {VN1, VN0}, {VN1, V0}, {V0, V0}, {VN1, V0}, {VN1, V0}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
@@ -309,7 +417,13 @@ static const unsigned char sv_table[SVT_N][SV_NCLASSES][SV_NCLASSES][2] = {
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {V0, VNAN}},
         {{VNAN, VNAN}, {V0, V0}, {V0, V0}, {V0, V0}, {V0, V0}, {VNAN, VNAN}, {VNAN, VNAN}},
         {{V1, V0}, {V0, V0}, {V1, VN0}, {V1, V0}, {V0, V0}, {V1, V0}, {V1, V0}},
-        {{VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VN0}, {VNAN, V0}, {VNAN, VNAN}, {VNAN, VNAN}, {VNAN, VNAN}},
+        {{VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VN0},
+         {VNAN, V0},
+         {VNAN, VNAN},
+         {VNAN, VNAN},
+         {VNAN, VNAN}},
     },
 };
 
@@ -362,7 +476,7 @@ static LLVMValueRef annex_g_scaled(GjLower *L, int t, LLVMValueRef z, LLVMValueR
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     LLVMValueRef idx = LLVMBuildAdd(L->b, LLVMBuildMul(L->b, part_class(L, x), i32c(L, 7), ""),
                                     part_class(L, y), "");
-    idx = LLVMBuildShl(L->b, idx, i32c(L, 4), "");   /* 16 bytes a pair */
+    idx = LLVMBuildShl(L->b, idx, i32c(L, 4), ""); /* 16 bytes a pair */
     LLVMValueRef g = sv_global(L, t);
     LLVMTypeRef dbl = LLVMDoubleTypeInContext(L->ctx);
     LLVMValueRef part[2];
@@ -376,8 +490,8 @@ static LLVMValueRef annex_g_scaled(GjLower *L, int t, LLVMValueRef z, LLVMValueR
         if (LLVMTypeOf(x) != dbl)
             part[k] = LLVMBuildFPTrunc(L->b, part[k], LLVMTypeOf(x), "");
     }
-    LLVMValueRef ok = LLVMBuildAnd(L->b, float_pred(L, GJ_MF_ISFINITE, x),
-                                   float_pred(L, GJ_MF_ISFINITE, y), "");
+    LLVMValueRef ok =
+        LLVMBuildAnd(L->b, float_pred(L, GJ_MF_ISFINITE, x), float_pred(L, GJ_MF_ISFINITE, y), "");
     return sel(L, ok, finite, gj_lower_complex(L, part[0], part[1]));
 }
 
@@ -391,13 +505,13 @@ static LLVMValueRef inf_limit(GjLower *L, GjMathFn fn, LLVMValueRef x, LLVMValue
     LLVMValueRef c = ld1(L, "cos", y), s = ld1(L, "sin", y), inf = fconst(x, INFINITY);
     LLVMValueRef pos = fcmp(L, LLVMRealOGT, x, fconst(x, 0.0));
     LLVMValueRef ic = copysign_(L, inf, c), is = copysign_(L, inf, s);
-    switch ((int)fn) {   /* the four functions only */
+    switch ((int)fn) { /* the four functions only */
     case GJ_MF_EXP:
         return gj_lower_complex(L, sel(L, pos, ic, copysign_(L, fconst(x, 0.0), c)),
                                 sel(L, pos, is, copysign_(L, fconst(x, 0.0), s)));
     case GJ_MF_COSH: return gj_lower_complex(L, ic, sel(L, pos, is, fneg_(L, is)));
     case GJ_MF_SINH: return gj_lower_complex(L, sel(L, pos, ic, fneg_(L, ic)), is);
-    default:   /* tanh */
+    default: /* tanh */
         return gj_lower_complex(L, sel(L, pos, fconst(x, 1.0), fconst(x, -1.0)),
                                 copysign_(L, fconst(x, 0.0), fmul_(L, s, c)));
     }
@@ -406,12 +520,14 @@ static LLVMValueRef inf_limit(GjLower *L, GjMathFn fn, LLVMValueRef x, LLVMValue
 /* f(z) for f one of exp, cosh, sinh, tanh: finite where z is, else Annex G's
    value. */
 static LLVMValueRef annex_g_exp(GjLower *L, GjMathFn fn, LLVMValueRef z, LLVMValueRef finite) {
-    int t = fn == GJ_MF_EXP ? SVT_EXP : fn == GJ_MF_COSH ? SVT_COSH
-          : fn == GJ_MF_SINH ? SVT_SINH : SVT_TANH;
+    int t = fn == GJ_MF_EXP    ? SVT_EXP
+            : fn == GJ_MF_COSH ? SVT_COSH
+            : fn == GJ_MF_SINH ? SVT_SINH
+                               : SVT_TANH;
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
     LLVMValueRef r = annex_g(L, t, z, finite);
-    LLVMValueRef limit = LLVMBuildAnd(L->b, float_pred(L, GJ_MF_ISINF, x),
-                                      float_pred(L, GJ_MF_ISFINITE, y), "");
+    LLVMValueRef limit =
+        LLVMBuildAnd(L->b, float_pred(L, GJ_MF_ISINF, x), float_pred(L, GJ_MF_ISFINITE, y), "");
     limit = LLVMBuildAnd(L->b, limit, fcmp(L, LLVMRealONE, y, fconst(y, 0.0)), "");
     return sel(L, limit, inf_limit(L, fn, x, y), r);
 }
@@ -494,20 +610,23 @@ static LLVMValueRef z_atanh(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef big = LLVMBuildOr(L->b, fcmp(L, LLVMRealOGT, a, fconst(x, large)),
                                    fcmp(L, LLVMRealOGT, ab, fconst(x, large)), "");
 
-    LLVMValueRef q = fdiv_(L, gj_lower_sqrt(L, ab),
-                           gj_lower_sqrt(L, ld2(L, "hypot", ab, fconst(x, 2.0))));
+    LLVMValueRef q =
+        fdiv_(L, gj_lower_sqrt(L, ab), gj_lower_sqrt(L, ld2(L, "hypot", ab, fconst(x, 2.0))));
     LLVMValueRef b_zero = fcmp(L, LLVMRealOEQ, ab, fconst(x, 0.0));
     LLVMValueRef one_re = sel(L, b_zero, fconst(x, INFINITY), fneg_(L, ld1(L, "log", q)));
-    LLVMValueRef one_im = sel(L, b_zero, b,
-                              copysign_(L, fmul_(L, ld2(L, "atan2", fconst(x, 2.0), fneg_(L, ab)), half), b));
+    LLVMValueRef one_im =
+        sel(L, b_zero, b,
+            copysign_(L, fmul_(L, ld2(L, "atan2", fconst(x, 2.0), fneg_(L, ab)), half), b));
     LLVMValueRef at_one = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, a, one),
                                        fcmp(L, LLVMRealOLT, ab, fconst(x, tiny)), "");
 
     LLVMValueRef om = fsub_(L, one, a);
     LLVMValueRef den = fadd_(L, fmul_(L, om, om), fmul_(L, ab, ab));
-    LLVMValueRef gen_re = fmul_(L, ld1(L, "log1p", fdiv_(L, fmul_(L, fconst(x, 4.0), a), den)), quarter);
-    LLVMValueRef gen_im = fmul_(L, ld2(L, "atan2", fmul_(L, fconst(x, 2.0), b),
-                                       fsub_(L, fmul_(L, om, fadd_(L, one, a)), fmul_(L, ab, ab))),
+    LLVMValueRef gen_re =
+        fmul_(L, ld1(L, "log1p", fdiv_(L, fmul_(L, fconst(x, 4.0), a), den)), quarter);
+    LLVMValueRef gen_im = fmul_(L,
+                                ld2(L, "atan2", fmul_(L, fconst(x, 2.0), b),
+                                    fsub_(L, fmul_(L, om, fadd_(L, one, a)), fmul_(L, ab, ab))),
                                 half);
     LLVMValueRef re = sel(L, big, big_re, sel(L, at_one, one_re, gen_re));
     LLVMValueRef im = sel(L, big, big_im, sel(L, at_one, one_im, gen_im));
@@ -518,12 +637,12 @@ static LLVMValueRef z_atanh(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
    G's values at infinities and NaNs. */
 static LLVMValueRef z_inverse(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
-    switch ((int)fn) {   /* the six inverse functions only */
+    switch ((int)fn) { /* the six inverse functions only */
     case GJ_MF_ACOS: return annex_g(L, SVT_ACOS, z, z_acos(L, x, y));
     case GJ_MF_ACOSH: return annex_g(L, SVT_ACOSH, z, z_acosh(L, x, y));
     case GJ_MF_ASINH: return annex_g(L, SVT_ASINH, z, z_asinh(L, x, y));
     case GJ_MF_ATANH: return annex_g(L, SVT_ATANH, z, z_atanh(L, x, y));
-    default: {   /* asin, atan: -j f(jz) with f = asinh, atanh */
+    default: { /* asin, atan: -j f(jz) with f = asinh, atanh */
         LLVMValueRef w = gj_lower_complex(L, fneg_(L, y), x);
         LLVMValueRef r = fn == GJ_MF_ASIN ? annex_g(L, SVT_ASINH, w, z_asinh(L, fneg_(L, y), x))
                                           : annex_g(L, SVT_ATANH, w, z_atanh(L, fneg_(L, y), x));
@@ -534,24 +653,27 @@ static LLVMValueRef z_inverse(GjLower *L, GjMathFn fn, LLVMValueRef z) {
 
 static LLVMValueRef complex_fn(GjLower *L, GjMathFn fn, LLVMValueRef z) {
     LLVMValueRef x = gj_lower_re(L, z), y = gj_lower_im(L, z);
-    switch ((int)fn) {   /* the rows with a cmath name */
+    switch ((int)fn) { /* the rows with a cmath name */
     case GJ_MF_SQRT: return annex_g(L, SVT_SQRT, z, z_sqrt(L, z));
     case GJ_MF_EXP: return annex_g_exp(L, fn, z, z_exp(L, z));
     case GJ_MF_LOG: return annex_g(L, SVT_LOG, z, z_log(L, z, 0));
     case GJ_MF_LOG10: return annex_g_scaled(L, SVT_LOG, z, z_log(L, z, 1), M_LN10);
-    case GJ_MF_ASIN: case GJ_MF_ACOS: case GJ_MF_ATAN:
-    case GJ_MF_ASINH: case GJ_MF_ACOSH: case GJ_MF_ATANH: return z_inverse(L, fn, z);
-    case GJ_MF_SINH: case GJ_MF_COSH: return annex_g_exp(L, fn, z, z_trig(L, fn, z));
+    case GJ_MF_ASIN:
+    case GJ_MF_ACOS:
+    case GJ_MF_ATAN:
+    case GJ_MF_ASINH:
+    case GJ_MF_ACOSH:
+    case GJ_MF_ATANH: return z_inverse(L, fn, z);
+    case GJ_MF_SINH:
+    case GJ_MF_COSH: return annex_g_exp(L, fn, z, z_trig(L, fn, z));
     case GJ_MF_TANH: return annex_g_exp(L, fn, z, z_tanh(L, z));
-    case GJ_MF_SIN: case GJ_MF_COS: case GJ_MF_TAN: return z_rotated(L, fn, z);
-    case GJ_MF_ISNAN:
-        return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
-    case GJ_MF_ISINF:
-        return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
-    case GJ_MF_ISFINITE:
-        return LLVMBuildAnd(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
-    default:
-        break;
+    case GJ_MF_SIN:
+    case GJ_MF_COS:
+    case GJ_MF_TAN: return z_rotated(L, fn, z);
+    case GJ_MF_ISNAN: return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
+    case GJ_MF_ISINF: return LLVMBuildOr(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
+    case GJ_MF_ISFINITE: return LLVMBuildAnd(L->b, float_pred(L, fn, x), float_pred(L, fn, y), "");
+    default: break;
     }
     return fail(L, "this function of a complex number is not supported");
 }
@@ -568,29 +690,29 @@ LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     LLVMValueRef zero = fconst(ar, 0.0), one = fconst(ar, 1.0), nan = fconst(ar, NAN);
     LLVMValueRef lg = z_log(L, a, 0);
     LLVMValueRef lr = gj_lower_re(L, lg), li = gj_lower_im(L, lg);
-    LLVMValueRef w = gj_lower_complex(
-        L, LLVMBuildFSub(L->b, fmul_(L, br, lr), fmul_(L, bi, li), ""),
-        fadd_(L, fmul_(L, br, li), fmul_(L, bi, lr)));
+    LLVMValueRef w =
+        gj_lower_complex(L, LLVMBuildFSub(L->b, fmul_(L, br, lr), fmul_(L, bi, li), ""),
+                         fadd_(L, fmul_(L, br, li), fmul_(L, bi, lr)));
     LLVMValueRef r = z_exp(L, w);
 
     /* the integral exponent's product */
     LLVMValueRef n = LLVMBuildFPToSI(L->b, br, L->i64, "");
     LLVMValueRef integral = LLVMBuildAnd(
-        L->b, LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, bi, zero),
-                           fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", br), br),
-                           ""),
+        L->b,
+        LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, bi, zero),
+                     fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", br), br), ""),
         fcmp(L, LLVMRealOLT, fabs_of(L, br), fconst(br, 100.0)), "");
     LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, n, LLVMConstInt(L->i64, 0, 0), "");
     LLVMValueRef m = sel(L, neg, LLVMBuildNeg(L->b, n, ""), n);
     LLVMValueRef p = a, acc = gj_lower_complex(L, one, zero);
-    for (unsigned bit = 0; bit < 7; bit++) {   /* |n| < 100 < 2**7 */
+    for (unsigned bit = 0; bit < 7; bit++) { /* |n| < 100 < 2**7 */
         LLVMValueRef set = LLVMBuildTrunc(
             L->b, LLVMBuildLShr(L->b, m, LLVMConstInt(L->i64, bit, 0), ""), L->i1, "");
         acc = sel(L, set, gj_lower_complex_binop(L, GJ_BIN_MUL, acc, p), acc);
         p = gj_lower_complex_binop(L, GJ_BIN_MUL, p, p);
     }
-    acc = sel(L, neg, gj_lower_complex_binop(L, GJ_BIN_TRUEDIV, gj_lower_complex(L, one, zero),
-                                             acc), acc);
+    acc = sel(L, neg,
+              gj_lower_complex_binop(L, GJ_BIN_TRUEDIV, gj_lower_complex(L, one, zero), acc), acc);
     LLVMValueRef sq = gj_lower_complex_binop(L, GJ_BIN_MUL, a, a);
     LLVMValueRef cube = gj_lower_complex_binop(L, GJ_BIN_MUL, a, sq);
     acc = sel(L, LLVMBuildICmp(L->b, LLVMIntEQ, n, LLVMConstInt(L->i64, 3, 0), ""), cube, acc);
@@ -599,10 +721,10 @@ LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
     r = sel(L, integral, acc, r);
 
     LLVMValueRef re = gj_lower_re(L, r), im = gj_lower_im(L, r);
-    LLVMValueRef a_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, ar, zero),
-                                       fcmp(L, LLVMRealOEQ, ai, zero), "");
-    LLVMValueRef b_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, br, zero),
-                                       fcmp(L, LLVMRealOEQ, bi, zero), "");
+    LLVMValueRef a_zero =
+        LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, ar, zero), fcmp(L, LLVMRealOEQ, ai, zero), "");
+    LLVMValueRef b_zero =
+        LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, br, zero), fcmp(L, LLVMRealOEQ, bi, zero), "");
     LLVMValueRef zero_base = sel(L, fcmp(L, LLVMRealOGT, br, zero), zero, nan);
     re = sel(L, a_zero, zero_base, re);
     im = sel(L, a_zero, zero_base, im);
@@ -631,19 +753,17 @@ static LLVMValueRef angle(GjLower *L, LLVMValueRef x, int to_degrees) {
 static LLVMValueRef float_fn(GjLower *L, GjMathFn fn, LLVMValueRef *x, int n) {
     const char *impl = gj_math_impl(fn);
     LLVMValueRef r;
-    switch ((int)fn) {   /* rows without an implementation function, and fastmath's */
-    case GJ_MF_RADIANS: case GJ_MF_DEG2RAD:
-        return angle(L, x[0], 0);
-    case GJ_MF_DEGREES: case GJ_MF_RAD2DEG:
-        return angle(L, x[0], 1);
-    case GJ_MF_SQRT:
-        return gj_lower_sqrt(L, x[0]);
+    switch ((int)fn) { /* rows without an implementation function, and fastmath's */
+    case GJ_MF_RADIANS:
+    case GJ_MF_DEG2RAD: return angle(L, x[0], 0);
+    case GJ_MF_DEGREES:
+    case GJ_MF_RAD2DEG: return angle(L, x[0], 1);
+    case GJ_MF_SQRT: return gj_lower_sqrt(L, x[0]);
     case GJ_MF_TANH:
         if ((r = gj_lower_approx(L, GJ_APPROX_TANH, x)))
             return r;
         break;
-    default:
-        break;
+    default: break;
     }
     if (!impl || !impl[0])
         return fail(L, "no implementation of this math function");
@@ -675,7 +795,8 @@ static LLVMValueRef ldexp_call(GjLower *L, LLVMValueRef x, LLVMValueRef i, const
     LLVMValueRef k = gj_lower_cast(L, i, it, &gj_ty_int64);
     if (!k)
         return NULL;
-    LLVMValueRef lim = LLVMConstInt(L->i64, 1 << 20, 0), nlim = LLVMConstInt(L->i64, (unsigned long long)-(1LL << 20), 1);
+    LLVMValueRef lim = LLVMConstInt(L->i64, 1 << 20, 0),
+                 nlim = LLVMConstInt(L->i64, (unsigned long long)-(1LL << 20), 1);
     k = sel(L, LLVMBuildICmp(L->b, LLVMIntSGT, k, lim, ""), lim, k);
     k = sel(L, LLVMBuildICmp(L->b, LLVMIntSLT, k, nlim, ""), nlim, k);
     return ld2(L, "ldexp", x, LLVMBuildTrunc(L->b, k, L->i32, ""));
@@ -694,8 +815,8 @@ static LLVMValueRef int_fmod(GjLower *L, LLVMValueRef *args, const GjType **type
     LLVMValueRef bad = LLVMBuildICmp(L->b, LLVMIntEQ, b, zero, "");
     int is_signed = gj_lower_class(rt) == GJ_NC_SINT;
     if (is_signed)
-        bad = LLVMBuildOr(L->b, bad, LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstAllOnes(ty), ""),
-                          "");
+        bad =
+            LLVMBuildOr(L->b, bad, LLVMBuildICmp(L->b, LLVMIntEQ, b, LLVMConstAllOnes(ty), ""), "");
     LLVMValueRef bs = sel(L, bad, one, b);
     LLVMValueRef r = is_signed ? LLVMBuildSRem(L->b, a, bs, "") : LLVMBuildURem(L->b, a, bs, "");
     return sel(L, bad, zero, r);
@@ -711,15 +832,14 @@ static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const G
     for (int k = 0; k < n; k++)
         any_complex |= is_complex_type(types[k]);
     if (any_complex) {
-        const GjType *ct = is_complex_type(rt) ? gj_ty_concrete(rt)
-                         : gj_ty_concrete(types[0]);
+        const GjType *ct = is_complex_type(rt) ? gj_ty_concrete(rt) : gj_ty_concrete(types[0]);
         LLVMValueRef z = gj_lower_cast(L, args[0], types[0], ct);
         return z ? complex_fn(L, fn, z) : NULL;
     }
     switch (kind) {
     case GJ_MK_FLOAT:
-        if (fn == GJ_MF_FMOD && (gj_lower_class(rt) == GJ_NC_SINT ||
-                                 gj_lower_class(rt) == GJ_NC_UINT))
+        if (fn == GJ_MF_FMOD &&
+            (gj_lower_class(rt) == GJ_NC_SINT || gj_lower_class(rt) == GJ_NC_UINT))
             return int_fmod(L, args, types, rt);
         for (int k = 0; k < n; k++)
             if (!(x[k] = gj_lower_cast(L, args[k], types[k], rt)))
@@ -733,7 +853,7 @@ static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const G
         return r ? gj_lower_cast(L, r, at, rt) : NULL;
     }
     case GJ_MK_PRED:
-        if (gj_lower_class(types[0]) != GJ_NC_FLOAT)   /* integers are finite numbers */
+        if (gj_lower_class(types[0]) != GJ_NC_FLOAT) /* integers are finite numbers */
             return LLVMConstInt(L->i1, fn == GJ_MF_ISFINITE, 0);
         return float_pred(L, fn, args[0]);
     case GJ_MK_POW:
@@ -743,8 +863,7 @@ static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const G
             if (!(x[k] = gj_lower_cast(L, args[k], types[k], rt)))
                 return NULL;
         return gj_lower_float_pow(L, x[0], x[1]);
-    case GJ_MK_FREXP:
-        return frexp_call(L, args[0], types[0], rt);
+    case GJ_MK_FREXP: return frexp_call(L, args[0], types[0], rt);
     case GJ_MK_LDEXP:
         if (!(x[0] = gj_lower_cast(L, args[0], types[0], rt)))
             return NULL;
@@ -757,8 +876,9 @@ static LLVMValueRef math_fn_call(GjLower *L, int id, LLVMValueRef *args, const G
 
 /* 10**k as a float like x, for 0 <= k: exact (integer powers) up to 10**18. */
 static LLVMValueRef pow10(GjLower *L, LLVMValueRef k, LLVMValueRef like) {
-    LLVMValueRef capped = sel(L, LLVMBuildICmp(L->b, LLVMIntSGT, k, LLVMConstInt(L->i64, 18, 0), ""),
-                              LLVMConstInt(L->i64, 18, 0), k);
+    LLVMValueRef capped =
+        sel(L, LLVMBuildICmp(L->b, LLVMIntSGT, k, LLVMConstInt(L->i64, 18, 0), ""),
+            LLVMConstInt(L->i64, 18, 0), k);
     LLVMValueRef p = gj_lower_binop(L, GJ_BIN_POW, LLVMConstInt(L->i64, 10, 0), &gj_ty_int64,
                                     capped, &gj_ty_int64, &gj_ty_int64);
     LLVMValueRef d = LLVMBuildSIToFP(L->b, p, LLVMDoubleTypeInContext(L->ctx), "");
@@ -779,7 +899,7 @@ static LLVMValueRef round_digits(GjLower *L, LLVMValueRef x, const GjType *xt, L
         return NULL;
     LLVMValueRef neg = LLVMBuildICmp(L->b, LLVMIntSLT, d, LLVMConstInt(L->i64, 0, 0), "");
     LLVMValueRef absd = sel(L, neg, LLVMBuildNeg(L->b, d, ""), d);
-    if (gj_lower_class(rt) == GJ_NC_FLOAT) {   /* in x's type, each step rounded (float16 too) */
+    if (gj_lower_class(rt) == GJ_NC_FLOAT) { /* in x's type, each step rounded (float16 too) */
         LLVMValueRef f = pow10(L, absd, x);
         LLVMValueRef y = sel(L, neg, fdiv_(L, x, f), fmul_(L, x, f));
         y = gj_lower_float_intrinsic(L, "llvm.rint", y);
@@ -833,8 +953,7 @@ static LLVMValueRef conjugate(GjLower *L, LLVMValueRef x, const GjType *xt, cons
 }
 
 /* np.real(x) / np.imag(x) */
-static LLVMValueRef part(GjLower *L, int imag, LLVMValueRef x, const GjType *xt,
-                         const GjType *rt) {
+static LLVMValueRef part(GjLower *L, int imag, LLVMValueRef x, const GjType *xt, const GjType *rt) {
     if (!is_complex_type(xt))
         return imag ? LLVMConstNull(gj_lower_type(L, rt)) : gj_lower_cast(L, x, xt, rt);
     LLVMValueRef p = imag ? gj_lower_im(L, x) : gj_lower_re(L, x);
@@ -868,7 +987,8 @@ LLVMValueRef gj_lower_pow(GjLower *L, const GjIntrCall *c) {
 
 LLVMValueRef gj_lower_divmod(GjLower *L, const GjIntrCall *c) {
     const GjType *et = c->rt->elems[0];
-    return pair(L, c->rt, gj_lower_binop(L, GJ_BIN_FLOORDIV, c->v[0], c->t[0], c->v[1], c->t[1], et),
+    return pair(L, c->rt,
+                gj_lower_binop(L, GJ_BIN_FLOORDIV, c->v[0], c->t[0], c->v[1], c->t[1], et),
                 gj_lower_binop(L, GJ_BIN_MOD, c->v[0], c->t[0], c->v[1], c->t[1], et));
 }
 
@@ -910,29 +1030,29 @@ LLVMValueRef gj_lower_rect(GjLower *L, const GjIntrCall *c) {
    ValueError a kernel cannot raise).  Computed from the distance between
    start and stop, which as an unsigned number is exact, so no bound near the
    type's limits overflows: range(250, 255, 4) of uint8 is 2 values. */
-static LLVMValueRef range_count(GjLower *L, const GjType *et, LLVMValueRef start,
-                                LLVMValueRef stop, LLVMValueRef step) {
+static LLVMValueRef range_count(GjLower *L, const GjType *et, LLVMValueRef start, LLVMValueRef stop,
+                                LLVMValueRef step) {
     LLVMTypeRef ty = LLVMTypeOf(start);
     LLVMValueRef zero = LLVMConstNull(ty), one = LLVMConstInt(ty, 1, 0);
     LLVMValueRef any, dist, mag;
     if (gj_lower_class(et) == GJ_NC_SINT) {
         LLVMValueRef up = LLVMBuildICmp(L->b, LLVMIntSGT, step, zero, "up");
         LLVMValueRef down = LLVMBuildICmp(L->b, LLVMIntSLT, step, zero, "");
-        any = LLVMBuildSelect(L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, start, stop, ""),
-                              LLVMBuildAnd(L->b, down, LLVMBuildICmp(L->b, LLVMIntSGT, start,
-                                                                     stop, ""), ""), "");
+        any = LLVMBuildSelect(
+            L->b, up, LLVMBuildICmp(L->b, LLVMIntSLT, start, stop, ""),
+            LLVMBuildAnd(L->b, down, LLVMBuildICmp(L->b, LLVMIntSGT, start, stop, ""), ""), "");
         dist = LLVMBuildSelect(L->b, up, LLVMBuildSub(L->b, stop, start, ""),
                                LLVMBuildSub(L->b, start, stop, ""), "");
         mag = LLVMBuildSelect(L->b, up, step, LLVMBuildSub(L->b, zero, step, ""), "");
-    } else {   /* an unsigned step is never negative */
+    } else { /* an unsigned step is never negative */
         any = LLVMBuildAnd(L->b, LLVMBuildICmp(L->b, LLVMIntULT, start, stop, ""),
                            LLVMBuildICmp(L->b, LLVMIntNE, step, zero, ""), "");
         dist = LLVMBuildSub(L->b, stop, start, "");
         mag = step;
     }
-    mag = LLVMBuildSelect(L->b, any, mag, one, "");   /* never a division by zero */
-    LLVMValueRef n = LLVMBuildAdd(L->b, LLVMBuildUDiv(L->b, LLVMBuildSub(L->b, dist, one, ""),
-                                                      mag, ""), one, "");
+    mag = LLVMBuildSelect(L->b, any, mag, one, ""); /* never a division by zero */
+    LLVMValueRef n = LLVMBuildAdd(
+        L->b, LLVMBuildUDiv(L->b, LLVMBuildSub(L->b, dist, one, ""), mag, ""), one, "");
     return LLVMBuildSelect(L->b, any, n, zero, "count");
 }
 

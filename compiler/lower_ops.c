@@ -31,12 +31,21 @@ GjNumClass gj_lower_class(const GjType *t) {
     case GJ_TK_UINT: return GJ_NC_UINT;
     case GJ_TK_FLOAT: return GJ_NC_FLOAT;
     case GJ_TK_COMPLEX: return GJ_NC_COMPLEX;
-    case GJ_TK_NONE: case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT:
-    case GJ_TK_WEAK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
-    case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER:
-        return GJ_NC_OTHER;
+    case GJ_TK_NONE:
+    case GJ_TK_WEAK_INT:
+    case GJ_TK_WEAK_FLOAT:
+    case GJ_TK_WEAK_COMPLEX:
+    case GJ_TK_ARRAY:
+    case GJ_TK_TUPLE:
+    case GJ_TK_RANGE_ITER:
+    case GJ_TK_DIM3:
+    case GJ_TK_MODULE:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE:
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_STR:
+    case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER: return GJ_NC_OTHER;
     }
     return GJ_NC_OTHER;
 }
@@ -58,12 +67,10 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         return NULL;
     t = gj_ty_concrete(t);
     switch (t->kind) {
-    case GJ_TK_BOOL:
-        return L->i1;
-    case GJ_TK_INT: case GJ_TK_UINT:
-        return LLVMIntTypeInContext(L->ctx, (unsigned)t->bits);
-    case GJ_TK_FLOAT:
-        return float_type(L, t->bits);
+    case GJ_TK_BOOL: return L->i1;
+    case GJ_TK_INT:
+    case GJ_TK_UINT: return LLVMIntTypeInContext(L->ctx, (unsigned)t->bits);
+    case GJ_TK_FLOAT: return float_type(L, t->bits);
     case GJ_TK_COMPLEX: {
         LLVMTypeRef part = float_type(L, t->bits / 2), fields[2] = {part, part};
         return LLVMStructTypeInContext(L->ctx, fields, 2, 0);
@@ -73,7 +80,8 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[3] = {gj_lower_data_ptr(L, t), dims, dims};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
-    case GJ_TK_TUPLE: case GJ_TK_ZIP_ITER: {   /* the items; a zip's iterators */
+    case GJ_TK_TUPLE:
+    case GJ_TK_ZIP_ITER: {   /* the items; a zip's iterators */
         LLVMTypeRef fields[64];
         if (t->n > 64)
             return NULL;
@@ -92,24 +100,28 @@ LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
         LLVMTypeRef fields[3] = {L->i64, L->i64, L->i64};
         return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
     }
-    case GJ_TK_TUPLE_ITER: case GJ_TK_ARRAY_ITER: {   /* the tuple or array, the next index */
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_ARRAY_ITER: {   /* the tuple or array, the next index */
         LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
         return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
     }
-    case GJ_TK_NONE: case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE: case GJ_TK_STR:
-        return L->empty;
-    case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
-        return NULL;
+    case GJ_TK_NONE:
+    case GJ_TK_DIM3:
+    case GJ_TK_MODULE:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_STR: return L->empty;
+    case GJ_TK_WEAK_INT:
+    case GJ_TK_WEAK_FLOAT:
+    case GJ_TK_WEAK_COMPLEX: return NULL;
     }
     return NULL;
 }
 
 LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t) {
     switch (gj_lower_class(t)) {
-    case GJ_NC_BOOL:
-        return v;
-    case GJ_NC_SINT: case GJ_NC_UINT:
-        return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+    case GJ_NC_BOOL: return v;
+    case GJ_NC_SINT:
+    case GJ_NC_UINT: return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
     case GJ_NC_FLOAT:   /* unordered: bool(nan) is True */
         return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
     case GJ_NC_COMPLEX: {
@@ -118,8 +130,7 @@ LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t) {
         return LLVMBuildOr(L->b, LLVMBuildFCmp(L->b, LLVMRealUNE, re, zero, ""),
                            LLVMBuildFCmp(L->b, LLVMRealUNE, im, zero, ""), "");
     }
-    case GJ_NC_OTHER:
-        break;
+    case GJ_NC_OTHER: break;
     }
     gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot take the truth value of %s", t->name);
     return NULL;
@@ -130,9 +141,9 @@ LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t) {
    To-bool is a truth test, not a cast. */
 static const LLVMOpcode cast_ops[4][4] = {
     /*            BOOL          SINT         UINT         FLOAT       */
-    [GJ_NC_BOOL]  = {0, LLVMZExt,   LLVMZExt,   LLVMUIToFP},
-    [GJ_NC_SINT]  = {0, LLVMSExt,   LLVMSExt,   LLVMSIToFP},
-    [GJ_NC_UINT]  = {0, LLVMZExt,   LLVMZExt,   LLVMUIToFP},
+    [GJ_NC_BOOL] = {0, LLVMZExt, LLVMZExt, LLVMUIToFP},
+    [GJ_NC_SINT] = {0, LLVMSExt, LLVMSExt, LLVMSIToFP},
+    [GJ_NC_UINT] = {0, LLVMZExt, LLVMZExt, LLVMUIToFP},
     [GJ_NC_FLOAT] = {0, LLVMFPToSI, LLVMFPToUI, LLVMFPExt},
 };
 
@@ -157,8 +168,7 @@ static const GjType *part_type(const GjType *t) {
 /* Casts that involve a complex type: parts one by one; a real becomes the
    real part (imaginary 0); a complex becomes a real by dropping the
    imaginary part, as NumPy's astype does. */
-static LLVMValueRef complex_cast(GjLower *L, LLVMValueRef v, const GjType *from,
-                                 const GjType *to) {
+static LLVMValueRef complex_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
     GjNumClass fc = gj_lower_class(from), tc = gj_lower_class(to);
     if (tc == GJ_NC_BOOL)
         return gj_lower_truth(L, v, from);
@@ -195,14 +205,14 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
         if (tc == GJ_NC_BOOL)
             return gj_lower_truth(L, v, from);
         if (fc == GJ_NC_FLOAT && tc != GJ_NC_FLOAT && to->bits < 64)   /* as NumPy on x86: */
-            return LLVMBuildTrunc(L->b, float_to_int(L, LLVMFPToSI, v, L->i64), ty, "");  /* wrap */
+            return LLVMBuildTrunc(L->b, float_to_int(L, LLVMFPToSI, v, L->i64), ty, ""); /* wrap */
         LLVMOpcode op = cast_ops[fc][tc];
         if (op == LLVMFPToSI || op == LLVMFPToUI)
             return float_to_int(L, op, v, ty);
         if (op == LLVMSExt || op == LLVMZExt || op == LLVMFPExt) {
             int fb = fc == GJ_NC_BOOL ? 1 : from->bits;
             if (fb == to->bits)
-                return v;   /* int32 <-> uint32: same bits */
+                return v; /* int32 <-> uint32: same bits */
             if (fb > to->bits)
                 op = op == LLVMFPExt ? LLVMFPTrunc : LLVMTrunc;
         }
@@ -210,7 +220,7 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
     }
     if (from->kind == GJ_TK_ARRAY && to->kind == GJ_TK_ARRAY && from->dtype == to->dtype &&
         from->ndim == to->ndim)
-        return v;   /* a C or F array seen as layout A: the same {data, shape, strides} */
+        return v; /* a C or F array seen as layout A: the same {data, shape, strides} */
     if (from->kind == GJ_TK_TUPLE && to->kind == GJ_TK_TUPLE && from->n == to->n && ty)
         return cast_fields(L, v, from->elems, to->elems, from->n, ty);
     if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {
@@ -223,7 +233,7 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
         return cast_fields(L, v, f4, t4, 4, ty);
     }
     if (ty == L->empty && gj_lower_type(L, from) == L->empty)
-        return LLVMGetUndef(ty);   /* compile-time objects carry no value */
+        return LLVMGetUndef(ty); /* compile-time objects carry no value */
     gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot convert %s to %s", from->name, to->name);
     return NULL;
 }
@@ -232,10 +242,16 @@ LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const
 
 /* LLVM's fast-math flags for GjFastMath bits fm (the GJ_FASTMATH_FLAGS). */
 static LLVMFastMathFlags llvm_fast_math_flags(unsigned fm) {
-    static const struct { unsigned bit; LLVMFastMathFlags llvm; } map[] = {
-        {GJ_FM_NNAN, LLVMFastMathNoNaNs},      {GJ_FM_NINF, LLVMFastMathNoInfs},
-        {GJ_FM_NSZ, LLVMFastMathNoSignedZeros}, {GJ_FM_ARCP, LLVMFastMathAllowReciprocal},
-        {GJ_FM_CONTRACT, LLVMFastMathAllowContract}, {GJ_FM_AFN, LLVMFastMathApproxFunc},
+    static const struct {
+        unsigned bit;
+        LLVMFastMathFlags llvm;
+    } map[] = {
+        {GJ_FM_NNAN, LLVMFastMathNoNaNs},
+        {GJ_FM_NINF, LLVMFastMathNoInfs},
+        {GJ_FM_NSZ, LLVMFastMathNoSignedZeros},
+        {GJ_FM_ARCP, LLVMFastMathAllowReciprocal},
+        {GJ_FM_CONTRACT, LLVMFastMathAllowContract},
+        {GJ_FM_AFN, LLVMFastMathApproxFunc},
         {GJ_FM_REASSOC, LLVMFastMathAllowReassoc},
     };
     LLVMFastMathFlags flags = LLVMFastMathNone;
@@ -246,8 +262,7 @@ static LLVMFastMathFlags llvm_fast_math_flags(unsigned fm) {
 }
 
 static LLVMValueRef with_flags(LLVMValueRef v, LLVMFastMathFlags flags) {
-    if (flags != LLVMFastMathNone && v && LLVMIsAInstruction(v) &&
-        LLVMCanValueUseFastMathFlags(v))
+    if (flags != LLVMFastMathNone && v && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
         LLVMSetFastMathFlags(v, flags);
     return v;
 }
@@ -350,8 +365,7 @@ static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *a
     return kind == LLVMHalfTypeKind ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
 }
 
-LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args,
-                                unsigned nargs) {
+LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args, unsigned nargs) {
     return libdevice_call(L, base, args, nargs);
 }
 
@@ -392,8 +406,9 @@ static LLVMValueRef int_divmod(GjLower *L, int want_mod, int is_signed, LLVMValu
     LLVMValueRef bs = sel(L, LLVMBuildOr(L->b, b_zero, b_m1, ""), one, b);
     LLVMValueRef q = LLVMBuildSDiv(L->b, a, bs, ""), r = LLVMBuildSRem(L->b, a, bs, "");
     /* Truncating -> flooring: step down when the remainder's sign differs from b's. */
-    LLVMValueRef adjust = LLVMBuildAnd(L->b, icmp(L, LLVMIntNE, r, zero),
-                                       icmp(L, LLVMIntSLT, LLVMBuildXor(L->b, r, bs, ""), zero), "");
+    LLVMValueRef adjust =
+        LLVMBuildAnd(L->b, icmp(L, LLVMIntNE, r, zero),
+                     icmp(L, LLVMIntSLT, LLVMBuildXor(L->b, r, bs, ""), zero), "");
     LLVMValueRef res;
     if (want_mod) {
         res = sel(L, adjust, LLVMBuildAdd(L->b, r, bs, ""), r);
@@ -418,7 +433,7 @@ static LLVMValueRef float_divmod(GjLower *L, int want_mod, LLVMValueRef a, LLVMV
         LLVMValueRef signed_zero[2] = {zero, b};
         LLVMValueRef m = sel(L, fix, gj_lower_fast(L, LLVMBuildFAdd(L->b, mod, b, "")), mod);
         return sel(L, mod_nz, m,
-                      gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
+                   gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
     }
     LLVMValueRef div = gj_lower_fdiv(L, LLVMBuildFSub(L->b, a, mod, ""), b);
     div = sel(L, fix, LLVMBuildFSub(L->b, div, one, ""), div);
@@ -428,9 +443,9 @@ static LLVMValueRef float_divmod(GjLower *L, int want_mod, LLVMValueRef a, LLVMV
     fl = sel(L, round_up, LLVMBuildFAdd(L->b, fl, one, ""), fl);
     LLVMValueRef quotient = gj_lower_fdiv(L, a, b);
     LLVMValueRef signed_zero[2] = {zero, quotient};
-    LLVMValueRef res = sel(L, fcmp(L, LLVMRealUNE, div, zero), fl,
-                              gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a),
-                                                      signed_zero, 2));
+    LLVMValueRef res =
+        sel(L, fcmp(L, LLVMRealUNE, div, zero), fl,
+            gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
     return sel(L, fcmp(L, LLVMRealOEQ, b, zero), quotient, res);
 }
 
@@ -451,7 +466,8 @@ static int small_exponent(LLVMValueRef k) {
 }
 
 static LLVMValueRef mul(GjLower *L, LLVMValueRef a, LLVMValueRef b, int is_float) {
-    return is_float ? gj_lower_arith(L, LLVMBuildFMul(L->b, a, b, "")) : LLVMBuildMul(L->b, a, b, "");
+    return is_float ? gj_lower_arith(L, LLVMBuildFMul(L->b, a, b, ""))
+                    : LLVMBuildMul(L->b, a, b, "");
 }
 
 /* x ** e for e in 0..4 as multiplies: x*x is exactly pow(x, 2). */
@@ -582,20 +598,21 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef ef = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(ity, p - 1, 0), ""),
                                    LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0), "");
     LLVMValueRef normal = icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, 0, 0));
-    LLVMValueRef m = sel(L, normal, LLVMBuildOr(L->b, frac, LLVMConstInt(ity, 1ull << (p - 1), 0), ""),
-                         frac);
-    LLVMValueRef e = LLVMBuildSub(L->b, sel(L, normal, ef, LLVMConstInt(ity, 1, 0)),
-                                  LLVMConstInt(ity, (unsigned long long)(bias + (int)p - 1), 0), "");
-    LLVMValueRef tz_args[2] = {m, LLVMConstInt(L->i1, 0, 0)};   /* m == 0 (x == 0) is gated off */
+    LLVMValueRef m =
+        sel(L, normal, LLVMBuildOr(L->b, frac, LLVMConstInt(ity, 1ull << (p - 1), 0), ""), frac);
+    LLVMValueRef e =
+        LLVMBuildSub(L->b, sel(L, normal, ef, LLVMConstInt(ity, 1, 0)),
+                     LLVMConstInt(ity, (unsigned long long)(bias + (int)p - 1), 0), "");
+    LLVMValueRef tz_args[2] = {m, LLVMConstInt(L->i1, 0, 0)}; /* m == 0 (x == 0) is gated off */
     LLVMValueRef tz = gj_lower_call_intrinsic(L, "llvm.cttz", ity, tz_args, 2);
     LLVMValueRef big_m = LLVMBuildSIToFP(L->b, LLVMBuildLShr(L->b, m, tz, ""), ty, "");
     e = LLVMBuildTrunc(L->b, LLVMBuildAdd(L->b, e, tz, ""), L->i32, "");
 
     /* the gate */
     LLVMValueRef ay = gj_lower_float_intrinsic(L, "llvm.fabs", y);
-    LLVMValueRef ok = LLVMBuildAnd(
-        L->b, fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", y), y),
-        fcmp(L, LLVMRealOGE, ay, float_const(y, 1.0)), "");
+    LLVMValueRef ok =
+        LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", y), y),
+                     fcmp(L, LLVMRealOGE, ay, float_const(y, 1.0)), "");
     ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOLE, ay, float_const(y, 1048576.0)), "");
     LLVMValueRef finite = icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0));
     ok = LLVMBuildAnd(L->b, ok, finite, "");
@@ -616,8 +633,8 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     /* M**|y| by squaring */
     LLVMValueRef acc = float_const(x, 1.0), sq = big_m;
     for (unsigned bit = 0; bit < 6; bit++) {
-        LLVMValueRef set = LLVMBuildTrunc(L->b, LLVMBuildLShr(L->b, k, LLVMConstInt(L->i32, bit, 0), ""),
-                                          L->i1, "");
+        LLVMValueRef set = LLVMBuildTrunc(
+            L->b, LLVMBuildLShr(L->b, k, LLVMConstInt(L->i32, bit, 0), ""), L->i1, "");
         acc = sel(L, set, LLVMBuildFMul(L->b, acc, sq, ""), acc);
         if (bit < 5)
             sq = LLVMBuildFMul(L->b, sq, sq, "");
@@ -718,10 +735,16 @@ LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVM
                                 fsub(L, gj_lower_im(L, a), gj_lower_im(L, b)));
     case GJ_BIN_MUL: return complex_mul(L, a, b);
     case GJ_BIN_TRUEDIV: return complex_div(L, a, b);
-    case GJ_BIN_POW: return gj_lower_complex_pow(L, a, b);   /* lower_math.c */
-    case GJ_BIN_FLOORDIV: case GJ_BIN_MOD: case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT:
-    case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR: case GJ_BIN_MATMUL: case GJ_NBINOPS:
-        break;
+    case GJ_BIN_POW: return gj_lower_complex_pow(L, a, b); /* lower_math.c */
+    case GJ_BIN_FLOORDIV:
+    case GJ_BIN_MOD:
+    case GJ_BIN_LSHIFT:
+    case GJ_BIN_RSHIFT:
+    case GJ_BIN_AND:
+    case GJ_BIN_OR:
+    case GJ_BIN_XOR:
+    case GJ_BIN_MATMUL:
+    case GJ_NBINOPS: break;
     }
     return NULL;
 }
@@ -758,8 +781,9 @@ static LLVMValueRef int_binop(GjLower *L, GjBinop op, GjNumClass cls, LLVMValueR
     case GJ_BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
     case GJ_BIN_OR: return LLVMBuildOr(L->b, a, b, "");
     case GJ_BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
-    case GJ_BIN_TRUEDIV: case GJ_BIN_MATMUL: case GJ_NBINOPS:
-        break;   /* true division reaches here only with an integer result type */
+    case GJ_BIN_TRUEDIV:
+    case GJ_BIN_MATMUL:
+    case GJ_NBINOPS: break; /* true division reaches here only with an integer result type */
     }
     return NULL;
 }
@@ -770,8 +794,8 @@ static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValu
         (op == GJ_BIN_FLOORDIV || op == GJ_BIN_MOD || op == GJ_BIN_POW)) {
         /* NumPy computes these float16 operations in float32 and rounds once */
         LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
-        LLVMValueRef r = float_binop(L, op, LLVMBuildFPExt(L->b, a, f32, ""),
-                                     LLVMBuildFPExt(L->b, b, f32, ""));
+        LLVMValueRef r =
+            float_binop(L, op, LLVMBuildFPExt(L->b, a, f32, ""), LLVMBuildFPExt(L->b, b, f32, ""));
         return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
     }
     switch (op) {
@@ -782,9 +806,13 @@ static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValu
     case GJ_BIN_FLOORDIV: return float_divmod(L, 0, a, b);
     case GJ_BIN_MOD: return float_divmod(L, 1, a, b);
     case GJ_BIN_POW: return power(L, GJ_NC_FLOAT, a, b);
-    case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT: case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR:
-    case GJ_BIN_MATMUL: case GJ_NBINOPS:
-        break;
+    case GJ_BIN_LSHIFT:
+    case GJ_BIN_RSHIFT:
+    case GJ_BIN_AND:
+    case GJ_BIN_OR:
+    case GJ_BIN_XOR:
+    case GJ_BIN_MATMUL:
+    case GJ_NBINOPS: break;
     }
     return NULL;
 }
@@ -792,12 +820,20 @@ static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValu
 /* NumPy bool arithmetic: + is or, * is and; & | ^ are logical. */
 static LLVMValueRef bool_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
     switch (op) {
-    case GJ_BIN_ADD: case GJ_BIN_OR: return LLVMBuildOr(L->b, a, b, "");
-    case GJ_BIN_MUL: case GJ_BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
+    case GJ_BIN_ADD:
+    case GJ_BIN_OR: return LLVMBuildOr(L->b, a, b, "");
+    case GJ_BIN_MUL:
+    case GJ_BIN_AND: return LLVMBuildAnd(L->b, a, b, "");
     case GJ_BIN_XOR: return LLVMBuildXor(L->b, a, b, "");
-    case GJ_BIN_SUB: case GJ_BIN_TRUEDIV: case GJ_BIN_FLOORDIV: case GJ_BIN_MOD: case GJ_BIN_POW:
-    case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT: case GJ_BIN_MATMUL: case GJ_NBINOPS:
-        break;
+    case GJ_BIN_SUB:
+    case GJ_BIN_TRUEDIV:
+    case GJ_BIN_FLOORDIV:
+    case GJ_BIN_MOD:
+    case GJ_BIN_POW:
+    case GJ_BIN_LSHIFT:
+    case GJ_BIN_RSHIFT:
+    case GJ_BIN_MATMUL:
+    case GJ_NBINOPS: break;
     }
     return NULL;
 }
@@ -811,7 +847,8 @@ LLVMValueRef gj_lower_binop(GjLower *L, GjBinop op, LLVMValueRef a, const GjType
             return NULL;
         switch (cls) {
         case GJ_NC_BOOL: r = bool_binop(L, op, a, b); break;
-        case GJ_NC_SINT: case GJ_NC_UINT: r = int_binop(L, op, cls, a, b); break;
+        case GJ_NC_SINT:
+        case GJ_NC_UINT: r = int_binop(L, op, cls, a, b); break;
         case GJ_NC_FLOAT: r = float_binop(L, op, a, b); break;
         case GJ_NC_COMPLEX: r = gj_lower_complex_binop(L, op, a, b); break;
         case GJ_NC_OTHER: break;
@@ -833,21 +870,20 @@ LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *
     if (cls == GJ_NC_OTHER || !(a = gj_lower_cast(L, a, ta, rt)))
         goto unsupported;
     switch (op) {
-    case GJ_UN_POS:
-        return a;
+    case GJ_UN_POS: return a;
     case GJ_UN_NEG:
         if (cls == GJ_NC_FLOAT)
             return gj_lower_arith(L, LLVMBuildFNeg(L->b, a, ""));
         if (cls == GJ_NC_COMPLEX)
-            return gj_lower_complex(L, gj_lower_arith(L, LLVMBuildFNeg(L->b, gj_lower_re(L, a), "")),
+            return gj_lower_complex(L,
+                                    gj_lower_arith(L, LLVMBuildFNeg(L->b, gj_lower_re(L, a), "")),
                                     gj_lower_arith(L, LLVMBuildFNeg(L->b, gj_lower_im(L, a), "")));
         return cls == GJ_NC_BOOL ? a : LLVMBuildNeg(L->b, a, "");
     case GJ_UN_INVERT:
         if (cls == GJ_NC_FLOAT || cls == GJ_NC_COMPLEX)
             break;
-        return LLVMBuildNot(L->b, a, "");   /* ~x == -x - 1; bool: logical not */
-    case GJ_UN_NOT:
-        break;
+        return LLVMBuildNot(L->b, a, ""); /* ~x == -x - 1; bool: logical not */
+    case GJ_UN_NOT: break;
     }
 unsupported:
     if (!L->c->diag)
@@ -858,9 +894,9 @@ unsupported:
 
 /* Predicates indexed by GjCmp (LT LE EQ NE GT GE). */
 static const LLVMIntPredicate cmp_signed[] = {LLVMIntSLT, LLVMIntSLE, LLVMIntEQ,
-                                              LLVMIntNE, LLVMIntSGT, LLVMIntSGE};
+                                              LLVMIntNE,  LLVMIntSGT, LLVMIntSGE};
 static const LLVMIntPredicate cmp_unsigned[] = {LLVMIntULT, LLVMIntULE, LLVMIntEQ,
-                                                LLVMIntNE, LLVMIntUGT, LLVMIntUGE};
+                                                LLVMIntNE,  LLVMIntUGT, LLVMIntUGE};
 static const LLVMRealPredicate cmp_float[] = {LLVMRealOLT, LLVMRealOLE, LLVMRealOEQ,
                                               LLVMRealUNE, LLVMRealOGT, LLVMRealOGE};
 
@@ -868,9 +904,10 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
                                GjNumClass cls) {
     switch (cls) {
     case GJ_NC_SINT: return icmp(L, cmp_signed[k], a, b);
-    case GJ_NC_BOOL: case GJ_NC_UINT: return icmp(L, cmp_unsigned[k], a, b);
+    case GJ_NC_BOOL:
+    case GJ_NC_UINT: return icmp(L, cmp_unsigned[k], a, b);
     case GJ_NC_FLOAT: return gj_lower_fast(L, fcmp(L, cmp_float[k], a, b));
-    case GJ_NC_COMPLEX: {   /* == and != only (typing refuses the rest) */
+    case GJ_NC_COMPLEX: { /* == and != only (typing refuses the rest) */
         LLVMValueRef re = compare_in(L, k, gj_lower_re(L, a), gj_lower_re(L, b), GJ_NC_FLOAT);
         LLVMValueRef im = compare_in(L, k, gj_lower_im(L, a), gj_lower_im(L, b), GJ_NC_FLOAT);
         if (k == GJ_CMP_EQ)
@@ -882,9 +919,7 @@ static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef
     return NULL;
 }
 
-static int is_uint64(const GjType *t) {
-    return t->kind == GJ_TK_UINT && t->bits == 64;
-}
+static int is_uint64(const GjType *t) { return t->kind == GJ_TK_UINT && t->bits == 64; }
 
 /* A signed integer or an int literal against a uint64 (either on the left),
    by value, as NumPy 2 compares them: a negative one is below every uint64,
@@ -901,8 +936,8 @@ static LLVMValueRef compare_signed_uint64(GjLower *L, GjCmp k, LLVMValueRef a, c
     if (!(*s = gj_lower_cast(L, *s, signed_left ? ta : tb, &gj_ty_int64)))
         return NULL;
     LLVMValueRef negative = icmp(L, LLVMIntSLT, *s, int_const(*s, 0));
-    LLVMValueRef known = LLVMConstInt(L->i1, (unsigned long long)(signed_left ? left_below[k]
-                                                                          : right_below[k]), 0);
+    LLVMValueRef known =
+        LLVMConstInt(L->i1, (unsigned long long)(signed_left ? left_below[k] : right_below[k]), 0);
     return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
 }
 
@@ -919,8 +954,8 @@ static LLVMValueRef compare_with_literal(GjLower *L, GjCmp k, LLVMValueRef a, co
     return compare_signed_uint64(L, k, a, ta, b, tb);
 }
 
-LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
-                              LLVMValueRef b, const GjType *tb) {
+LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta, LLVMValueRef b,
+                              const GjType *tb) {
     const GjType *t = gj_ty_promote(ta, tb);
     if (!t && gj_lower_class(ta) == GJ_NC_BOOL && gj_lower_class(tb) == GJ_NC_BOOL)
         t = &gj_ty_bool;
@@ -933,7 +968,7 @@ LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType 
         (t->kind == GJ_TK_UINT || (t->kind == GJ_TK_INT && t->bits < 64)))
         return compare_with_literal(L, k, a, ta, b, tb, t);
     if ((ta->kind == GJ_TK_INT && is_uint64(tb)) || (is_uint64(ta) && tb->kind == GJ_TK_INT))
-        return compare_signed_uint64(L, k, a, ta, b, tb);   /* promoted to float64 */
+        return compare_signed_uint64(L, k, a, ta, b, tb); /* promoted to float64 */
     if (!(a = gj_lower_cast(L, a, ta, t)) || !(b = gj_lower_cast(L, b, tb, t)))
         return NULL;
     return compare_in(L, k, a, b, gj_lower_class(t));
@@ -943,20 +978,18 @@ LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType 
 
 LLVMValueRef gj_lower_abs(GjLower *L, LLVMValueRef a, const GjType *t) {
     switch (gj_lower_class(t)) {
-    case GJ_NC_BOOL: case GJ_NC_UINT:
-        return a;
-    case GJ_NC_SINT: {   /* abs(INT_MIN) wraps to INT_MIN, as NumPy */
+    case GJ_NC_BOOL:
+    case GJ_NC_UINT: return a;
+    case GJ_NC_SINT: { /* abs(INT_MIN) wraps to INT_MIN, as NumPy */
         LLVMValueRef args[2] = {a, LLVMConstInt(L->i1, 0, 0)};
         return gj_lower_call_intrinsic(L, "llvm.abs", LLVMTypeOf(a), args, 2);
     }
-    case GJ_NC_FLOAT:
-        return gj_lower_float_intrinsic(L, "llvm.fabs", a);
-    case GJ_NC_COMPLEX: {   /* npy_cabs: hypot(re, im) */
+    case GJ_NC_FLOAT: return gj_lower_float_intrinsic(L, "llvm.fabs", a);
+    case GJ_NC_COMPLEX: { /* npy_cabs: hypot(re, im) */
         LLVMValueRef parts[2] = {gj_lower_re(L, a), gj_lower_im(L, a)};
         return libdevice_call(L, "hypot", parts, 2);
     }
-    case GJ_NC_OTHER:
-        break;
+    case GJ_NC_OTHER: break;
     }
     gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "abs() of %s is not supported", t->name);
     return NULL;

@@ -125,8 +125,7 @@ void gj_lower_branch_unlikely(GjLower *L, LLVMValueRef ok, LLVMBasicBlockRef the
    and b (i64, or NULL for 0) in the error record, unless another thread
    came first; both paths go on in a new block, where the builder is left. */
 GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValueRef a,
-                        LLVMValueRef b, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+                        LLVMValueRef b, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* Index i (i64) of an axis or tuple of n items, a negative one counted from
    the end: i < 0 ? i + n : i. */
 LLVMValueRef gj_lower_wrap_index(GjLower *L, LLVMValueRef i, LLVMValueRef n);
@@ -154,20 +153,19 @@ LLVMValueRef gj_lower_array_dims_tuple(GjLower *L, LLVMValueRef arr, const GjTyp
    is checked (lower.c's access_subject). */
 /* The address of arr[idx] (an integer, or a tuple of one per axis), in
    the address space of at's data. */
-LLVMValueRef gj_lower_element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                  LLVMValueRef idx, const GjType *it, const char *subject);
+LLVMValueRef gj_lower_element_ptr(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                  const GjType *it, const char *subject);
 /* arr[idx] (an integer, or a tuple of one per axis), in the dtype's value form. */
-LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                   LLVMValueRef idx, const GjType *it, const char *subject);
+LLVMValueRef gj_lower_load_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                   const GjType *it, const char *subject);
 /* arr[idx] = v, v cast to the dtype. */
 GjStatus gj_lower_store_element(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
                                 const GjType *it, LLVMValueRef v, const GjType *vt,
                                 const char *subject);
 /* arr[idx] as a view of type rt (integers fix axes, and are checked; slices
    keep them, clamped as Python clamps). */
-LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at,
-                                 LLVMValueRef idx, const GjType *it, const GjType *rt,
-                                 const char *subject);
+LLVMValueRef gj_lower_array_view(GjLower *L, LLVMValueRef arr, const GjType *at, LLVMValueRef idx,
+                                 const GjType *it, const GjType *rt, const char *subject);
 /* A frozen NumPy array as a readonly array value of type rt. */
 LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjType *rt);
 /* The module's static shared memory in bytes (a 16-byte multiple), as an
@@ -199,8 +197,8 @@ LLVMValueRef gj_lower_binop(GjLower *L, GjBinop op, LLVMValueRef a, const GjType
 LLVMValueRef gj_lower_unop(GjLower *L, GjUnop op, LLVMValueRef a, const GjType *ta,
                            const GjType *rt);
 /* a <k> b compared in the promoted type of ta and tb; result i1. */
-LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta,
-                              LLVMValueRef b, const GjType *tb);
+LLVMValueRef gj_lower_compare(GjLower *L, GjCmp k, LLVMValueRef a, const GjType *ta, LLVMValueRef b,
+                              const GjType *tb);
 
 /* Item i (an i64 in [-n, n)) of tuple tup of type tt, as rt (lower.c). */
 LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
@@ -231,8 +229,7 @@ LLVMValueRef gj_lower_fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b);
 LLVMValueRef gj_lower_sqrt(GjLower *L, LLVMValueRef a);
 /* libdevice's __nv_<base> (double) / __nv_<base>f (float, and half through
    float) on args whose first is a float; the one place that names libdevice. */
-LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args,
-                                unsigned nargs);
+LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args, unsigned nargs);
 
 /* Complex values: parts of z, and a complex of complex type t from parts. */
 LLVMValueRef gj_lower_re(GjLower *L, LLVMValueRef z);
@@ -249,6 +246,5 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b);
 /* Complex a ** b for b not a small constant (npy_cpow's special cases, else
    exp(b log a)). */
 LLVMValueRef gj_lower_complex_pow(GjLower *L, LLVMValueRef a, LLVMValueRef b);
-
 
 #endif

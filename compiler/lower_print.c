@@ -67,7 +67,10 @@ static LLVMValueRef const_string(GjLower *L, const char *s, const char *name) {
 
 /* Appends v's conversion to f; returns v as vprintf reads it (promoted). */
 static LLVMValueRef promote(GjLower *L, Fmt *f, LLVMValueRef v, const GjType *t) {
-    static const struct { const char *conv; const GjType *as; } conv[] = {
+    static const struct {
+        const char *conv;
+        const GjType *as;
+    } conv[] = {
         [GJ_NC_SINT] = {"%lld", &gj_ty_int64},
         [GJ_NC_UINT] = {"%llu", &gj_ty_uint64},
         [GJ_NC_FLOAT] = {"%f", &gj_ty_float64},

@@ -16,7 +16,9 @@
 #include "lower_ops.h"
 
 /* What CUDA allows each register to hold: [lo, hi). */
-static const struct { unsigned long long lo, hi; } sreg_range[GJ_NSREGS] = {
+static const struct {
+    unsigned long long lo, hi;
+} sreg_range[GJ_NSREGS] = {
     [GJ_SREG_TID] = {0, 1024},
     [GJ_SREG_NTID] = {1, 1025},
     [GJ_SREG_CTAID] = {0, 0x7fffffffULL},

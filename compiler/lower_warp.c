@@ -51,26 +51,32 @@ LLVMValueRef gj_lower_collective(GjLower *L, const GjIntrCall *c) {
     LLVMValueRef a[4] = {NULL, NULL, NULL, NULL}, pred = NULL, r;
     const GjType *vt = NULL;
     switch (op) {
-    case GJ_COLL_SYNC_COUNT: case GJ_COLL_SYNC_AND: case GJ_COLL_SYNC_OR:
-        a[0] = gj_lower_truth(L, c->v[0], c->t[0]);
-        break;
-    case GJ_COLL_SYNCWARP:
-        a[0] = arg_i32(L, c, 0);
-        break;
-    case GJ_COLL_FENCE_BLOCK: case GJ_COLL_FENCE: case GJ_COLL_FENCE_SYSTEM:
-    case GJ_COLL_ACTIVEMASK:
-        break;
-    case GJ_COLL_SHFL_IDX: case GJ_COLL_SHFL_UP: case GJ_COLL_SHFL_DOWN: case GJ_COLL_SHFL_XOR:
+    case GJ_COLL_SYNC_COUNT:
+    case GJ_COLL_SYNC_AND:
+    case GJ_COLL_SYNC_OR: a[0] = gj_lower_truth(L, c->v[0], c->t[0]); break;
+    case GJ_COLL_SYNCWARP: a[0] = arg_i32(L, c, 0); break;
+    case GJ_COLL_FENCE_BLOCK:
+    case GJ_COLL_FENCE:
+    case GJ_COLL_FENCE_SYSTEM:
+    case GJ_COLL_ACTIVEMASK: break;
+    case GJ_COLL_SHFL_IDX:
+    case GJ_COLL_SHFL_UP:
+    case GJ_COLL_SHFL_DOWN:
+    case GJ_COLL_SHFL_XOR:
         a[0] = arg_i32(L, c, 0);
         a[1] = arg_bits(L, c, 1, &vt);
         a[2] = arg_i32(L, c, 2);
         a[3] = arg_i32(L, c, 3);
         break;
-    case GJ_COLL_VOTE_ALL: case GJ_COLL_VOTE_ANY: case GJ_COLL_VOTE_EQ: case GJ_COLL_BALLOT:
+    case GJ_COLL_VOTE_ALL:
+    case GJ_COLL_VOTE_ANY:
+    case GJ_COLL_VOTE_EQ:
+    case GJ_COLL_BALLOT:
         a[0] = arg_i32(L, c, 0);
         a[1] = gj_lower_truth(L, c->v[1], c->t[1]);
         break;
-    case GJ_COLL_MATCH_ANY: case GJ_COLL_MATCH_ALL:
+    case GJ_COLL_MATCH_ANY:
+    case GJ_COLL_MATCH_ALL:
         a[0] = arg_i32(L, c, 0);
         a[1] = arg_bits(L, c, 1, &vt);
         break;
@@ -78,20 +84,28 @@ LLVMValueRef gj_lower_collective(GjLower *L, const GjIntrCall *c) {
     if (L->c->diag || !(r = L->target->collective(L, op, a, &pred)))   /* diag: a cast failed */
         return NULL;
     switch (op) {
-    case GJ_COLL_SYNCWARP: case GJ_COLL_FENCE_BLOCK: case GJ_COLL_FENCE:
-    case GJ_COLL_FENCE_SYSTEM:
-        return LLVMGetUndef(L->empty);
-    case GJ_COLL_SHFL_IDX: case GJ_COLL_SHFL_UP: case GJ_COLL_SHFL_DOWN: case GJ_COLL_SHFL_XOR:
-        return gj_lower_cast(L, from_bits(L, r, vt), vt, c->rt);
+    case GJ_COLL_SYNCWARP:
+    case GJ_COLL_FENCE_BLOCK:
+    case GJ_COLL_FENCE:
+    case GJ_COLL_FENCE_SYSTEM: return LLVMGetUndef(L->empty);
+    case GJ_COLL_SHFL_IDX:
+    case GJ_COLL_SHFL_UP:
+    case GJ_COLL_SHFL_DOWN:
+    case GJ_COLL_SHFL_XOR: return gj_lower_cast(L, from_bits(L, r, vt), vt, c->rt);
     case GJ_COLL_MATCH_ALL: {
         LLVMValueRef pair = LLVMGetUndef(gj_lower_type(L, c->rt));
         pair = LLVMBuildInsertValue(L->b, pair, r, 0, "");
         return LLVMBuildInsertValue(L->b, pair, pred, 1, "");
     }
-    case GJ_COLL_SYNC_COUNT: case GJ_COLL_SYNC_AND: case GJ_COLL_SYNC_OR:
-    case GJ_COLL_VOTE_ALL: case GJ_COLL_VOTE_ANY: case GJ_COLL_VOTE_EQ: case GJ_COLL_BALLOT:
-    case GJ_COLL_MATCH_ANY: case GJ_COLL_ACTIVEMASK:
-        break;
+    case GJ_COLL_SYNC_COUNT:
+    case GJ_COLL_SYNC_AND:
+    case GJ_COLL_SYNC_OR:
+    case GJ_COLL_VOTE_ALL:
+    case GJ_COLL_VOTE_ANY:
+    case GJ_COLL_VOTE_EQ:
+    case GJ_COLL_BALLOT:
+    case GJ_COLL_MATCH_ANY:
+    case GJ_COLL_ACTIVEMASK: break;
     }
     return r;   /* i32 for int32/uint32 results, i1 for bool ones */
 }
@@ -99,14 +113,14 @@ LLVMValueRef gj_lower_collective(GjLower *L, const GjIntrCall *c) {
 /* x == 0 ? 0 : cttz(x) + 1, as an i32. */
 static LLVMValueRef ffs(GjLower *L, LLVMValueRef x) {
     LLVMTypeRef ty = LLVMTypeOf(x);
-    LLVMValueRef args[2] = {x, LLVMConstInt(L->i1, 1, 0)};   /* cttz(0) is poison: selected away */
+    LLVMValueRef args[2] = {x, LLVMConstInt(L->i1, 1, 0)}; /* cttz(0) is poison: selected away */
     LLVMValueRef tz = gj_lower_call_intrinsic(L, "llvm.cttz", ty, args, 2);
     if (!tz)
         return NULL;
     LLVMValueRef one = LLVMBuildAdd(L->b, tz, LLVMConstInt(ty, 1, 0), "");
     LLVMValueRef is0 = LLVMBuildICmp(L->b, LLVMIntEQ, x, LLVMConstNull(ty), "");
-    return LLVMBuildIntCast2(L->b, LLVMBuildSelect(L->b, is0, LLVMConstNull(ty), one, ""),
-                             L->i32, 0, "");
+    return LLVMBuildIntCast2(L->b, LLVMBuildSelect(L->b, is0, LLVMConstNull(ty), one, ""), L->i32,
+                             0, "");
 }
 
 /* fma(a, b, c) in t: llvm.fma rounds once; half computes in double, where the
@@ -130,20 +144,15 @@ LLVMValueRef gj_lower_bits(GjLower *L, const GjIntrCall *c) {
         if (!(v[k] = gj_lower_cast(L, c->v[k], c->t[k], op == GJ_BIT_SELP && !k ? c->t[0] : t)))
             return NULL;
     switch (op) {
-    case GJ_BIT_POPC:
-        return gj_lower_call_intrinsic(L, "llvm.ctpop", LLVMTypeOf(v[0]), v, 1);
-    case GJ_BIT_BREV:
-        return gj_lower_call_intrinsic(L, "llvm.bitreverse", LLVMTypeOf(v[0]), v, 1);
+    case GJ_BIT_POPC: return gj_lower_call_intrinsic(L, "llvm.ctpop", LLVMTypeOf(v[0]), v, 1);
+    case GJ_BIT_BREV: return gj_lower_call_intrinsic(L, "llvm.bitreverse", LLVMTypeOf(v[0]), v, 1);
     case GJ_BIT_CLZ:
         cl[0] = v[0];
         cl[1] = zero_poison;
         return gj_lower_call_intrinsic(L, "llvm.ctlz", LLVMTypeOf(v[0]), cl, 2);
-    case GJ_BIT_FFS:
-        return ffs(L, v[0]);
-    case GJ_BIT_FMA:
-        return fma_call(L, v, t);
-    case GJ_BIT_CBRT:
-        return gj_lower_libdevice(L, "cbrt", v, 1);
+    case GJ_BIT_FFS: return ffs(L, v[0]);
+    case GJ_BIT_FMA: return fma_call(L, v, t);
+    case GJ_BIT_CBRT: return gj_lower_libdevice(L, "cbrt", v, 1);
     case GJ_BIT_SELP: {
         LLVMValueRef cond = gj_lower_truth(L, v[0], c->t[0]);
         return LLVMBuildSelect(L->b, cond, v[1], v[2], "");

@@ -89,9 +89,7 @@ typedef struct Func {
 } Func;
 
 /* f's block count as a size for allocations (at least 1). */
-static size_t nblocks(const Func *f) {
-    return f->n > 0 ? (size_t)f->n : 1;
-}
+static size_t nblocks(const Func *f) { return f->n > 0 ? (size_t)f->n : 1; }
 
 static int block_index(const Func *f, LLVMBasicBlockRef b) {
     for (int k = 0; k < f->n; k++)
@@ -317,8 +315,7 @@ static int exit_test(const Func *f, Loop *L, int b) {
     if ((a != L->iv && a != L->next) || !invariant(f, c))
         return 0;
     p = stays0 ? p : inverse(p);
-    if (p != LLVMIntSLT && p != LLVMIntSLE && p != LLVMIntULT && p != LLVMIntULE &&
-        p != LLVMIntNE)
+    if (p != LLVMIntSLT && p != LLVMIntSLE && p != LLVMIntULT && p != LLVMIntULE && p != LLVMIntNE)
         return 0;
     L->test = cmp;
     L->bound = c;
@@ -351,8 +348,7 @@ static int counts_only(const Func *f, const Loop *L) {
         for (LLVMUseRef u = LLVMGetFirstUse(v[k]); u; u = LLVMGetNextUse(u)) {
             LLVMValueRef user = LLVMGetUser(u);
             if (!in_loop(f, LLVMGetInstructionParent(user)) || user == L->next ||
-                LLVMIsAICmpInst(user) || LLVMIsATruncInst(user) ||
-                (user == L->iv && k == 1))
+                LLVMIsAICmpInst(user) || LLVMIsATruncInst(user) || (user == L->iv && k == 1))
                 continue;
             return 0;
         }
@@ -435,8 +431,8 @@ static LLVMValueRef build_fits(LLVMBuilderRef b, const Loop *L, LLVMTypeRef i64)
     ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSGE, n, K(lo), ""), "");
     ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, LLVMIntSLE, n, K(bound_hi), ""), "");
     if (L->stay == LLVMIntNE)   /* counting up to the bound reaches it */
-        ok = LLVMBuildAnd(b, ok, LLVMBuildICmp(b, L->tests_next ? LLVMIntSLT : LLVMIntSLE, s, n,
-                                               ""), "");
+        ok = LLVMBuildAnd(b, ok,
+                          LLVMBuildICmp(b, L->tests_next ? LLVMIntSLT : LLVMIntSLE, s, n, ""), "");
 #undef K
     return ok;
 }
@@ -467,8 +463,8 @@ static void copy_blocks(const Func *f, LLVMBuilderRef b, Map *map) {
         map_put(map, LLVMBasicBlockAsValue(f->bb[k]), LLVMBasicBlockAsValue(nb));
         LLVMPositionBuilderAtEnd(b, nb);
         for (LLVMValueRef i = LLVMGetFirstInstruction(f->bb[k]); i; i = LLVMGetNextInstruction(i)) {
-            LLVMValueRef c = LLVMIsAPHINode(i) ? LLVMBuildPhi(b, LLVMTypeOf(i), "")
-                                               : LLVMInstructionClone(i);
+            LLVMValueRef c =
+                LLVMIsAPHINode(i) ? LLVMBuildPhi(b, LLVMTypeOf(i), "") : LLVMInstructionClone(i);
             if (!LLVMIsAPHINode(i))
                 LLVMInsertIntoBuilder(b, c);
             map_put(map, i, c);
@@ -617,8 +613,8 @@ static LLVMBasicBlockRef merge_at_exit(const Func *f, const Loop *L, LLVMBuilder
 /* Each phi of x whose incoming values are all sext of i32 values (or the
    start or the bound, which fit in the copy) is made an i32 phi, widened
    after: the copy then widens nothing inside the loop. */
-static void narrow_exit(const Loop *L, LLVMBasicBlockRef x, LLVMBuilderRef b,
-                        LLVMValueRef start32, LLVMValueRef bound32) {
+static void narrow_exit(const Loop *L, LLVMBasicBlockRef x, LLVMBuilderRef b, LLVMValueRef start32,
+                        LLVMValueRef bound32) {
     LLVMTypeRef i32 = LLVMTypeOf(start32);
     for (LLVMValueRef phi = LLVMGetFirstInstruction(x), next; phi && LLVMIsAPHINode(phi);
          phi = next) {
@@ -678,7 +674,8 @@ static void narrow_copy(const Loop *L, LLVMBuilderRef b, const Map *map, LLVMVal
                         LLVMValueRef bound32, LLVMBasicBlockRef x) {
     LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(L->iv));
     LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx);
-    LLVMValueRef iv = map_get(map, L->iv), next = map_get(map, L->next), test = map_get(map, L->test);
+    LLVMValueRef iv = map_get(map, L->iv), next = map_get(map, L->next),
+                 test = map_get(map, L->test);
     LLVMBasicBlockRef header = LLVMGetInstructionParent(iv);
     LLVMBasicBlockRef latch = mapped_block(map, LLVMGetIncomingBlock(L->iv, 0) == L->pre
                                                     ? LLVMGetIncomingBlock(L->iv, 1)
@@ -689,16 +686,18 @@ static void narrow_copy(const Loop *L, LLVMBuilderRef b, const Map *map, LLVMVal
        loop strength reduction (NVPTX calls a truncation free) would count
        in 64 bits again and truncate */
     LLVMPositionBuilderBefore(b, next);
-    LLVMValueRef next32 = LLVMBuildFreeze(b, LLVMBuildAdd(b, iv32, LLVMConstInt(i32, 1, 0), ""),
-                                          "");
+    LLVMValueRef next32 =
+        LLVMBuildFreeze(b, LLVMBuildAdd(b, iv32, LLVMConstInt(i32, 1, 0), ""), "");
     LLVMBasicBlockRef pre = L->pre;
     LLVMAddIncoming(iv32, &start32, &pre, 1);
     LLVMAddIncoming(iv32, &next32, &latch, 1);
     /* the test first: it reads iv or next, which are replaced below */
-    LLVMValueRef a = LLVMGetOperand(test, 0) == iv ? iv32 : LLVMGetOperand(test, 0) == next
-                                                                ? next32 : bound32;
-    LLVMValueRef c = LLVMGetOperand(test, 1) == iv ? iv32 : LLVMGetOperand(test, 1) == next
-                                                                ? next32 : bound32;
+    LLVMValueRef a = LLVMGetOperand(test, 0) == iv     ? iv32
+                     : LLVMGetOperand(test, 0) == next ? next32
+                                                       : bound32;
+    LLVMValueRef c = LLVMGetOperand(test, 1) == iv     ? iv32
+                     : LLVMGetOperand(test, 1) == next ? next32
+                                                       : bound32;
     LLVMPositionBuilderBefore(b, test);
     LLVMValueRef test32 = LLVMBuildICmp(b, LLVMGetICmpPredicate(test), a, c, "");
     LLVMReplaceAllUsesWith(test, test32);
@@ -753,7 +752,8 @@ static LLVMBasicBlockRef version(Func *f, Loop *L) {
     size_t count = 0;
     for (int k = 0; k < f->n; k++)
         if (f->in_loop[k])
-            for (LLVMValueRef i = LLVMGetFirstInstruction(f->bb[k]); i; i = LLVMGetNextInstruction(i))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(f->bb[k]); i;
+                 i = LLVMGetNextInstruction(i))
                 count++;
     Map map;
     if (!map_init(&map, count + nblocks(f))) {

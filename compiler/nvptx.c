@@ -76,7 +76,11 @@ static void init_target(void) {
 
 /* The newest sm_XY and PTX ISA version each LLVM release's NVPTX backend
    knows (NVPTX.td); a newer LLVM than listed gets the last row. */
-static const struct { unsigned llvm_major; int max_sm; int max_ptx; } nvptx_limits[] = {
+static const struct {
+    unsigned llvm_major;
+    int max_sm;
+    int max_ptx;
+} nvptx_limits[] = {
     {17, 90, 82},
     {18, 90, 83},
     {19, 90, 85},
@@ -92,9 +96,7 @@ static int nvptx_limit_row(void) {
     return n - 1;
 }
 
-int gj_nvptx_max_sm(void) {
-    return nvptx_limits[nvptx_limit_row()].max_sm;
-}
+int gj_nvptx_max_sm(void) { return nvptx_limits[nvptx_limit_row()].max_sm; }
 
 static LLVMCodeGenOptLevel codegen_level(int opt_level) {
     switch (opt_level) {
@@ -223,7 +225,8 @@ static void prune_libdevice(LLVMModuleRef mod, LLVMModuleRef lib) {
         size_t len;
         const char *name = LLVMGetValueName2(fn, &len);
         LLVMValueRef def = LLVMIsDeclaration(fn) && len > 5 && strncmp(name, "__nv_", 5) == 0
-                               ? LLVMGetNamedFunction(lib, name) : NULL;
+                               ? LLVMGetNamedFunction(lib, name)
+                               : NULL;
         if (def && !LLVMIsDeclaration(def))
             mark_needed(def, needed, &n, CAP);
     }
@@ -274,8 +277,8 @@ static GjStatus link_libdevice(GjCtx *c, LLVMModuleRef mod, const GjCompileOptio
         return gj_error(c, GJ_DIAG_INTERNAL, noloc, "out of memory");
     LLVMModuleRef lib;
     if (LLVMParseBitcodeInContext2(LLVMGetModuleContext(mod), bytes, &lib))
-        return gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s",
-                        path, cap->first_error ? cap->first_error : "bad bitcode");
+        return gj_error(c, GJ_DIAG_LOWERING, noloc, "cannot read libdevice %s: %s", path,
+                        cap->first_error ? cap->first_error : "bad bitcode");
     /* libdevice carries a generic triple and an older data layout; adopt the
        kernel's so the linker has nothing to warn about. */
     LLVMSetTarget(lib, LLVMGetTarget(mod));
@@ -381,8 +384,8 @@ GjStatus gj_llvm_run(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const
     if (!err)
         return GJ_OK;
     char *msg = LLVMGetErrorMessage(err);
-    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "LLVM pass pipeline %s failed: %s",
-             pipeline, msg);
+    gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "LLVM pass pipeline %s failed: %s", pipeline,
+             msg);
     LLVMDisposeErrorMessage(msg);
     return GJ_ERR;
 }
@@ -410,7 +413,9 @@ static GjStatus emit_ptx(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, c
     LLVMMemoryBufferRef buf = e.out;
     if (e.failed) {
         gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "PTX emission failed: %s",
-                 cap->first_error ? cap->first_error : msg ? msg : "unknown error");
+                 cap->first_error ? cap->first_error
+                 : msg            ? msg
+                                  : "unknown error");
         LLVMDisposeMessage(msg);
         return GJ_ERR;
     }
@@ -435,14 +440,14 @@ static int orders_loads(LLVMValueRef inst, unsigned memory_kind) {
     if (LLVMIsACallInst(inst)) {
         LLVMAttributeIndex at_fn = (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
         LLVMValueRef fn = LLVMGetCalledValue(inst);
-        LLVMAttributeRef a = fn && LLVMIsAFunction(fn)
-                                 ? LLVMGetEnumAttributeAtIndex(fn, at_fn, memory_kind) : NULL;
+        LLVMAttributeRef a =
+            fn && LLVMIsAFunction(fn) ? LLVMGetEnumAttributeAtIndex(fn, at_fn, memory_kind) : NULL;
         LLVMAttributeRef site = LLVMGetCallSiteEnumAttribute(inst, at_fn, memory_kind);
-        return !((a && LLVMGetEnumAttributeValue(a) == 0)
-                 || (site && LLVMGetEnumAttributeValue(site) == 0));
+        return !((a && LLVMGetEnumAttributeValue(a) == 0) ||
+                 (site && LLVMGetEnumAttributeValue(site) == 0));
     }
-    return LLVMIsAStoreInst(inst) || LLVMIsAAtomicRMWInst(inst) || LLVMIsAAtomicCmpXchgInst(inst)
-           || LLVMIsAFenceInst(inst) || LLVMIsAVAArgInst(inst);
+    return LLVMIsAStoreInst(inst) || LLVMIsAAtomicRMWInst(inst) || LLVMIsAAtomicCmpXchgInst(inst) ||
+           LLVMIsAFenceInst(inst) || LLVMIsAVAArgInst(inst);
 }
 
 /* The instruction v must follow in block bb: the latest of its operands
@@ -465,8 +470,7 @@ static LLVMValueRef must_follow(LLVMValueRef v, LLVMValueRef floor) {
    behind the loads already placed right after `after`, so that loads with
    the same anchor keep their order (loads whose addresses moved up on
    their own each follow their address instead). */
-static void move_after(LLVMBuilderRef b, LLVMBasicBlockRef bb, LLVMValueRef v,
-                       LLVMValueRef after) {
+static void move_after(LLVMBuilderRef b, LLVMBasicBlockRef bb, LLVMValueRef v, LLVMValueRef after) {
     LLVMValueRef at = after ? LLVMGetNextInstruction(after) : LLVMGetFirstInstruction(bb);
     while (LLVMIsALoadInst(v) && at != v && LLVMIsALoadInst(at))
         at = LLVMGetNextInstruction(at);
@@ -480,8 +484,8 @@ static void move_after(LLVMBuilderRef b, LLVMBasicBlockRef bb, LLVMValueRef v,
 /* Moves an address computation of block bb (address arithmetic: no memory,
    no effect) as early as its operands allow, its operands first. */
 static void address_first(LLVMBuilderRef b, LLVMBasicBlockRef bb, LLVMValueRef v, int depth) {
-    if (depth > 8 || !LLVMIsAInstruction(v) || LLVMGetInstructionParent(v) != bb
-        || !(LLVMIsAGetElementPtrInst(v) || LLVMIsACastInst(v) || LLVMIsABinaryOperator(v)))
+    if (depth > 8 || !LLVMIsAInstruction(v) || LLVMGetInstructionParent(v) != bb ||
+        !(LLVMIsAGetElementPtrInst(v) || LLVMIsACastInst(v) || LLVMIsABinaryOperator(v)))
         return;
     for (unsigned k = 0, n = (unsigned)LLVMGetNumOperands(v); k < n; k++)
         address_first(b, bb, LLVMGetOperand(v, k), depth + 1);
@@ -493,14 +497,14 @@ static void address_first(LLVMBuilderRef b, LLVMBasicBlockRef bb, LLVMValueRef v
    move a load above it. */
 static int branches_in_sass(LLVMValueRef inst) {
     LLVMOpcode op = LLVMGetInstructionOpcode(inst);
-    if (op == LLVMFDiv || op == LLVMFRem || op == LLVMUDiv || op == LLVMSDiv || op == LLVMURem
-        || op == LLVMSRem)
+    if (op == LLVMFDiv || op == LLVMFRem || op == LLVMUDiv || op == LLVMSDiv || op == LLVMURem ||
+        op == LLVMSRem)
         return 1;
     LLVMValueRef fn = op == LLVMCall ? LLVMGetCalledValue(inst) : NULL;
     size_t n = 0;
     const char *name = fn && LLVMIsAFunction(fn) ? LLVMGetValueName2(fn, &n) : "";
-    return strncmp(name, "llvm.sqrt.", 10) == 0 || strncmp(name, "llvm.nvvm.sqrt.", 15) == 0
-           || strncmp(name, "llvm.nvvm.rcp.rn.", 17) == 0;
+    return strncmp(name, "llvm.sqrt.", 10) == 0 || strncmp(name, "llvm.nvvm.sqrt.", 15) == 0 ||
+           strncmp(name, "llvm.nvvm.rcp.rn.", 17) == 0;
 }
 
 /* Moves each plain load of a block, with its address computation, up to
@@ -528,8 +532,7 @@ static void loads_first(LLVMModuleRef mod) {
                 slow = branches_in_sass(inst);
             LLVMValueRef last = NULL;   /* the last instruction loads must follow */
             LLVMValueRef next;
-            for (LLVMValueRef inst = slow ? LLVMGetFirstInstruction(bb) : NULL; inst;
-                 inst = next) {
+            for (LLVMValueRef inst = slow ? LLVMGetFirstInstruction(bb) : NULL; inst; inst = next) {
                 next = LLVMGetNextInstruction(inst);
                 if (orders_loads(inst, memory_kind)) {
                     last = inst;

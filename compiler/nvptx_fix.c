@@ -53,9 +53,7 @@ typedef struct Fix {
     unsigned minmax_id[MINMAX_IDS];   /* llvm.smin, smax, umin, umax */
 } Fix;
 
-static unsigned intrinsic_id(const char *name) {
-    return LLVMLookupIntrinsicID(name, strlen(name));
-}
+static unsigned intrinsic_id(const char *name) { return LLVMLookupIntrinsicID(name, strlen(name)); }
 
 /* The intrinsic inst calls, or 0. */
 static unsigned called_intrinsic(LLVMValueRef inst) {
@@ -98,8 +96,7 @@ static LLVMValueRef opaque_neg32(Fix *F, LLVMValueRef x) {
     LLVMTypeRef i32 = LLVMInt32TypeInContext(F->ctx);
     LLVMTypeRef fty = LLVMFunctionType(i32, &i32, 1, 0);
     LLVMValueRef code = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
-                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT,
-                                         0);
+                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT, 0);
     return LLVMBuildCall2(F->b, fty, code, &x, 1, "");
 }
 
@@ -133,8 +130,7 @@ static int compares_nonzero_constant(LLVMValueRef cmp) {
 }
 
 static int ignores_zero_signs(LLVMValueRef v) {
-    return LLVMCanValueUseFastMathFlags(v) &&
-           (LLVMGetFastMathFlags(v) & LLVMFastMathNoSignedZeros);
+    return LLVMCanValueUseFastMathFlags(v) && (LLVMGetFastMathFlags(v) & LLVMFastMathNoSignedZeros);
 }
 
 /* A float select on an fcmp that the backend may turn into min/max. */
@@ -142,8 +138,8 @@ static int select_may_become_minmax(LLVMValueRef inst) {
     if (LLVMGetInstructionOpcode(inst) != LLVMSelect || !is_float(LLVMTypeOf(inst)))
         return 0;
     LLVMValueRef cond = LLVMGetOperand(inst, 0);
-    return LLVMIsAFCmpInst(cond) && !compares_nonzero_constant(cond) &&
-           !ignores_zero_signs(inst) && !ignores_zero_signs(cond);
+    return LLVMIsAFCmpInst(cond) && !compares_nonzero_constant(cond) && !ignores_zero_signs(inst) &&
+           !ignores_zero_signs(cond);
 }
 
 /* The value that replaces inst, or NULL (inst stays; it may be changed in
@@ -194,9 +190,9 @@ static size_t read_register(const char **p, char out[REG_MAX]) {
     size_t n = 0;
     if (*s != '%')
         return 0;
-    while (n + 1 < REG_MAX && (s[n] == '%' || s[n] == '_' || s[n] == '$' ||
-                               (s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
-                               (s[n] >= '0' && s[n] <= '9')))
+    while (n + 1 < REG_MAX &&
+           (s[n] == '%' || s[n] == '_' || s[n] == '$' || (s[n] >= 'a' && s[n] <= 'z') ||
+            (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9')))
         n++;
     memcpy(out, s, n);
     out[n] = '\0';
@@ -231,13 +227,13 @@ static int unary16(const char *s, int *abs, char d[REG_MAX], char a[REG_MAX], co
    appended to out (NULL: only measured).  Its length. */
 static size_t write_unary16(char *out, int abs, const char *d, const char *a) {
     char buf[512];
-    int n = abs ? snprintf(buf, sizeof buf,
-                           "{\n\t.reg .pred \t%%abs_neg;\n\tsetp.lt.s16 \t%%abs_neg, %s, 0;\n"
-                           "\tmov.b16 \t%s, %s;\n\t@%%abs_neg not.b16 \t%s, %s;\n"
-                           "\t@%%abs_neg add.s16 \t%s, %s, 1;\n\t}",
-                           a, d, a, d, d, d, d)
-                : snprintf(buf, sizeof buf, "not.b16 \t%s, %s;\n\tadd.s16 \t%s, %s, 1;", d, a, d,
-                           d);
+    int n =
+        abs ? snprintf(buf, sizeof buf,
+                       "{\n\t.reg .pred \t%%abs_neg;\n\tsetp.lt.s16 \t%%abs_neg, %s, 0;\n"
+                       "\tmov.b16 \t%s, %s;\n\t@%%abs_neg not.b16 \t%s, %s;\n"
+                       "\t@%%abs_neg add.s16 \t%s, %s, 1;\n\t}",
+                       a, d, a, d, d, d, d)
+            : snprintf(buf, sizeof buf, "not.b16 \t%s, %s;\n\tadd.s16 \t%s, %s, 1;", d, a, d, d);
     if (out)
         memcpy(out, buf, (size_t)n);
     return (size_t)n;

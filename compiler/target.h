@@ -83,8 +83,7 @@ typedef struct GjTarget {
     /* Collective op on args (intrinsics.h's GjCollective gives their number
        and LLVM types, and the result's); MATCH_ALL also sets *pred (i1).
        NULL with a diag when the target cannot. */
-    LLVMValueRef (*collective)(GjLower *L, GjCollective op, LLVMValueRef *args,
-                               LLVMValueRef *pred);
+    LLVMValueRef (*collective)(GjLower *L, GjCollective op, LLVMValueRef *args, LLVMValueRef *pred);
     /* The math library's name for function `base` ("sin", "pow", "fmod")
        on float (is_double 0) or double arguments, into buf; with `fast`
        (fastmath's afn), the library's fast approximate variant where it has

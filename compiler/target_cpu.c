@@ -45,8 +45,18 @@ static void cpu_init_module(GjLower *L) {
 /* GjCpuThread's fields (runtime/cpuexec.h; grep tag GJ_CPU_THREAD_ABI): four
    uint32_t[3] (tid, bid, bdim, gdim), two pointers (shared, block), three
    uint32_t (lane, warp, shared_bytes). */
-enum { THREAD_TID, THREAD_BID, THREAD_BDIM, THREAD_GDIM, THREAD_SHARED, THREAD_BLOCK,
-       THREAD_LANE, THREAD_WARP, THREAD_SHARED_BYTES, THREAD_NFIELDS };
+enum {
+    THREAD_TID,
+    THREAD_BID,
+    THREAD_BDIM,
+    THREAD_GDIM,
+    THREAD_SHARED,
+    THREAD_BLOCK,
+    THREAD_LANE,
+    THREAD_WARP,
+    THREAD_SHARED_BYTES,
+    THREAD_NFIELDS
+};
 
 /* GjCpuThread as an LLVM struct (cpuexec.h; GJ_CPU_THREAD_ABI). */
 static LLVMTypeRef thread_type(GjLower *L) {
@@ -85,8 +95,7 @@ static void cpu_thread_types(GjLower *L, LLVMTypeRef *types) {
     types[1] = types[2] = types[3] = L->i32;
 }
 
-static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *params,
-                                   unsigned n) {
+static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *params, unsigned n) {
     LLVMTypeRef all[256 + CPU_THREAD_PARAMS];
     if (n > 256)
         return gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "too many kernel parameters");
@@ -95,8 +104,9 @@ static GjStatus cpu_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *pa
     char *body = gj_arena_printf(&L->c->arena, "%s.body", name);
     if (!body)
         return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory in lowering");
-    L->fn = LLVMAddFunction(L->mod, body, LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), all,
-                                                           n + CPU_THREAD_PARAMS, 0));
+    L->fn = LLVMAddFunction(
+        L->mod, body,
+        LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), all, n + CPU_THREAD_PARAMS, 0));
     LLVMSetLinkage(L->fn, LLVMInternalLinkage);
     static const char *const names[CPU_THREAD_PARAMS] = {"thread", "tid.x", "tid.y", "tid.z"};
     for (unsigned k = 0; k < CPU_THREAD_PARAMS; k++) {
@@ -215,9 +225,8 @@ static GjStatus cpu_finish_kernel(GjLower *L, const char *name) {
     LLVMGetParamTypes(body_ty, ptys);
 
     LLVMTypeRef wparams[2] = {ptr, ptr};
-    LLVMValueRef w = LLVMAddFunction(L->mod, name,
-                                     LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), wparams,
-                                                      2, 0));
+    LLVMValueRef w = LLVMAddFunction(
+        L->mod, name, LLVMFunctionType(LLVMVoidTypeInContext(L->ctx), wparams, 2, 0));
     LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
     LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(L->ctx, w, "entry"));
     LLVMValueRef params = LLVMGetParam(w, 0), t = LLVMGetParam(w, 1);
@@ -274,19 +283,18 @@ static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
     case GJ_SREG_NTID: return thread_dim_load(L, L->b, L->thread[0], THREAD_BDIM, axis);
     case GJ_SREG_NCTAID: return thread_dim_load(L, L->b, L->thread[0], THREAD_GDIM, axis);
     case GJ_SREG_LANEID: return lane(L);
-    case GJ_SREG_LANEMASK_LT: return LLVMBuildSub(L->b, LLVMBuildShl(L->b, one, lane(L), ""),
-                                                  one, "");
+    case GJ_SREG_LANEMASK_LT:
+        return LLVMBuildSub(L->b, LLVMBuildShl(L->b, one, lane(L), ""), one, "");
     case GJ_SREG_WARPSIZE: return LLVMConstInt(L->i32, 32, 0);
-    case GJ_NSREGS:
-        break;
+    case GJ_NSREGS: break;
     }
     return gj_lower_fail(L, "special register %d is not supported on the CPU target", (int)reg);
 }
 
 /* ret name(GjCpuThread *t, args...): a function of runtime/cpuexec.h's
    "called from kernel code" part (GJ_CPU_RUNTIME_SYMBOLS in pymodule). */
-static LLVMValueRef runtime_call(GjLower *L, const char *name, LLVMTypeRef ret,
-                                 LLVMValueRef *args, unsigned n) {
+static LLVMValueRef runtime_call(GjLower *L, const char *name, LLVMTypeRef ret, LLVMValueRef *args,
+                                 unsigned n) {
     LLVMTypeRef ptys[8];
     LLVMValueRef all[8];
     ptys[0] = LLVMPointerTypeInContext(L->ctx, 0);
@@ -325,7 +333,10 @@ static LLVMValueRef entry_slot(GjLower *L) {
 /* Each collective's runtime function and its mode argument (cpuexec.h's
    GJ_CPU_SYNC_*, GJ_CPU_SHFL_*, GJ_CPU_VOTE_*, GJ_CPU_MATCH_* values: keep
    in step with them). */
-static const struct { const char *fn; int mode; } collectives[] = {
+static const struct {
+    const char *fn;
+    int mode;
+} collectives[] = {
     [GJ_COLL_SYNC_COUNT] = {"gj_cpu_syncthreads_op", 0},
     [GJ_COLL_SYNC_AND] = {"gj_cpu_syncthreads_op", 1},
     [GJ_COLL_SYNC_OR] = {"gj_cpu_syncthreads_op", 2},
@@ -355,17 +366,22 @@ static LLVMValueRef cpu_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
     LLVMValueRef mode = LLVMConstInt(L->i32, (unsigned long long)collectives[op].mode, 1);
     const char *fn = collectives[op].fn;
     switch (op) {
-    case GJ_COLL_SYNC_COUNT: case GJ_COLL_SYNC_AND: case GJ_COLL_SYNC_OR:
+    case GJ_COLL_SYNC_COUNT:
+    case GJ_COLL_SYNC_AND:
+    case GJ_COLL_SYNC_OR:
         args[0] = LLVMBuildZExt(L->b, a[0], L->i32, "");
         args[1] = mode;
         return runtime_call(L, fn, L->i32, args, 2);
-    case GJ_COLL_SYNCWARP:
-        return runtime_call(L, fn, LLVMVoidTypeInContext(L->ctx), a, 1);
+    case GJ_COLL_SYNCWARP: return runtime_call(L, fn, LLVMVoidTypeInContext(L->ctx), a, 1);
     case GJ_COLL_FENCE_BLOCK:
         return LLVMBuildFence(L->b, LLVMAtomicOrderingSequentiallyConsistent, 1, "");
-    case GJ_COLL_FENCE: case GJ_COLL_FENCE_SYSTEM:
+    case GJ_COLL_FENCE:
+    case GJ_COLL_FENCE_SYSTEM:
         return LLVMBuildFence(L->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
-    case GJ_COLL_SHFL_IDX: case GJ_COLL_SHFL_UP: case GJ_COLL_SHFL_DOWN: case GJ_COLL_SHFL_XOR:
+    case GJ_COLL_SHFL_IDX:
+    case GJ_COLL_SHFL_UP:
+    case GJ_COLL_SHFL_DOWN:
+    case GJ_COLL_SHFL_XOR:
         args[0] = a[0];
         args[1] = LLVMBuildZExt(L->b, a[1], L->i64, "");
         args[2] = a[2];
@@ -373,14 +389,18 @@ static LLVMValueRef cpu_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
         args[4] = mode;
         r = runtime_call(L, fn, L->i64, args, 5);
         return LLVMBuildTrunc(L->b, r, LLVMTypeOf(a[1]), "");
-    case GJ_COLL_VOTE_ALL: case GJ_COLL_VOTE_ANY: case GJ_COLL_VOTE_EQ: case GJ_COLL_BALLOT:
+    case GJ_COLL_VOTE_ALL:
+    case GJ_COLL_VOTE_ANY:
+    case GJ_COLL_VOTE_EQ:
+    case GJ_COLL_BALLOT:
         args[0] = a[0];
         args[1] = LLVMBuildZExt(L->b, a[1], L->i32, "");
         args[2] = mode;
         r = runtime_call(L, fn, L->i32, args, 3);
         return op == GJ_COLL_BALLOT ? r
                                     : LLVMBuildICmp(L->b, LLVMIntNE, r, LLVMConstNull(L->i32), "");
-    case GJ_COLL_MATCH_ANY: case GJ_COLL_MATCH_ALL: {
+    case GJ_COLL_MATCH_ANY:
+    case GJ_COLL_MATCH_ALL: {
         LLVMValueRef slot = op == GJ_COLL_MATCH_ALL ? entry_slot(L) : NULL;
         args[0] = a[0];
         args[1] = LLVMBuildZExt(L->b, a[1], L->i64, "");
@@ -392,8 +412,7 @@ static LLVMValueRef cpu_collective(GjLower *L, GjCollective op, LLVMValueRef *a,
                                   LLVMConstNull(L->i32), "");
         return r;
     }
-    case GJ_COLL_ACTIVEMASK:
-        return runtime_call(L, fn, L->i32, args, 0);
+    case GJ_COLL_ACTIVEMASK: return runtime_call(L, fn, L->i32, args, 0);
     }
     return gj_lower_fail(L, "unknown collective %d", (int)op);
 }
@@ -411,8 +430,8 @@ static LLVMValueRef cpu_shared_static(GjLower *L, uint64_t offset, uint64_t byte
 
 static LLVMValueRef cpu_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
     LLVMValueRef base = thread_field_load(L, THREAD_SHARED, LLVMPointerTypeInContext(L->ctx, 0));
-    LLVMValueRef total = LLVMBuildZExt(L->b, thread_field_load(L, THREAD_SHARED_BYTES, L->i32),
-                                       L->i64, "");
+    LLVMValueRef total =
+        LLVMBuildZExt(L->b, thread_field_load(L, THREAD_SHARED_BYTES, L->i32), L->i64, "");
     LLVMValueRef off = gj_lower_shared_static_total(L);
     *bytes = LLVMBuildSub(L->b, total, off, "");
     return LLVMBuildInBoundsGEP2(L->b, L->i8, base, &off, 1, "");

@@ -44,10 +44,10 @@ static GjStatus nvptx_declare_kernel(GjLower *L, const char *name, LLVMTypeRef *
 static void launch_bound(GjLower *L, const char *annotation, const char *attribute, int n) {
     char text[16];
     int len = snprintf(text, sizeof text, "%d", n);
-    LLVMAddAttributeAtIndex(
-        L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
-        LLVMCreateStringAttribute(L->ctx, attribute, (unsigned)strlen(attribute), text,
-                                  (unsigned)len));
+    LLVMAddAttributeAtIndex(L->fn, (LLVMAttributeIndex)LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(L->ctx, attribute,
+                                                      (unsigned)strlen(attribute), text,
+                                                      (unsigned)len));
     LLVMMetadataRef md[3] = {
         LLVMValueAsMetadata(L->fn),
         LLVMMDStringInContext2(L->ctx, annotation, strlen(annotation)),
@@ -78,8 +78,12 @@ static GjStatus nvptx_finish_kernel(GjLower *L, const char *name) {
 /* llvm.nvvm.read.ptx.sreg.<reg>[.<axis>]: i32. */
 static LLVMValueRef nvptx_special_reg(GjLower *L, GjSreg reg, int axis) {
     static const char *const names[GJ_NSREGS] = {
-        [GJ_SREG_TID] = "tid", [GJ_SREG_NTID] = "ntid", [GJ_SREG_CTAID] = "ctaid",
-        [GJ_SREG_NCTAID] = "nctaid", [GJ_SREG_LANEID] = "laneid", [GJ_SREG_WARPSIZE] = "warpsize",
+        [GJ_SREG_TID] = "tid",
+        [GJ_SREG_NTID] = "ntid",
+        [GJ_SREG_CTAID] = "ctaid",
+        [GJ_SREG_NCTAID] = "nctaid",
+        [GJ_SREG_LANEID] = "laneid",
+        [GJ_SREG_WARPSIZE] = "warpsize",
         [GJ_SREG_LANEMASK_LT] = "lanemask.lt",
     };
     char name[48];
@@ -104,7 +108,10 @@ static LLVMValueRef nvptx_barrier(GjLower *L) {
 /* The NVVM intrinsic of each collective and its number of operands; the
    predicate of barrier0.popc/and/or is an i32, a shuffle's name is that of
    its 32-bit half, and match's is made from the value's width. */
-static const struct { const char *name; unsigned nargs; } nvvm[] = {
+static const struct {
+    const char *name;
+    unsigned nargs;
+} nvvm[] = {
     [GJ_COLL_SYNC_COUNT] = {"llvm.nvvm.barrier0.popc", 1},
     [GJ_COLL_SYNC_AND] = {"llvm.nvvm.barrier0.and", 1},
     [GJ_COLL_SYNC_OR] = {"llvm.nvvm.barrier0.or", 1},
@@ -138,8 +145,8 @@ static LLVMValueRef nvptx_shfl(GjLower *L, GjCollective op, LLVMValueRef *a) {
     LLVMValueRef half[2] = {a[1], NULL};
     if (wide) {
         half[0] = LLVMBuildTrunc(b, a[1], L->i32, "");
-        half[1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, a[1], LLVMConstInt(L->i64, 32, 0), ""),
-                                 L->i32, "");
+        half[1] =
+            LLVMBuildTrunc(b, LLVMBuildLShr(b, a[1], LLVMConstInt(L->i64, 32, 0), ""), L->i32, "");
     }
     for (int k = 0; k <= wide; k++) {
         LLVMValueRef args[4] = {a[0], half[k], a[2], c};
@@ -148,18 +155,17 @@ static LLVMValueRef nvptx_shfl(GjLower *L, GjCollective op, LLVMValueRef *a) {
     }
     if (!wide)
         return half[0];
-    LLVMValueRef hi = LLVMBuildShl(b, LLVMBuildZExt(b, half[1], L->i64, ""),
-                                   LLVMConstInt(L->i64, 32, 0), "");
+    LLVMValueRef hi =
+        LLVMBuildShl(b, LLVMBuildZExt(b, half[1], L->i64, ""), LLVMConstInt(L->i64, 32, 0), "");
     return LLVMBuildOr(b, LLVMBuildZExt(b, half[0], L->i64, ""), hi, "");
 }
 
 /* llvm.nvvm.match.{any,all}.sync.{i32,i64}[p](mask, bits); all's gives
    {mask, pred}. */
-static LLVMValueRef nvptx_match(GjLower *L, GjCollective op, LLVMValueRef *a,
-                                LLVMValueRef *pred) {
+static LLVMValueRef nvptx_match(GjLower *L, GjCollective op, LLVMValueRef *a, LLVMValueRef *pred) {
     char name[40];
-    snprintf(name, sizeof name, "%s.i%u%s", nvvm[op].name,
-             LLVMGetIntTypeWidth(LLVMTypeOf(a[1])), op == GJ_COLL_MATCH_ALL ? "p" : "");
+    snprintf(name, sizeof name, "%s.i%u%s", nvvm[op].name, LLVMGetIntTypeWidth(LLVMTypeOf(a[1])),
+             op == GJ_COLL_MATCH_ALL ? "p" : "");
     LLVMValueRef r = gj_lower_call_intrinsic(L, name, NULL, a, 2);
     if (!r || op != GJ_COLL_MATCH_ALL)
         return r;
@@ -171,17 +177,24 @@ static LLVMValueRef nvptx_collective(GjLower *L, GjCollective op, LLVMValueRef *
                                      LLVMValueRef *pred) {
     LLVMValueRef args[4] = {a[0], a[1], a[2], a[3]};
     switch (op) {
-    case GJ_COLL_SYNC_COUNT: case GJ_COLL_SYNC_AND: case GJ_COLL_SYNC_OR:
-        args[0] = LLVMBuildZExt(L->b, a[0], L->i32, "");
-        break;
-    case GJ_COLL_SHFL_IDX: case GJ_COLL_SHFL_UP: case GJ_COLL_SHFL_DOWN: case GJ_COLL_SHFL_XOR:
-        return nvptx_shfl(L, op, a);
-    case GJ_COLL_MATCH_ANY: case GJ_COLL_MATCH_ALL:
-        return nvptx_match(L, op, a, pred);
-    case GJ_COLL_SYNCWARP: case GJ_COLL_FENCE_BLOCK: case GJ_COLL_FENCE:
-    case GJ_COLL_FENCE_SYSTEM: case GJ_COLL_VOTE_ALL: case GJ_COLL_VOTE_ANY:
-    case GJ_COLL_VOTE_EQ: case GJ_COLL_BALLOT: case GJ_COLL_ACTIVEMASK:
-        break;
+    case GJ_COLL_SYNC_COUNT:
+    case GJ_COLL_SYNC_AND:
+    case GJ_COLL_SYNC_OR: args[0] = LLVMBuildZExt(L->b, a[0], L->i32, ""); break;
+    case GJ_COLL_SHFL_IDX:
+    case GJ_COLL_SHFL_UP:
+    case GJ_COLL_SHFL_DOWN:
+    case GJ_COLL_SHFL_XOR: return nvptx_shfl(L, op, a);
+    case GJ_COLL_MATCH_ANY:
+    case GJ_COLL_MATCH_ALL: return nvptx_match(L, op, a, pred);
+    case GJ_COLL_SYNCWARP:
+    case GJ_COLL_FENCE_BLOCK:
+    case GJ_COLL_FENCE:
+    case GJ_COLL_FENCE_SYSTEM:
+    case GJ_COLL_VOTE_ALL:
+    case GJ_COLL_VOTE_ANY:
+    case GJ_COLL_VOTE_EQ:
+    case GJ_COLL_BALLOT:
+    case GJ_COLL_ACTIVEMASK: break;
     }
     return gj_lower_call_intrinsic(L, nvvm[op].name, NULL, args, nvvm[op].nargs);
 }
@@ -191,8 +204,8 @@ static LLVMValueRef nvptx_collective(GjLower *L, GjCollective op, LLVMValueRef *
    cos.approx.f32, ex2.approx, lg2.approx underneath), the ones numba-cuda's
    fastmath uses. */
 static void nvptx_math_name(char *buf, size_t len, const char *base, int is_double, int fast) {
-    static const char *const fast_fns[] = {"cos", "exp", "log", "log10", "log2", "pow", "sin",
-                                           "tan"};
+    static const char *const fast_fns[] = {"cos",  "exp", "log", "log10",
+                                           "log2", "pow", "sin", "tan"};
     for (size_t k = 0; fast && !is_double && k < sizeof fast_fns / sizeof fast_fns[0]; k++)
         if (strcmp(base, fast_fns[k]) == 0) {
             snprintf(buf, len, "__nv_fast_%sf", base);
@@ -207,20 +220,20 @@ static void nvptx_math_name(char *buf, size_t len, const char *base, int is_doub
 static LLVMValueRef nvptx_approx(GjLower *L, GjApprox op, LLVMValueRef *args, int ftz) {
     switch (op) {
     case GJ_APPROX_DIV:
-        return gj_lower_call_intrinsic(L, ftz ? "llvm.nvvm.div.approx.ftz.f"
-                                              : "llvm.nvvm.div.approx.f", NULL, args, 2);
+        return gj_lower_call_intrinsic(
+            L, ftz ? "llvm.nvvm.div.approx.ftz.f" : "llvm.nvvm.div.approx.f", NULL, args, 2);
     case GJ_APPROX_SQRT:
-        return gj_lower_call_intrinsic(L, ftz ? "llvm.nvvm.sqrt.approx.ftz.f"
-                                              : "llvm.nvvm.sqrt.approx.f", NULL, args, 1);
+        return gj_lower_call_intrinsic(
+            L, ftz ? "llvm.nvvm.sqrt.approx.ftz.f" : "llvm.nvvm.sqrt.approx.f", NULL, args, 1);
     case GJ_APPROX_TANH: {
         if (L->opt->cc_major * 10 + L->opt->cc_minor < 75)
             return NULL;
         static const char text[] = "tanh.approx.f32 $0, $1;", constraints[] = "=f,f";
         LLVMTypeRef f32 = LLVMFloatTypeInContext(L->ctx);
         LLVMTypeRef fty = LLVMFunctionType(f32, &f32, 1, 0);
-        LLVMValueRef asm_ = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
-                                             sizeof constraints - 1, 0, 0,
-                                             LLVMInlineAsmDialectATT, 0);
+        LLVMValueRef asm_ =
+            LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints, sizeof constraints - 1, 0, 0,
+                             LLVMInlineAsmDialectATT, 0);
         return LLVMBuildCall2(L->b, fty, asm_, args, 1, "");
     }
     }
@@ -235,8 +248,9 @@ static LLVMValueRef nvptx_atomic_rmw(GjLower *L, LLVMAtomicRMWBinOp op, LLVMValu
                                      LLVMValueRef v) {
     static const char inc[] = "llvm.nvvm.atomic.load.inc.32";
     static const char dec[] = "llvm.nvvm.atomic.load.dec.32";
-    const char *name = op == LLVMAtomicRMWBinOpUIncWrap ? inc :
-                       op == LLVMAtomicRMWBinOpUDecWrap ? dec : NULL;
+    const char *name = op == LLVMAtomicRMWBinOpUIncWrap   ? inc
+                       : op == LLVMAtomicRMWBinOpUDecWrap ? dec
+                                                          : NULL;
     if (name && LLVMTypeOf(v) == L->i32 && LLVMLookupIntrinsicID(name, sizeof inc - 1)) {
         LLVMValueRef args[2] = {p, v};
         return gj_lower_call_intrinsic(L, name, LLVMTypeOf(p), args, 2);
@@ -251,8 +265,8 @@ static LLVMValueRef nvptx_shared_static(GjLower *L, uint64_t offset, uint64_t by
     char name[48];
     snprintf(name, sizeof name, "gj.shared.%llu", (unsigned long long)offset);
     LLVMTypeRef ty = LLVMArrayType2(L->i8, bytes);
-    LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, ty, name,
-                                                 L->target->addrspace[GJ_AS_SHARED]);
+    LLVMValueRef g =
+        LLVMAddGlobalInAddressSpace(L->mod, ty, name, L->target->addrspace[GJ_AS_SHARED]);
     LLVMSetInitializer(g, LLVMGetUndef(ty));
     LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMSetAlignment(g, 16);
@@ -275,8 +289,7 @@ static LLVMValueRef nvptx_shared_dynamic(GjLower *L, LLVMValueRef *bytes) {
     }
     LLVMTypeRef fty = LLVMFunctionType(L->i32, NULL, 0, 0);
     LLVMValueRef read = LLVMGetInlineAsm(fty, text, sizeof text - 1, constraints,
-                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT,
-                                         0);
+                                         sizeof constraints - 1, 0, 0, LLVMInlineAsmDialectATT, 0);
     *bytes = LLVMBuildZExt(L->b, LLVMBuildCall2(L->b, fty, read, NULL, 0, ""), L->i64, "");
     return g;
 }

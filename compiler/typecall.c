@@ -47,14 +47,12 @@ static const GjType *promote_args(Infer *in, const GjIns *ins, int id, int want_
         const GjType *t = gj_infer_arg_type(in, ins, k);
         if (!gj_ty_is_scalar(t) || (want_int && !gj_ty_is_integer(t)))
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "%s() arguments must be %s, not %s",
-                                 gj_infer_fn_name(id), want_int ? "integers" : "scalars",
-                        t->name);
+                                 gj_infer_fn_name(id), want_int ? "integers" : "scalars", t->name);
         const GjType *q = p ? gj_ty_promote(p, t) : t;
         if (!q || (want_int && !gj_ty_is_integer(q)))
-            return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
-                                 "%s() arguments %s and %s have no common %s type",
-                                 gj_infer_fn_name(id), p->name, t->name,
-                        want_int ? "integer" : "scalar");
+            return gj_infer_fail(
+                in, GJ_DIAG_TYPING, ins->loc, "%s() arguments %s and %s have no common %s type",
+                gj_infer_fn_name(id), p->name, t->name, want_int ? "integer" : "scalar");
         p = q;
     }
     return p;
@@ -72,9 +70,7 @@ static const GjType *grid_type(Infer *in, const GjIns *ins, int id) {
 }
 
 /* The real type holding |z| for a complex z, else t. */
-static const GjType *abs_type(const GjType *t) {
-    return gj_infer_real_part_type(t);
-}
+static const GjType *abs_type(const GjType *t) { return gj_infer_real_part_type(t); }
 
 /* ---- math, numpy and cmath functions ----------------------------------- */
 
@@ -158,8 +154,7 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
         if (fn == GJ_MF_RINT)   /* but np.rint of an integer is a float, as np.sqrt's */
             return float_result(ns, ft);
         return gj_ty_concrete(t);
-    case GJ_MK_PRED:
-        return &gj_ty_bool;
+    case GJ_MK_PRED: return &gj_ty_bool;
     case GJ_MK_POW:   /* math.pow is a float function; numpy.power is ** */
         if (ns == GJ_NS_MATH)
             return float_result(ns, t);
@@ -170,8 +165,7 @@ static const GjType *math_call_type(Infer *in, const GjIns *ins, int id) {
                                   ns == GJ_NS_MATH ? &gj_ty_int64 : &gj_ty_int32};
         return gj_ty_tuple(in->c, elems, 2);
     }
-    case GJ_MK_LDEXP:
-        return float_result(ns, ft);
+    case GJ_MK_LDEXP: return float_result(ns, ft);
     }
     return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown math function %d", (int)fn);
 }
@@ -260,9 +254,12 @@ static const GjType *receiver_type(Infer *in, const GjIns *ins) {
    row accepts (the GJ_AT_* bits of its sub), idx one element of it, the
    operands real scalars (they convert to the dtype); -> the dtype. */
 static const GjType *atomic_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
-    static const struct { const GjType *t; int bit; } dtypes[] = {
-        {&gj_ty_int32, GJ_AT_INT32}, {&gj_ty_int64, GJ_AT_INT64},
-        {&gj_ty_uint32, GJ_AT_UINT32}, {&gj_ty_uint64, GJ_AT_UINT64},
+    static const struct {
+        const GjType *t;
+        int bit;
+    } dtypes[] = {
+        {&gj_ty_int32, GJ_AT_INT32},     {&gj_ty_int64, GJ_AT_INT64},
+        {&gj_ty_uint32, GJ_AT_UINT32},   {&gj_ty_uint64, GJ_AT_UINT64},
         {&gj_ty_float16, GJ_AT_FLOAT16}, {&gj_ty_float32, GJ_AT_FLOAT32},
         {&gj_ty_float64, GJ_AT_FLOAT64},
     };
@@ -294,9 +291,9 @@ static const GjType *atomic_type(Infer *in, const GjIns *ins, int id, const GjIn
     if (first && t->ndim != 1)
         return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs a 1-d array, not %s",
                              gj_infer_fn_name(id), t->name);
-    const GjType *elem = first
-        ? t->dtype
-        : gj_infer_array_index_type(in, t, gj_infer_arg_type(in, ins, 2), ins->loc);
+    const GjType *elem =
+        first ? t->dtype
+              : gj_infer_array_index_type(in, t, gj_infer_arg_type(in, ins, 2), ins->loc);
     if (!elem)
         return NULL;
     if (elem->kind == GJ_TK_ARRAY)
@@ -339,8 +336,8 @@ static const GjType *warp_type(Infer *in, const GjIns *ins, int id, const GjIntr
 
 /* iter(t): the iterator a loop over t (or zip's argument t) uses. */
 static const GjType *iterator_of(Infer *in, const GjType *t, GjLoc loc) {
-    if (t->kind == GJ_TK_RANGE_ITER || t->kind == GJ_TK_TUPLE_ITER ||
-        t->kind == GJ_TK_ARRAY_ITER || t->kind == GJ_TK_ZIP_ITER)
+    if (t->kind == GJ_TK_RANGE_ITER || t->kind == GJ_TK_TUPLE_ITER || t->kind == GJ_TK_ARRAY_ITER ||
+        t->kind == GJ_TK_ZIP_ITER)
         return t;
     if (t->kind == GJ_TK_TUPLE) {
         const GjType *e = gj_infer_tuple_element_type(in, t);
@@ -412,14 +409,10 @@ static const GjType *operator_type(Infer *in, const GjIns *ins, const GjIntrinsi
     const GjType *a = gj_infer_arg_type(in, ins, 1),
                  *b = ins->nargs > 2 ? gj_infer_arg_type(in, ins, 2) : NULL;
     switch (row->sub & ~0xff) {
-    case GJ_OPERATOR_BINOP:
-        return gj_infer_binop_type(in, (GjBinop)code, a, b, ins->loc);
-    case GJ_OPERATOR_UNOP:
-        return gj_infer_unop_type(in, (GjUnop)code, a, ins->loc);
-    case GJ_OPERATOR_CMP:
-        return gj_infer_compare_type(in, (GjCmp)code, a, b, ins->loc);
-    default:
-        return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "bad operator row");
+    case GJ_OPERATOR_BINOP: return gj_infer_binop_type(in, (GjBinop)code, a, b, ins->loc);
+    case GJ_OPERATOR_UNOP: return gj_infer_unop_type(in, (GjUnop)code, a, ins->loc);
+    case GJ_OPERATOR_CMP: return gj_infer_compare_type(in, (GjCmp)code, a, b, ins->loc);
+    default: return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "bad operator row");
     }
 }
 
@@ -450,7 +443,8 @@ static const GjType *minmax_tuple_type(Infer *in, const GjIns *ins, int id) {
 static int fits(const GjType *t, int64_t v) {
     if (t->kind == GJ_TK_UINT)
         return v >= 0 && (t->bits == 64 || v < ((int64_t)1 << t->bits));
-    return t->bits == 64 || (v >= -((int64_t)1 << (t->bits - 1)) && v < ((int64_t)1 << (t->bits - 1)));
+    return t->bits == 64 ||
+           (v >= -((int64_t)1 << (t->bits - 1)) && v < ((int64_t)1 << (t->bits - 1)));
 }
 
 /* The type of a range's values: the arguments' promotion t, unless a
@@ -472,8 +466,7 @@ static const GjType *range_type(Infer *in, const GjIns *ins, const GjType *t) {
 static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntrinsicRow *row) {
     const GjType *t;
     switch (row->rule) {
-    case GJ_TR_VALUE:
-        break;
+    case GJ_TR_VALUE: break;
     case GJ_TR_FIXED:
         for (int k = 1; k < ins->nargs; k++)
             if (!gj_ty_is_scalar(t = gj_infer_arg_type(in, ins, k)) || gj_infer_is_complex(t))
@@ -481,26 +474,27 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
                                      "%s() arguments must be real scalars, not %s",
                                      gj_infer_fn_name(id), t->name);
         return row->result;
-    case GJ_TR_ARG_TYPE:
-        return gj_ty_concrete(gj_infer_arg_type(in, ins, row->sub + 1));
-    case GJ_TR_ATOMIC:
-        return atomic_type(in, ins, id, row);
-    case GJ_TR_WARP: case GJ_TR_WARP_PAIR:
-        return warp_type(in, ins, id, row);
-    case GJ_TR_INT: case GJ_TR_UNSIGNED:
+    case GJ_TR_ARG_TYPE: return gj_ty_concrete(gj_infer_arg_type(in, ins, row->sub + 1));
+    case GJ_TR_ATOMIC: return atomic_type(in, ins, id, row);
+    case GJ_TR_WARP:
+    case GJ_TR_WARP_PAIR: return warp_type(in, ins, id, row);
+    case GJ_TR_INT:
+    case GJ_TR_UNSIGNED:
         if (!promote_args(in, ins, id, 1))
             return NULL;
         t = gj_ty_concrete(gj_infer_arg_type(in, ins, 1));
         if (row->rule == GJ_TR_UNSIGNED)
-            return t->bits > 32 ? &gj_ty_uint64 : t->bits > 16 ? &gj_ty_uint32
-                 : t->bits > 8 ? &gj_ty_uint16 : &gj_ty_uint8;
+            return t->bits > 32   ? &gj_ty_uint64
+                   : t->bits > 16 ? &gj_ty_uint32
+                   : t->bits > 8  ? &gj_ty_uint16
+                                  : &gj_ty_uint8;
         return row->result ? row->result : t;
     case GJ_TR_FLOATS:
         if (!(t = promote_args(in, ins, id, 0)) || gj_infer_is_complex(t))
-            return t
-                ? gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "%s() needs real numbers, not %s",
-                                gj_infer_fn_name(id), t->name)
-                : NULL;
+            return t ? gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
+                                     "%s() needs real numbers, not %s", gj_infer_fn_name(id),
+                                     t->name)
+                     : NULL;
         return gj_ty_is_float(t) ? gj_ty_concrete(t) : &gj_ty_float64;
     case GJ_TR_SELECT:
         if (!(t = gj_ty_promote(gj_infer_arg_type(in, ins, 2), gj_infer_arg_type(in, ins, 3))) ||
@@ -518,8 +512,7 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "range() arg 3 must not be zero");
         return gj_ty_range_iter(in->c, range_type(in, ins, gj_ty_concrete(t)));
     }
-    case GJ_TR_ABS:
-        return (t = promote_args(in, ins, id, 0)) ? abs_type(t) : NULL;
+    case GJ_TR_ABS: return (t = promote_args(in, ins, id, 0)) ? abs_type(t) : NULL;
     case GJ_TR_NP_ABS:
         return (t = promote_args(in, ins, id, 0)) ? abs_type(gj_ty_concrete(t)) : NULL;
     case GJ_TR_MINMAX:
@@ -530,10 +523,8 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         if (gj_infer_is_complex(t))
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "complex numbers cannot be ordered");
         return t;
-    case GJ_TR_ZIP:
-        return zip_type(in, ins, id, row);
-    case GJ_TR_OPERATOR:
-        return operator_type(in, ins, row);
+    case GJ_TR_ZIP: return zip_type(in, ins, id, row);
+    case GJ_TR_OPERATOR: return operator_type(in, ins, row);
     case GJ_TR_LEN:
         t = gj_infer_arg_type(in, ins, 1);
         if (t->kind != GJ_TK_ARRAY && t->kind != GJ_TK_TUPLE)
@@ -547,10 +538,8 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "cannot convert %s with %s()",
                                  gj_infer_arg_type(in, ins, 1)->name, gj_infer_fn_name(id));
         return row->result;
-    case GJ_TR_COMPLEX:
-        return complex_ctor_type(in, ins, id);
-    case GJ_TR_ROUND:
-        return round_type(in, ins, id);
+    case GJ_TR_COMPLEX: return complex_ctor_type(in, ins, id);
+    case GJ_TR_ROUND: return round_type(in, ins, id);
     case GJ_TR_POW:
         return gj_infer_binop_type(in, GJ_BIN_POW, gj_infer_arg_type(in, ins, 1),
                                    gj_infer_arg_type(in, ins, 2), ins->loc);
@@ -561,19 +550,18 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         const GjType *elems[2] = {t, t};
         return gj_ty_tuple(in->c, elems, 2);
     }
-    case GJ_TR_GRID:
-        return grid_type(in, ins, id);
+    case GJ_TR_GRID: return grid_type(in, ins, id);
     case GJ_TR_REAL_PART:
         return (t = promote_args(in, ins, id, 0)) ? gj_infer_real_part_type(gj_ty_concrete(t))
                                                   : NULL;
-    case GJ_TR_SAME:
-        return (t = promote_args(in, ins, id, 0)) ? gj_ty_concrete(t) : NULL;
+    case GJ_TR_SAME: return (t = promote_args(in, ins, id, 0)) ? gj_ty_concrete(t) : NULL;
     case GJ_TR_RECEIVER:
         if (!(t = receiver_type(in, ins)))
             return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, ins->loc, "%s must be called at once",
                                  row->name);
         return t;
-    case GJ_TR_PHASE: case GJ_TR_POLAR: {
+    case GJ_TR_PHASE:
+    case GJ_TR_POLAR: {
         if (!(t = promote_args(in, ins, id, 0)))
             return NULL;
         t = gj_ty_concrete(gj_infer_real_part_type(t));   /* a float32 phase for complex64 */
@@ -589,17 +577,15 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
         if (gj_infer_is_complex(t))
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "cmath.rect() needs real numbers");
         return gj_ty_concrete(complex_of(t->kind == GJ_TK_FLOAT ? t : &gj_ty_float64));
-    case GJ_TR_MATH:
-        return math_call_type(in, ins, id);
-    case GJ_TR_NPTYPE:
-        return np_type_call(in, ins, id);
-    case GJ_TR_PRINT:
-        return print_type(in, ins, id);
+    case GJ_TR_MATH: return math_call_type(in, ins, id);
+    case GJ_TR_NPTYPE: return np_type_call(in, ins, id);
+    case GJ_TR_PRINT: return print_type(in, ins, id);
     case GJ_TR_MEMORY: {   /* shared.array, local.array, const.array_like (typemem.c) */
         const char *why = NULL;
         t = gj_memory_call_type(in->c, ins, in->f->temp_types, in->defs, id, &why);
-        return t ? t : why ? gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "%s", why)
-                           : gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory");
+        return t     ? t
+               : why ? gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "%s", why)
+                     : gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory");
     }
     }
     return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "%s has no typing rule",
@@ -647,8 +633,8 @@ static int place_keywords(Infer *in, GjIns *ins, int id, const GjIntrinsicRow *r
         return 1;
     if (!row->params[0])
         return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
-                             "%s() takes no keyword arguments in kernels", gj_infer_fn_name(id))
-            != NULL;
+                             "%s() takes no keyword arguments in kernels",
+                             gj_infer_fn_name(id)) != NULL;
     int32_t *args = GJ_NEW_N(&in->c->arena, int32_t, ins->nargs);
     if (!args)
         return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory") != NULL;
@@ -661,25 +647,22 @@ static int place_keywords(Infer *in, GjIns *ins, int id, const GjIntrinsicRow *r
         if (p < 0)
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
                                  "%s() got an unexpected keyword argument '%s'",
-                                 gj_infer_fn_name(id), name)
-                != NULL;
+                                 gj_infer_fn_name(id), name) != NULL;
         if (p < n && args[p + 1] >= 0)
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
                                  "%s() got multiple values for argument '%s'", gj_infer_fn_name(id),
-                                 name)
-                != NULL;
+                                 name) != NULL;
         if (p >= n)
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
-                                 "%s() needs the arguments before '%s'", gj_infer_fn_name(id), name)
-                != NULL;
+                                 "%s() needs the arguments before '%s'", gj_infer_fn_name(id),
+                                 name) != NULL;
         args[p + 1] = ins->args[n - nkw + j + 1];
     }
     for (int32_t p = 0; p < n; p++) {
         char buf[64];
         if (args[p + 1] < 0)
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "%s() missing argument '%s'",
-                                 gj_infer_fn_name(id), param_name(row, p, buf, sizeof buf))
-                != NULL;
+                                 gj_infer_fn_name(id), param_name(row, p, buf, sizeof buf)) != NULL;
     }
     ins->args = args;
     ins->c = (GjConst){.kind = GJ_CONST_NONE};
@@ -693,7 +676,8 @@ const GjType *gj_infer_call_type(Infer *in, GjIns *ins, const GjType *callee) {
     if (callee->callee && ins->c.kind == GJ_CONST_TUPLE && ins->c.n > 0)
         return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
                              "keyword arguments are supported in calls of a device function by its "
-                             "global name; %s is reached another way", callee->name);
+                             "global name; %s is reached another way",
+                             callee->name);
     if (callee->callee)
         return device_call_type(in, ins, callee);
     int id = callee->intrinsic;

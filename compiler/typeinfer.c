@@ -44,9 +44,11 @@ const GjType *gj_infer_arg_type(const Infer *in, const GjIns *ins, int k) {
    frozen integer global (grid(NDIM)). */
 int gj_infer_const_int(const Infer *in, int32_t temp, int64_t *value) {
     const GjIns *def = in->defs[temp];
-    const GjConst *k = !def ? NULL : def->op == GJ_OP_CONST ? &def->c
-                     : def->op == GJ_OP_GLOBAL && def->global.kind == GJ_GLOBAL_CONST
-                         ? &def->global.value : NULL;
+    const GjConst *k = !def                     ? NULL
+                       : def->op == GJ_OP_CONST ? &def->c
+                       : def->op == GJ_OP_GLOBAL && def->global.kind == GJ_GLOBAL_CONST
+                           ? &def->global.value
+                           : NULL;
     if (!k || k->kind != GJ_CONST_INT)
         return 0;
     *value = k->i;
@@ -86,8 +88,7 @@ static const GjType *const_type(Infer *in, const GjConst *k, GjLoc loc) {
     case GJ_CONST_STR:   /* print() takes one; other uses fail where they are typed */
         return gj_ty_str(in->c, k->s ? k->s : "");
     case GJ_CONST_SLICE:   /* bytecode.c turns LOAD_CONST of one into BUILD_SLICE */
-    case GJ_CONST_OTHER:
-        break;
+    case GJ_CONST_OTHER: break;
     }
     return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, loc,
                          "constants of type '%s' are not supported in kernels", k->s ? k->s : "?");
@@ -146,27 +147,22 @@ static const GjType *global_type(Infer *in, const GjGlobal *g, GjLoc loc) {
     switch (g->kind) {
     case GJ_GLOBAL_MISSING:
         return gj_infer_fail(in, GJ_DIAG_TYPING, loc, "name '%s' is not defined", g->key);
-    case GJ_GLOBAL_MODULE:
-        return gj_ty_module(in->c, g->name);
+    case GJ_GLOBAL_MODULE: return gj_ty_module(in->c, g->name);
     case GJ_GLOBAL_BUILTIN:
         if ((id = gj_intrinsic_lookup("builtins", g->name)) < 0)
             return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, loc,
                                  "the built-in '%s' is not supported in kernels", g->name);
         return intrinsic_type(in, id);
-    case GJ_GLOBAL_INTRINSIC:
-        return intrinsic_global_type(in, g->name, loc);
-    case GJ_GLOBAL_CONST:
-        return const_type(in, &g->value, loc);
-    case GJ_GLOBAL_FUNCTION:
-        return gj_ty_function(in->c, g->callee, g->name);
-    case GJ_GLOBAL_ARRAY:
-        return const_array_type(in, g, loc);
+    case GJ_GLOBAL_INTRINSIC: return intrinsic_global_type(in, g->name, loc);
+    case GJ_GLOBAL_CONST: return const_type(in, &g->value, loc);
+    case GJ_GLOBAL_FUNCTION: return gj_ty_function(in->c, g->callee, g->name);
+    case GJ_GLOBAL_ARRAY: return const_array_type(in, g, loc);
     case GJ_GLOBAL_EXCEPTION:   /* build.c turns `raise E(...)` into RAISE: any other use */
         return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, loc,
                              "the exception class '%s' can only be raised in a kernel "
-                             "(raise %s or raise %s(\"message\"))", g->key, g->key, g->key);
-    case GJ_GLOBAL_OTHER:
-        break;
+                             "(raise %s or raise %s(\"message\"))",
+                             g->key, g->key, g->key);
+    case GJ_GLOBAL_OTHER: break;
     }
     return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, loc,
                          "global '%s' is a '%s', which cannot be used in a kernel", g->key,
@@ -189,8 +185,8 @@ const GjType *gj_infer_binop_type(Infer *in, GjBinop op, const GjType *a, const 
                              sym, a->name, b->name);
     int both_bool = a->kind == GJ_TK_BOOL && b->kind == GJ_TK_BOOL;
     switch (op) {
-    case GJ_BIN_ADD: case GJ_BIN_MUL:
-        return p;   /* bool + bool is logical or, bool * bool logical and */
+    case GJ_BIN_ADD:
+    case GJ_BIN_MUL: return p;   /* bool + bool is logical or, bool * bool logical and */
     case GJ_BIN_SUB:
         if (both_bool)
             return gj_infer_fail(in, GJ_DIAG_TYPING, loc,
@@ -201,24 +197,28 @@ const GjType *gj_infer_binop_type(Infer *in, GjBinop op, const GjType *a, const 
         if (p->kind == GJ_TK_WEAK_INT)
             return &gj_ty_weak_float;
         return gj_infer_is_int_or_bool(p) ? &gj_ty_float64 : p;
-    case GJ_BIN_FLOORDIV: case GJ_BIN_MOD:
+    case GJ_BIN_FLOORDIV:
+    case GJ_BIN_MOD:
         if (gj_infer_is_complex(p))
             return gj_infer_fail(in, GJ_DIAG_TYPING, loc,
                                  "operator %s is not defined for complex numbers", sym);
         return both_bool ? &gj_ty_int8 : p;
-    case GJ_BIN_POW:
-        return both_bool ? &gj_ty_int8 : p;
-    case GJ_BIN_LSHIFT: case GJ_BIN_RSHIFT: case GJ_BIN_AND: case GJ_BIN_OR: case GJ_BIN_XOR:
-        if (!gj_infer_is_int_or_bool(a) || !gj_infer_is_int_or_bool(b)
-            || !gj_infer_is_int_or_bool(p))
+    case GJ_BIN_POW: return both_bool ? &gj_ty_int8 : p;
+    case GJ_BIN_LSHIFT:
+    case GJ_BIN_RSHIFT:
+    case GJ_BIN_AND:
+    case GJ_BIN_OR:
+    case GJ_BIN_XOR:
+        if (!gj_infer_is_int_or_bool(a) || !gj_infer_is_int_or_bool(b) ||
+            !gj_infer_is_int_or_bool(p))
             return gj_infer_fail(in, GJ_DIAG_TYPING, loc,
                                  "operator %s needs integer or bool operands, not %s and %s", sym,
                                  a->name, b->name);
         if (both_bool && (op == GJ_BIN_LSHIFT || op == GJ_BIN_RSHIFT))
             return &gj_ty_int8;
         return p;
-    case GJ_BIN_MATMUL: case GJ_NBINOPS:
-        break;
+    case GJ_BIN_MATMUL:
+    case GJ_NBINOPS: break;
     }
     return gj_infer_fail(in, GJ_DIAG_INTERNAL, loc, "unknown binary operator %d", (int)op);
 }
@@ -235,10 +235,8 @@ const GjType *gj_infer_unop_type(Infer *in, GjUnop op, const GjType *a, GjLoc lo
                 in, GJ_DIAG_TYPING, loc,
                 "boolean negative (-bool) is not supported, as in NumPy; use 'not'");
         return a;
-    case GJ_UN_POS:
-        return a;
-    case GJ_UN_NOT:
-        return &gj_ty_bool;
+    case GJ_UN_POS: return a;
+    case GJ_UN_NOT: return &gj_ty_bool;
     case GJ_UN_INVERT:
         if (!gj_infer_is_int_or_bool(a))
             return gj_infer_fail(in, GJ_DIAG_TYPING, loc,
@@ -286,8 +284,7 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
     int id;
     switch (obj->kind) {
     case GJ_TK_ARRAY:
-        if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0 ||
-            strcmp(name, "itemsize") == 0)
+        if (strcmp(name, "size") == 0 || strcmp(name, "ndim") == 0 || strcmp(name, "itemsize") == 0)
             return &gj_ty_int64;
         if (strcmp(name, "shape") == 0 || strcmp(name, "strides") == 0)
             return gj_infer_int64_tuple(in, obj->ndim);
@@ -296,8 +293,8 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
     case GJ_TK_MODULE: {
         if ((id = gj_intrinsic_lookup(obj->name, name)) >= 0)
             return intrinsic_type(in, id);
-        const GjType *scalar = holds_scalar_types(obj->name) && strlen(name) > 1
-                                   ? gj_ty_from_name(name) : NULL;
+        const GjType *scalar =
+            holds_scalar_types(obj->name) && strlen(name) > 1 ? gj_ty_from_name(name) : NULL;
         if (scalar && (id = gj_intrinsic_lookup("numpy", scalar->name)) >= 0)
             return intrinsic_type(in, id);   /* gpujit.float32: gpujit/types.py, NumPy's */
         const char *nested = gj_arena_printf(&in->c->arena, "%s.%s", obj->name, name);
@@ -311,18 +308,29 @@ static const GjType *getattr_type(Infer *in, const GjType *obj, const char *name
             return gj_infer_fail(in, GJ_DIAG_TYPING, loc, "%s has no attribute '%s' (only x, y, z)",
                                  gj_intrinsic_name((GjIntrinsic)obj->intrinsic), name);
         return &gj_ty_int64;   /* zero-extended registers: indices never wrap (lower_thread.c) */
-    case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT: case GJ_TK_COMPLEX:
-    case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
+    case GJ_TK_BOOL:
+    case GJ_TK_INT:
+    case GJ_TK_UINT:
+    case GJ_TK_FLOAT:
+    case GJ_TK_COMPLEX:
+    case GJ_TK_WEAK_INT:
+    case GJ_TK_WEAK_FLOAT:
+    case GJ_TK_WEAK_COMPLEX:
         /* x.real, x.imag, x.conjugate() of any number, as NumPy scalars have */
         if (strcmp(name, "real") == 0 || strcmp(name, "imag") == 0)
             return gj_infer_real_part_type(obj);
         if (strcmp(name, "conjugate") == 0)
             return gj_ty_callable(in->c, GJ_INTR_METHOD_CONJUGATE);
         break;
-    case GJ_TK_NONE: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER:
-        break;
+    case GJ_TK_NONE:
+    case GJ_TK_TUPLE:
+    case GJ_TK_RANGE_ITER:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE:
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_STR:
+    case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER: break;
     }
     return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, loc, "attribute '%s' of %s is not supported",
                          name, obj->name);
@@ -512,7 +520,6 @@ static const GjType *slice_type(Infer *in, const GjIns *ins) {
 
 /* How messages name an intrinsic: "range", "gpujit.grid", "math.sqrt". */
 
-
 /* ---- instructions ----------------------------------------------------- */
 
 /* The type that holds values of types a and b (a variable assigned both,
@@ -609,8 +616,8 @@ static const GjType *return_type(Infer *in, const GjIns *ins, const GjType *t) {
         return &gj_ty_none;
     }
     if (t->kind == GJ_TK_CALLABLE || t->kind == GJ_TK_MODULE || t->kind == GJ_TK_DIM3 ||
-        t->kind == GJ_TK_RANGE_ITER || t->kind == GJ_TK_TUPLE_ITER ||
-        t->kind == GJ_TK_ARRAY_ITER || t->kind == GJ_TK_ZIP_ITER)
+        t->kind == GJ_TK_RANGE_ITER || t->kind == GJ_TK_TUPLE_ITER || t->kind == GJ_TK_ARRAY_ITER ||
+        t->kind == GJ_TK_ZIP_ITER)
         return gj_infer_fail(in, GJ_DIAG_UNSUPPORTED, ins->loc,
                              "a device function cannot return %s", t->name);
     if (holds_local_array(t))
@@ -640,35 +647,24 @@ static const GjType *ins_type(Infer *in, GjIns *ins) {
     const GjType *a = ins->nargs > 0 ? gj_infer_arg_type(in, ins, 0) : NULL;
     const GjType *b = ins->nargs > 1 ? gj_infer_arg_type(in, ins, 1) : NULL;
     switch (ins->op) {
-    case GJ_OP_CONST:
-        return const_type(in, &ins->c, ins->loc);
-    case GJ_OP_GLOBAL:
-        return global_type(in, &ins->global, ins->loc);
-    case GJ_OP_LOAD_VAR:
-        return load_var(in, ins);
-    case GJ_OP_STORE_VAR:
-        return store_var(in, ins, a);
-    case GJ_OP_BINOP:
-        return gj_infer_binop_type(in, (GjBinop)ins->sub, a, b, ins->loc);
-    case GJ_OP_UNOP:
-        return gj_infer_unop_type(in, (GjUnop)ins->sub, a, ins->loc);
-    case GJ_OP_COMPARE:
-        return gj_infer_compare_type(in, (GjCmp)ins->sub, a, b, ins->loc);
+    case GJ_OP_CONST: return const_type(in, &ins->c, ins->loc);
+    case GJ_OP_GLOBAL: return global_type(in, &ins->global, ins->loc);
+    case GJ_OP_LOAD_VAR: return load_var(in, ins);
+    case GJ_OP_STORE_VAR: return store_var(in, ins, a);
+    case GJ_OP_BINOP: return gj_infer_binop_type(in, (GjBinop)ins->sub, a, b, ins->loc);
+    case GJ_OP_UNOP: return gj_infer_unop_type(in, (GjUnop)ins->sub, a, ins->loc);
+    case GJ_OP_COMPARE: return gj_infer_compare_type(in, (GjCmp)ins->sub, a, b, ins->loc);
     case GJ_OP_TRUTH:
         if (!gj_ty_is_scalar(a) && a->kind != GJ_TK_NONE)
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc,
                                  "the truth value of %s is not defined", a->name);
         return &gj_ty_bool;
-    case GJ_OP_GETATTR:
-        return getattr_type(in, a, ins->name, ins->loc);
-    case GJ_OP_GETITEM:
-        return getitem_type(in, ins, a, b);
+    case GJ_OP_GETATTR: return getattr_type(in, a, ins->name, ins->loc);
+    case GJ_OP_GETITEM: return getitem_type(in, ins, a, b);
     case GJ_OP_SETITEM:
         return setitem_check(in, ins, a, b, gj_infer_arg_type(in, ins, 2)) ? &gj_ty_none : NULL;
-    case GJ_OP_CALL:
-        return gj_infer_call_type(in, ins, a);
-    case GJ_OP_BUILD_SLICE:
-        return slice_type(in, ins);
+    case GJ_OP_CALL: return gj_infer_call_type(in, ins, a);
+    case GJ_OP_BUILD_SLICE: return slice_type(in, ins);
     case GJ_OP_BUILD_TUPLE: {
         const GjType **elems = GJ_NEW_N(&in->c->arena, const GjType *, ins->nargs + 1);
         if (!elems)
@@ -682,24 +678,19 @@ static const GjType *ins_type(Infer *in, GjIns *ins) {
             return gj_infer_fail(in, GJ_DIAG_TYPING, ins->loc, "index %lld out of range for %s",
                                  (long long)ins->i, a->name);
         return a->elems[ins->i];
-    case GJ_OP_GET_ITER: case GJ_OP_ITER_NEXT:
-        return gj_infer_iter_type(in, ins, a);
-    case GJ_OP_ITER_VALID:
-        return gj_infer_iter_type(in, ins, a) ? &gj_ty_bool : NULL;
+    case GJ_OP_GET_ITER:
+    case GJ_OP_ITER_NEXT: return gj_infer_iter_type(in, ins, a);
+    case GJ_OP_ITER_VALID: return gj_infer_iter_type(in, ins, a) ? &gj_ty_bool : NULL;
     case GJ_OP_ITER_VALUE:
         return gj_infer_iter_type(in, ins, a) ? gj_infer_iter_value_type(in, a) : NULL;
-    case GJ_OP_JUMP:
-        return &gj_ty_none;
+    case GJ_OP_JUMP: return &gj_ty_none;
     case GJ_OP_BRANCH:
         if (a->kind != GJ_TK_BOOL)   /* build.c inserts TRUTH */
             return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "branch on %s, not bool", a->name);
         return &gj_ty_none;
-    case GJ_OP_RETURN:
-        return return_type(in, ins, a);
-    case GJ_OP_RAISE:
-        return &gj_ty_none;
-    case GJ_NOPS:
-        break;
+    case GJ_OP_RETURN: return return_type(in, ins, a);
+    case GJ_OP_RAISE: return &gj_ty_none;
+    case GJ_NOPS: break;
     }
     return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "unknown IR op %d", (int)ins->op);
 }
@@ -722,29 +713,33 @@ static const char *ins_what(Infer *in, const GjIns *ins) {
         return gj_arena_printf(a, "unary operator %s", gj_ir_unop_symbol((GjUnop)ins->sub));
     case GJ_OP_COMPARE:
         return gj_arena_printf(a, "comparison %s", gj_ir_cmp_symbol((GjCmp)ins->sub));
-    case GJ_OP_GETATTR:
-        return gj_arena_printf(a, "attribute '%s'", ins->name);
-    case GJ_OP_GLOBAL:
-        return gj_arena_printf(a, "global '%s'", ins->global.key);
+    case GJ_OP_GETATTR: return gj_arena_printf(a, "attribute '%s'", ins->name);
+    case GJ_OP_GLOBAL: return gj_arena_printf(a, "global '%s'", ins->global.key);
     case GJ_OP_CALL: {
         const GjType *callee = in->f->temp_types[ins->args[0]];
         if (callee && callee->callee)
             return gj_arena_printf(a, "call to %s", callee->name);
-        return gj_arena_printf(a, "call to %s", callee && callee->kind == GJ_TK_CALLABLE ?
-                               gj_infer_fn_name(callee->intrinsic) : "a value");
+        return gj_arena_printf(a, "call to %s",
+                               callee && callee->kind == GJ_TK_CALLABLE
+                                   ? gj_infer_fn_name(callee->intrinsic)
+                                   : "a value");
     }
     case GJ_OP_GETITEM: return "subscript";
     case GJ_OP_SETITEM: return "assignment to a subscript";
     case GJ_OP_RETURN: return "return";
     case GJ_OP_RAISE: return "raise";
     case GJ_OP_CONST: return "constant";
-    case GJ_OP_TRUTH: case GJ_OP_BRANCH: return "condition";
-    case GJ_OP_BUILD_TUPLE: case GJ_OP_TUPLE_GET: return "tuple";
+    case GJ_OP_TRUTH:
+    case GJ_OP_BRANCH: return "condition";
+    case GJ_OP_BUILD_TUPLE:
+    case GJ_OP_TUPLE_GET: return "tuple";
     case GJ_OP_BUILD_SLICE: return "slice";
-    case GJ_OP_GET_ITER: case GJ_OP_ITER_VALID: case GJ_OP_ITER_VALUE: case GJ_OP_ITER_NEXT:
-        return "for loop";
-    case GJ_OP_JUMP: case GJ_NOPS:
-        break;
+    case GJ_OP_GET_ITER:
+    case GJ_OP_ITER_VALID:
+    case GJ_OP_ITER_VALUE:
+    case GJ_OP_ITER_NEXT: return "for loop";
+    case GJ_OP_JUMP:
+    case GJ_NOPS: break;
     }
     return gj_ir_op_name(ins->op);
 }

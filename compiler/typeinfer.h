@@ -42,8 +42,7 @@ const GjType *gj_infer_real_part_type(const GjType *t);
 /* The type tuple(int64 x n) (shape, strides, grid(n)). */
 const GjType *gj_infer_int64_tuple(Infer *in, int n);
 /* arr[idx]: an element, or a view when idx holds slices. */
-const GjType *gj_infer_array_index_type(Infer *in, const GjType *arr, const GjType *idx,
-                                        GjLoc loc);
+const GjType *gj_infer_array_index_type(Infer *in, const GjType *arr, const GjType *idx, GjLoc loc);
 /* The one type every element of tuple t unifies to, or NULL. */
 const GjType *gj_infer_tuple_element_type(Infer *in, const GjType *t);
 

@@ -37,8 +37,7 @@ typedef struct MemCall {
     const char **why;
 } MemCall;
 
-static const GjType *refuse(MemCall *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static const GjType *refuse(MemCall *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static const GjType *refuse(MemCall *m, const char *fmt, ...) {
     va_list ap;
@@ -71,8 +70,8 @@ static int const_extent(const MemCall *m, int32_t temp, int64_t *value, int dept
     }
     if (!def || def->op != GJ_OP_BINOP || depth > 8 ||
         !const_extent(m, def->args[0], &a, depth + 1) ||
-        !const_extent(m, def->args[1], &b, depth + 1) ||
-        a <= -(1LL << 31) || a >= 1LL << 31 || b <= -(1LL << 31) || b >= 1LL << 31)
+        !const_extent(m, def->args[1], &b, depth + 1) || a <= -(1LL << 31) || a >= 1LL << 31 ||
+        b <= -(1LL << 31) || b >= 1LL << 31)
         return 0;
     if (def->sub == GJ_BIN_ADD)
         *value = a + b;
@@ -150,21 +149,26 @@ static const GjType *memory_array(MemCall *m, GjAddrSpace as) {
     int64_t dims[MAX_NDIM];
     int ndim = const_shape(m, m->call->args[1], dims);
     if (ndim < 0)
-        return refuse(m, "the shape of %s() must be a compile-time constant: an int or a tuple "
+        return refuse(m,
+                      "the shape of %s() must be a compile-time constant: an int or a tuple "
                       "of ints, written as literals or module-level globals (frozen when the "
-                      "kernel compiles), not a run-time %s%s", m->fn,
-                      m->types[m->call->args[1]]->name,
+                      "kernel compiles), not a run-time %s%s",
+                      m->fn, m->types[m->call->args[1]]->name,
                       as == GJ_AS_SHARED ? "; for a size chosen at launch, use shape 0 (dynamic "
-                      "shared memory) and the launch's sharedmem" : "");
+                                           "shared memory) and the launch's sharedmem"
+                                         : "");
     if (ndim == 0)
         return refuse(m, "%s() needs at least one dimension", m->fn);
     const GjType *dt = m->types[m->call->args[2]];
     const char *np = dt->kind == GJ_TK_CALLABLE && !dt->callee
-                         ? gj_intrinsic_np_type((GjIntrinsic)dt->intrinsic) : NULL;
+                         ? gj_intrinsic_np_type((GjIntrinsic)dt->intrinsic)
+                         : NULL;
     const GjType *dtype = np ? gj_ty_from_name(np) : NULL;
     if (!dtype)
-        return refuse(m, "the dtype of %s() must be a NumPy scalar type such as numpy.float32, "
-                      "not %s", m->fn, dt->name);
+        return refuse(m,
+                      "the dtype of %s() must be a NumPy scalar type such as numpy.float32, "
+                      "not %s",
+                      m->fn, dt->name);
     int dynamic = as == GJ_AS_SHARED && ndim == 1 && dims[0] == 0;
     if (!dynamic && !check_size(m, as, dims, ndim, dtype))
         return NULL;
@@ -174,8 +178,12 @@ static const GjType *memory_array(MemCall *m, GjAddrSpace as) {
 
 const GjType *gj_memory_call_type(GjCtx *c, const GjIns *call, const GjType *const *temp_types,
                                   const GjIns *const *defs, int intrinsic, const char **why) {
-    MemCall m = {.c = c, .call = call, .types = temp_types, .defs = defs,
-                 .fn = gj_intrinsic_name((GjIntrinsic)intrinsic), .why = why};
+    MemCall m = {.c = c,
+                 .call = call,
+                 .types = temp_types,
+                 .defs = defs,
+                 .fn = gj_intrinsic_name((GjIntrinsic)intrinsic),
+                 .why = why};
     GjAddrSpace as = (GjAddrSpace)gj_intrinsic_row((GjIntrinsic)intrinsic)->sub;
     *why = NULL;
     if (as != GJ_AS_CONST)
@@ -183,7 +191,9 @@ const GjType *gj_memory_call_type(GjCtx *c, const GjIns *call, const GjType *con
     /* const.array_like(ary): a frozen module-level array is in constant memory already */
     const GjType *t = temp_types[call->args[1]];
     if (t->kind != GJ_TK_ARRAY || t->addrspace != GJ_AS_CONST)
-        return refuse(&m, "%s() needs a module-level NumPy array (frozen into constant memory "
-                      "when the kernel compiles), not %s", m.fn, t->name);
+        return refuse(&m,
+                      "%s() needs a module-level NumPy array (frozen into constant memory "
+                      "when the kernel compiles), not %s",
+                      m.fn, t->name);
     return t;
 }

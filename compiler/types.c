@@ -44,29 +44,64 @@ SCALAR(gj_ty_weak_complex, GJ_TK_WEAK_COMPLEX, 128, "complex literal");
 
 /* Every spelling gj_ty_from_name() accepts: NumPy names and character
    codes, numba's short names (f4, i8) and a few C-ish aliases. */
-static const struct { const char *name; const GjType *type; } scalar_names[] = {
-    {"bool", &gj_ty_bool},       {"bool_", &gj_ty_bool},       {"boolean", &gj_ty_bool},
-    {"b1", &gj_ty_bool},         {"?", &gj_ty_bool},
-    {"int8", &gj_ty_int8},       {"i1", &gj_ty_int8},          {"b", &gj_ty_int8},
-    {"int16", &gj_ty_int16},     {"i2", &gj_ty_int16},         {"h", &gj_ty_int16},
-    {"int32", &gj_ty_int32},     {"i4", &gj_ty_int32},         {"i", &gj_ty_int32},
+static const struct {
+    const char *name;
+    const GjType *type;
+} scalar_names[] = {
+    {"bool", &gj_ty_bool},
+    {"bool_", &gj_ty_bool},
+    {"boolean", &gj_ty_bool},
+    {"b1", &gj_ty_bool},
+    {"?", &gj_ty_bool},
+    {"int8", &gj_ty_int8},
+    {"i1", &gj_ty_int8},
+    {"b", &gj_ty_int8},
+    {"int16", &gj_ty_int16},
+    {"i2", &gj_ty_int16},
+    {"h", &gj_ty_int16},
+    {"int32", &gj_ty_int32},
+    {"i4", &gj_ty_int32},
+    {"i", &gj_ty_int32},
     {"intc", &gj_ty_int32},
-    {"int64", &gj_ty_int64},     {"i8", &gj_ty_int64},         {"l", &gj_ty_int64},
-    {"q", &gj_ty_int64},         {"intp", &gj_ty_int64},       {"int_", &gj_ty_int64},
-    {"uint8", &gj_ty_uint8},     {"u1", &gj_ty_uint8},         {"B", &gj_ty_uint8},
-    {"uint16", &gj_ty_uint16},   {"u2", &gj_ty_uint16},        {"H", &gj_ty_uint16},
-    {"uint32", &gj_ty_uint32},   {"u4", &gj_ty_uint32},        {"I", &gj_ty_uint32},
+    {"int64", &gj_ty_int64},
+    {"i8", &gj_ty_int64},
+    {"l", &gj_ty_int64},
+    {"q", &gj_ty_int64},
+    {"intp", &gj_ty_int64},
+    {"int_", &gj_ty_int64},
+    {"uint8", &gj_ty_uint8},
+    {"u1", &gj_ty_uint8},
+    {"B", &gj_ty_uint8},
+    {"uint16", &gj_ty_uint16},
+    {"u2", &gj_ty_uint16},
+    {"H", &gj_ty_uint16},
+    {"uint32", &gj_ty_uint32},
+    {"u4", &gj_ty_uint32},
+    {"I", &gj_ty_uint32},
     {"uintc", &gj_ty_uint32},
-    {"uint64", &gj_ty_uint64},   {"u8", &gj_ty_uint64},        {"L", &gj_ty_uint64},
-    {"Q", &gj_ty_uint64},        {"uintp", &gj_ty_uint64},
-    {"float16", &gj_ty_float16}, {"f2", &gj_ty_float16},       {"e", &gj_ty_float16},
+    {"uint64", &gj_ty_uint64},
+    {"u8", &gj_ty_uint64},
+    {"L", &gj_ty_uint64},
+    {"Q", &gj_ty_uint64},
+    {"uintp", &gj_ty_uint64},
+    {"float16", &gj_ty_float16},
+    {"f2", &gj_ty_float16},
+    {"e", &gj_ty_float16},
     {"half", &gj_ty_float16},
-    {"float32", &gj_ty_float32}, {"f4", &gj_ty_float32},       {"f", &gj_ty_float32},
+    {"float32", &gj_ty_float32},
+    {"f4", &gj_ty_float32},
+    {"f", &gj_ty_float32},
     {"single", &gj_ty_float32},
-    {"float64", &gj_ty_float64}, {"f8", &gj_ty_float64},       {"d", &gj_ty_float64},
+    {"float64", &gj_ty_float64},
+    {"f8", &gj_ty_float64},
+    {"d", &gj_ty_float64},
     {"double", &gj_ty_float64},
-    {"complex64", &gj_ty_complex64},   {"c8", &gj_ty_complex64},   {"F", &gj_ty_complex64},
-    {"complex128", &gj_ty_complex128}, {"c16", &gj_ty_complex128}, {"D", &gj_ty_complex128},
+    {"complex64", &gj_ty_complex64},
+    {"c8", &gj_ty_complex64},
+    {"F", &gj_ty_complex64},
+    {"complex128", &gj_ty_complex128},
+    {"c16", &gj_ty_complex128},
+    {"D", &gj_ty_complex128},
 };
 
 /* A byte-order prefix ("<f4", "|b1", "=i8") is accepted and ignored: gpujit
@@ -90,9 +125,7 @@ struct GjTypes {
     int32_t n, cap;
 };
 
-void gj_ty_init(GjCtx *c) {
-    c->types = GJ_NEW(&c->arena, GjTypes);
-}
+void gj_ty_init(GjCtx *c) { c->types = GJ_NEW(&c->arena, GjTypes); }
 
 static int same_type(const GjType *a, const GjType *b) {
     if (a->kind != b->kind || a->dtype != b->dtype || a->ndim != b->ndim ||
@@ -121,8 +154,8 @@ static const GjType *intern(GjCtx *c, const GjType *key, const char *name) {
             return tab->items[i];
     }
     GjType *t = GJ_NEW(&c->arena, GjType);
-    const GjType **items = gj_arena_grow(&c->arena, tab->items, &tab->cap, tab->n + 1,
-                                         sizeof *tab->items);
+    const GjType **items =
+        gj_arena_grow(&c->arena, tab->items, &tab->cap, tab->n + 1, sizeof *tab->items);
     if (!t || !items || !name)
         return NULL;
     *t = *key;
@@ -200,8 +233,8 @@ const GjType *gj_ty_zip_iter(GjCtx *c, const GjType *const *iters, int n) {
 
 const GjType *gj_ty_dim3(GjCtx *c, int intrinsic) {
     GjType key = {.kind = GJ_TK_DIM3, .intrinsic = intrinsic};
-    return intern(c, &key, gj_arena_printf(&c->arena, "dim3(%s)",
-                                           gj_intrinsic_name((GjIntrinsic)intrinsic)));
+    return intern(
+        c, &key, gj_arena_printf(&c->arena, "dim3(%s)", gj_intrinsic_name((GjIntrinsic)intrinsic)));
 }
 
 const GjType *gj_ty_module(GjCtx *c, const char *name) {
@@ -228,7 +261,9 @@ const GjType *gj_ty_callable(GjCtx *c, int intrinsic) {
 
 const GjType *gj_ty_array_in(GjCtx *c, const GjType *t, GjAddrSpace as) {
     static const char *const prefix[GJ_NADDRSPACES] = {
-        [GJ_AS_GLOBAL] = "", [GJ_AS_SHARED] = "shared ", [GJ_AS_LOCAL] = "local ",
+        [GJ_AS_GLOBAL] = "",
+        [GJ_AS_SHARED] = "shared ",
+        [GJ_AS_LOCAL] = "local ",
         [GJ_AS_CONST] = "readonly ",
     };
     if (t->kind != GJ_TK_ARRAY || t->addrspace == as)
@@ -250,14 +285,26 @@ const GjType *gj_ty_function(GjCtx *c, const struct GjCallee *callee, const char
 
 int gj_ty_is_scalar(const GjType *t) {
     switch (t->kind) {
-    case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT: case GJ_TK_COMPLEX:
-    case GJ_TK_WEAK_INT: case GJ_TK_WEAK_FLOAT: case GJ_TK_WEAK_COMPLEX:
-        return 1;
-    case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
-    case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER:
-        return 0;
+    case GJ_TK_BOOL:
+    case GJ_TK_INT:
+    case GJ_TK_UINT:
+    case GJ_TK_FLOAT:
+    case GJ_TK_COMPLEX:
+    case GJ_TK_WEAK_INT:
+    case GJ_TK_WEAK_FLOAT:
+    case GJ_TK_WEAK_COMPLEX: return 1;
+    case GJ_TK_NONE:
+    case GJ_TK_ARRAY:
+    case GJ_TK_TUPLE:
+    case GJ_TK_RANGE_ITER:
+    case GJ_TK_DIM3:
+    case GJ_TK_MODULE:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE:
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_STR:
+    case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER: return 0;
     }
     return 0;
 }
@@ -284,12 +331,23 @@ const GjType *gj_ty_concrete(const GjType *t) {
     case GJ_TK_WEAK_INT: return &gj_ty_int64;
     case GJ_TK_WEAK_FLOAT: return &gj_ty_float64;
     case GJ_TK_WEAK_COMPLEX: return &gj_ty_complex128;
-    case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
-    case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
-    case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER:
-        break;
+    case GJ_TK_NONE:
+    case GJ_TK_BOOL:
+    case GJ_TK_INT:
+    case GJ_TK_UINT:
+    case GJ_TK_FLOAT:
+    case GJ_TK_COMPLEX:
+    case GJ_TK_ARRAY:
+    case GJ_TK_TUPLE:
+    case GJ_TK_RANGE_ITER:
+    case GJ_TK_DIM3:
+    case GJ_TK_MODULE:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE:
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_STR:
+    case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER: break;
     }
     return t;
 }
@@ -302,14 +360,25 @@ enum { CAT_BOOL, CAT_INT, CAT_FLOAT, CAT_COMPLEX };
 static int category(const GjType *t) {
     switch (t->kind) {
     case GJ_TK_BOOL: return CAT_BOOL;
-    case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_WEAK_INT: return CAT_INT;
-    case GJ_TK_FLOAT: case GJ_TK_WEAK_FLOAT: return CAT_FLOAT;
-    case GJ_TK_COMPLEX: case GJ_TK_WEAK_COMPLEX: return CAT_COMPLEX;
-    case GJ_TK_NONE: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
-    case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER:
-        break;
+    case GJ_TK_INT:
+    case GJ_TK_UINT:
+    case GJ_TK_WEAK_INT: return CAT_INT;
+    case GJ_TK_FLOAT:
+    case GJ_TK_WEAK_FLOAT: return CAT_FLOAT;
+    case GJ_TK_COMPLEX:
+    case GJ_TK_WEAK_COMPLEX: return CAT_COMPLEX;
+    case GJ_TK_NONE:
+    case GJ_TK_ARRAY:
+    case GJ_TK_TUPLE:
+    case GJ_TK_RANGE_ITER:
+    case GJ_TK_DIM3:
+    case GJ_TK_MODULE:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE:
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_STR:
+    case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER: break;
     }
     return -1;
 }
@@ -335,17 +404,15 @@ static int max_int(int a, int b) { return a > b ? a : b; }
 
 /* The float width that holds every value of an integer of `bits` the way
    NumPy decides it: int8 -> float16, int16 -> float32, int32/int64 -> float64. */
-static int float_bits_for_int(int bits) {
-    return bits >= 32 ? 64 : 2 * bits;
-}
+static int float_bits_for_int(int bits) { return bits >= 32 ? 64 : 2 * bits; }
 
 /* np.result_type for two strong scalars, a's category <= b's. */
 static const GjType *promote_strong(const GjType *a, const GjType *b) {
     switch (category(b) * 4 + category(a)) {
-    case CAT_BOOL * 4 + CAT_BOOL:
-        return &gj_ty_bool;
-    case CAT_INT * 4 + CAT_BOOL: case CAT_FLOAT * 4 + CAT_BOOL: case CAT_COMPLEX * 4 + CAT_BOOL:
-        return b;
+    case CAT_BOOL * 4 + CAT_BOOL: return &gj_ty_bool;
+    case CAT_INT * 4 + CAT_BOOL:
+    case CAT_FLOAT * 4 + CAT_BOOL:
+    case CAT_COMPLEX * 4 + CAT_BOOL: return b;
     case CAT_INT * 4 + CAT_INT:
         if (a->kind == b->kind)
             return gj_ty_int(max_int(a->bits, b->bits), a->kind == GJ_TK_INT);
@@ -355,18 +422,13 @@ static const GjType *promote_strong(const GjType *a, const GjType *b) {
                 return s;
             return u->bits < 64 ? gj_ty_int(2 * u->bits, 1) : &gj_ty_float64;
         }
-    case CAT_FLOAT * 4 + CAT_INT:
-        return float_type(max_int(b->bits, float_bits_for_int(a->bits)));
+    case CAT_FLOAT * 4 + CAT_INT: return float_type(max_int(b->bits, float_bits_for_int(a->bits)));
     case CAT_COMPLEX * 4 + CAT_INT:
         return complex_type(max_int(b->bits, 2 * float_bits_for_int(a->bits)));
-    case CAT_FLOAT * 4 + CAT_FLOAT:
-        return float_type(max_int(a->bits, b->bits));
-    case CAT_COMPLEX * 4 + CAT_FLOAT:
-        return complex_type(max_int(b->bits, 2 * a->bits));
-    case CAT_COMPLEX * 4 + CAT_COMPLEX:
-        return complex_type(max_int(a->bits, b->bits));
-    default:
-        return NULL;
+    case CAT_FLOAT * 4 + CAT_FLOAT: return float_type(max_int(a->bits, b->bits));
+    case CAT_COMPLEX * 4 + CAT_FLOAT: return complex_type(max_int(b->bits, 2 * a->bits));
+    case CAT_COMPLEX * 4 + CAT_COMPLEX: return complex_type(max_int(a->bits, b->bits));
+    default: return NULL;
     }
 }
 
@@ -378,20 +440,29 @@ static const GjType *promote_weak(const GjType *w, const GjType *s) {
     if (category(s) >= category(w))
         return s;
     switch (w->kind) {
-    case GJ_TK_WEAK_INT:
-        return &gj_ty_int64;               /* s is bool */
-    case GJ_TK_WEAK_FLOAT:
-        return &gj_ty_float64;             /* s is bool or an integer */
+    case GJ_TK_WEAK_INT: return &gj_ty_int64;               /* s is bool */
+    case GJ_TK_WEAK_FLOAT: return &gj_ty_float64;             /* s is bool or an integer */
     case GJ_TK_WEAK_COMPLEX:
         if (category(s) == CAT_FLOAT)
             return complex_type(2 * s->bits);
         return &gj_ty_complex128;
-    case GJ_TK_NONE: case GJ_TK_BOOL: case GJ_TK_INT: case GJ_TK_UINT: case GJ_TK_FLOAT:
-    case GJ_TK_COMPLEX: case GJ_TK_ARRAY: case GJ_TK_TUPLE: case GJ_TK_RANGE_ITER:
-    case GJ_TK_DIM3: case GJ_TK_MODULE: case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE: case GJ_TK_TUPLE_ITER: case GJ_TK_STR: case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER:
-        break;
+    case GJ_TK_NONE:
+    case GJ_TK_BOOL:
+    case GJ_TK_INT:
+    case GJ_TK_UINT:
+    case GJ_TK_FLOAT:
+    case GJ_TK_COMPLEX:
+    case GJ_TK_ARRAY:
+    case GJ_TK_TUPLE:
+    case GJ_TK_RANGE_ITER:
+    case GJ_TK_DIM3:
+    case GJ_TK_MODULE:
+    case GJ_TK_CALLABLE:
+    case GJ_TK_SLICE:
+    case GJ_TK_TUPLE_ITER:
+    case GJ_TK_STR:
+    case GJ_TK_ARRAY_ITER:
+    case GJ_TK_ZIP_ITER: break;
     }
     return NULL;
 }
@@ -558,7 +629,8 @@ static GjStatus parse_type(SigParser *s, int allow_void, const GjType **out) {
         s->p = start;
         return gj_error(s->c, GJ_DIAG_TYPING, (GjLoc){0, -1, -1},
                         "invalid signature '%s': unknown type '%s' (expected e.g. float32, "
-                        "int64, f4, bool, or an array such as float32[:])", s->sig, name);
+                        "int64, f4, bool, or an array such as float32[:])",
+                        s->sig, name);
     }
     if (accept(s, '['))
         return parse_dims(s, t, out);

@@ -76,12 +76,10 @@ struct GjType {
                                  as numba's StringLiteral: no value at run time) */
 };
 
-extern const GjType gj_ty_none, gj_ty_bool,
-    gj_ty_int8, gj_ty_int16, gj_ty_int32, gj_ty_int64,
-    gj_ty_uint8, gj_ty_uint16, gj_ty_uint32, gj_ty_uint64,
-    gj_ty_float16, gj_ty_float32, gj_ty_float64,
-    gj_ty_complex64, gj_ty_complex128,
-    gj_ty_weak_int, gj_ty_weak_float, gj_ty_weak_complex;
+extern const GjType gj_ty_none, gj_ty_bool, gj_ty_int8, gj_ty_int16, gj_ty_int32, gj_ty_int64,
+    gj_ty_uint8, gj_ty_uint16, gj_ty_uint32, gj_ty_uint64, gj_ty_float16, gj_ty_float32,
+    gj_ty_float64, gj_ty_complex64, gj_ty_complex128, gj_ty_weak_int, gj_ty_weak_float,
+    gj_ty_weak_complex;
 
 /* Creates the per-compilation intern table in c->arena (sets c->types). */
 void gj_ty_init(GjCtx *c);
@@ -138,7 +136,7 @@ enum { GJ_TY_MAX_NDIM = 8 };
    or "(float32[:], int64)".  On success sets *args (arena array), *nargs,
    *ret (NULL when the string names no return type). Records a TYPING diag
    and returns GJ_ERR on a malformed string. */
-GjStatus gj_ty_parse_signature(GjCtx *c, const char *sig, const GjType ***args,
-                               int *nargs, const GjType **ret);
+GjStatus gj_ty_parse_signature(GjCtx *c, const char *sig, const GjType ***args, int *nargs,
+                               const GjType **ret);
 
 #endif

@@ -33,9 +33,7 @@
 
 #include "lower.h"
 
-static LLVMTypeRef vec_type(const GjVec *V, LLVMTypeRef t) {
-    return LLVMVectorType(t, V->width);
-}
+static LLVMTypeRef vec_type(const GjVec *V, LLVMTypeRef t) { return LLVMVectorType(t, V->width); }
 
 /* ---- what the body may hold ---------------------------------------------- */
 
@@ -43,28 +41,32 @@ static LLVMTypeRef vec_type(const GjVec *V, LLVMTypeRef t) {
    (their other operands: the same type, or constant flags such as abs's),
    sorted for bsearch. */
 static const char *const lanewise_intrinsics[] = {
-    "llvm.abs", "llvm.bitreverse", "llvm.bswap", "llvm.canonicalize", "llvm.ceil",
-    "llvm.copysign", "llvm.cos", "llvm.ctlz", "llvm.ctpop", "llvm.cttz", "llvm.exp",
-    "llvm.exp2", "llvm.fabs", "llvm.floor", "llvm.fma", "llvm.fmuladd", "llvm.fshl",
-    "llvm.fshr", "llvm.log", "llvm.log10", "llvm.log2", "llvm.maximum", "llvm.maxnum",
-    "llvm.minimum", "llvm.minnum", "llvm.nearbyint", "llvm.pow", "llvm.rint", "llvm.round",
-    "llvm.roundeven", "llvm.sadd.sat", "llvm.sin", "llvm.smax", "llvm.smin", "llvm.sqrt",
-    "llvm.ssub.sat", "llvm.trunc", "llvm.uadd.sat", "llvm.umax", "llvm.umin", "llvm.usub.sat",
+    "llvm.abs",       "llvm.bitreverse", "llvm.bswap",    "llvm.canonicalize", "llvm.ceil",
+    "llvm.copysign",  "llvm.cos",        "llvm.ctlz",     "llvm.ctpop",        "llvm.cttz",
+    "llvm.exp",       "llvm.exp2",       "llvm.fabs",     "llvm.floor",        "llvm.fma",
+    "llvm.fmuladd",   "llvm.fshl",       "llvm.fshr",     "llvm.log",          "llvm.log10",
+    "llvm.log2",      "llvm.maximum",    "llvm.maxnum",   "llvm.minimum",      "llvm.minnum",
+    "llvm.nearbyint", "llvm.pow",        "llvm.rint",     "llvm.round",        "llvm.roundeven",
+    "llvm.sadd.sat",  "llvm.sin",        "llvm.smax",     "llvm.smin",         "llvm.sqrt",
+    "llvm.ssub.sat",  "llvm.trunc",      "llvm.uadd.sat", "llvm.umax",         "llvm.umin",
+    "llvm.usub.sat",
 };
 
 /* Intrinsics that are hints, dropped from the vector body. */
 static const char *const hint_intrinsics[] = {
-    "llvm.assume", "llvm.experimental.noalias.scope.decl",
+    "llvm.assume",
+    "llvm.experimental.noalias.scope.decl",
 };
 
 /* Pure libm functions (the double names; a float one adds "f"), called lane
    by lane: they read no memory the kernel can see and have no effect a
    kernel observes, so an inactive lane may call them too. */
 static const char *const libm_functions[] = {
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign",
-    "cos", "cosh", "erf", "erfc", "exp", "exp2", "expm1", "fabs", "floor", "fmax", "fmin",
-    "fmod", "hypot", "ldexp", "log", "log10", "log1p", "log2", "nextafter", "pow",
-    "remainder", "rint", "round", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+    "acos",  "acosh",    "asin",  "asinh", "atan",      "atan2", "atanh",     "cbrt",
+    "ceil",  "copysign", "cos",   "cosh",  "erf",       "erfc",  "exp",       "exp2",
+    "expm1", "fabs",     "floor", "fmax",  "fmin",      "fmod",  "hypot",     "ldexp",
+    "log",   "log10",    "log1p", "log2",  "nextafter", "pow",   "remainder", "rint",
+    "round", "sin",      "sinh",  "sqrt",  "tan",       "tanh",  "trunc",
 };
 
 static int compare_names(const void *a, const void *b) {
@@ -198,19 +200,46 @@ static int check_inst(GjVec *V, LLVMValueRef inst, int blk) {
         if (LLVMGetNumOperands(inst))
             return gj_vec_reject(V, "return of a value");
         return 1;
-    case LLVMBr: case LLVMUnreachable:
-        return 1;
-    case LLVMPHI:
-        return 1;
-    case LLVMFNeg: case LLVMAdd: case LLVMFAdd: case LLVMSub: case LLVMFSub: case LLVMMul:
-    case LLVMFMul: case LLVMUDiv: case LLVMSDiv: case LLVMFDiv: case LLVMURem: case LLVMSRem:
-    case LLVMFRem: case LLVMShl: case LLVMLShr: case LLVMAShr: case LLVMAnd: case LLVMOr:
-    case LLVMXor: case LLVMTrunc: case LLVMZExt: case LLVMSExt: case LLVMFPToUI: case LLVMFPToSI:
-    case LLVMUIToFP: case LLVMSIToFP: case LLVMFPTrunc: case LLVMFPExt: case LLVMPtrToInt:
-    case LLVMIntToPtr: case LLVMBitCast: case LLVMAddrSpaceCast: case LLVMICmp: case LLVMFCmp:
-    case LLVMSelect: case LLVMFreeze: case LLVMGetElementPtr:
-        uniform = !is_division(op) && all_operands_uniform(V, inst);
-        break;
+    case LLVMBr:
+    case LLVMUnreachable: return 1;
+    case LLVMPHI: return 1;
+    case LLVMFNeg:
+    case LLVMAdd:
+    case LLVMFAdd:
+    case LLVMSub:
+    case LLVMFSub:
+    case LLVMMul:
+    case LLVMFMul:
+    case LLVMUDiv:
+    case LLVMSDiv:
+    case LLVMFDiv:
+    case LLVMURem:
+    case LLVMSRem:
+    case LLVMFRem:
+    case LLVMShl:
+    case LLVMLShr:
+    case LLVMAShr:
+    case LLVMAnd:
+    case LLVMOr:
+    case LLVMXor:
+    case LLVMTrunc:
+    case LLVMZExt:
+    case LLVMSExt:
+    case LLVMFPToUI:
+    case LLVMFPToSI:
+    case LLVMUIToFP:
+    case LLVMSIToFP:
+    case LLVMFPTrunc:
+    case LLVMFPExt:
+    case LLVMPtrToInt:
+    case LLVMIntToPtr:
+    case LLVMBitCast:
+    case LLVMAddrSpaceCast:
+    case LLVMICmp:
+    case LLVMFCmp:
+    case LLVMSelect:
+    case LLVMFreeze:
+    case LLVMGetElementPtr: uniform = !is_division(op) && all_operands_uniform(V, inst); break;
     case LLVMLoad:
         if (LLVMGetVolatile(inst) || LLVMGetOrdering(inst) != LLVMAtomicOrderingNotAtomic)
             return gj_vec_reject(V, "volatile or atomic load");
@@ -225,13 +254,29 @@ static int check_inst(GjVec *V, LLVMValueRef inst, int blk) {
             return 0;
         uniform = LLVMGetTypeKind(ty) != LLVMVoidTypeKind && all_operands_uniform(V, inst);
         break;
-    case LLVMSwitch: case LLVMIndirectBr: case LLVMInvoke: case LLVMCallBr: case LLVMResume:
-    case LLVMCleanupRet: case LLVMCatchRet: case LLVMCatchSwitch: case LLVMAlloca:
-    case LLVMExtractElement: case LLVMInsertElement: case LLVMShuffleVector:
-    case LLVMExtractValue: case LLVMInsertValue: case LLVMFence: case LLVMAtomicCmpXchg:
-    case LLVMAtomicRMW: case LLVMVAArg: case LLVMLandingPad: case LLVMCleanupPad:
-    case LLVMCatchPad: case LLVMUserOp1: case LLVMUserOp2:
-        return gj_vec_reject(V, "instruction the vector body does not take");
+    case LLVMSwitch:
+    case LLVMIndirectBr:
+    case LLVMInvoke:
+    case LLVMCallBr:
+    case LLVMResume:
+    case LLVMCleanupRet:
+    case LLVMCatchRet:
+    case LLVMCatchSwitch:
+    case LLVMAlloca:
+    case LLVMExtractElement:
+    case LLVMInsertElement:
+    case LLVMShuffleVector:
+    case LLVMExtractValue:
+    case LLVMInsertValue:
+    case LLVMFence:
+    case LLVMAtomicCmpXchg:
+    case LLVMAtomicRMW:
+    case LLVMVAArg:
+    case LLVMLandingPad:
+    case LLVMCleanupPad:
+    case LLVMCatchPad:
+    case LLVMUserOp1:
+    case LLVMUserOp2: return gj_vec_reject(V, "instruction the vector body does not take");
     }
     if (uniform && gj_vec_map_put(V->arena, &V->uniform, inst, inst) != GJ_OK)
         return gj_vec_reject(V, "out of memory");
@@ -254,9 +299,7 @@ static void set_inlining(LLVMContextRef ctx, LLVMValueRef fn, int always);
 
 /* ---- building the vector body --------------------------------------------- */
 
-static LLVMValueRef no_lanes(const GjVec *V) {
-    return LLVMConstNull(V->i1v);
-}
+static LLVMValueRef no_lanes(const GjVec *V) { return LLVMConstNull(V->i1v); }
 
 static LLVMValueRef or_masks(GjVec *V, LLVMValueRef a, LLVMValueRef b) {
     return !a ? b : !b ? a : LLVMBuildOr(V->b, a, b, "");
@@ -270,8 +313,9 @@ static LLVMValueRef splat(GjVec *V, LLVMValueRef s) {
     LLVMTypeRef vt = vec_type(V, LLVMTypeOf(s));
     LLVMValueRef zero = LLVMConstNull(LLVMInt32TypeInContext(V->ctx));
     LLVMValueRef one = LLVMBuildInsertElement(V->b, LLVMGetPoison(vt), s, zero, "");
-    v = LLVMBuildShuffleVector(V->b, one, LLVMGetPoison(vt), LLVMConstNull(
-                                   LLVMVectorType(LLVMInt32TypeInContext(V->ctx), V->width)), "");
+    v = LLVMBuildShuffleVector(
+        V->b, one, LLVMGetPoison(vt),
+        LLVMConstNull(LLVMVectorType(LLVMInt32TypeInContext(V->ctx), V->width)), "");
     if (gj_vec_map_put(V->arena, &V->splats, s, v) != GJ_OK)
         gj_vec_reject(V, "out of memory");
     return v;
@@ -430,9 +474,10 @@ static LLVMValueRef call(GjVec *V, LLVMValueRef inst) {
             LLVMValueRef at = LLVMConstInt(LLVMInt32TypeInContext(V->ctx), lane, 0);
             for (unsigned k = 0; k < n; k++)
                 one[k] = LLVMGetTypeKind(LLVMTypeOf(lanes[k])) == LLVMVectorTypeKind
-                             ? LLVMBuildExtractElement(V->b, lanes[k], at, "") : lanes[k];
-            LLVMValueRef c = LLVMBuildCall2(V->b, LLVMGlobalGetValueType(callee), callee, one, n,
-                                            "");
+                             ? LLVMBuildExtractElement(V->b, lanes[k], at, "")
+                             : lanes[k];
+            LLVMValueRef c =
+                LLVMBuildCall2(V->b, LLVMGlobalGetValueType(callee), callee, one, n, "");
             r = LLVMBuildInsertElement(V->b, r, c, at, "");
         }
         return r;
@@ -476,7 +521,8 @@ static LLVMValueRef gep(GjVec *V, LLVMValueRef inst) {
     unsigned n = (unsigned)LLVMGetNumOperands(inst);
     LLVMValueRef idx[16];
     if (n - 1 > 16)
-        return gj_vec_reject(V, "address with too many indices"), LLVMGetPoison(vec_type(V, LLVMTypeOf(inst)));
+        return gj_vec_reject(V, "address with too many indices"),
+               LLVMGetPoison(vec_type(V, LLVMTypeOf(inst)));
     LLVMValueRef base = LLVMGetOperand(inst, 0);
     base = is_uniform(V, base) ? uni(V, base) : vec(V, base);
     for (unsigned k = 1; k < n; k++) {
@@ -625,8 +671,8 @@ static void leave_loop(GjVec *V, int l) {
             for (int k = 0; k < e->nvals; k++, phi = LLVMGetNextInstruction(phi)) {
                 LLVMValueRef v = j == 0 ? vec(V, incoming(phi, V->bb[e->from]))
                                         : e->kupd[(j - 1) * e->nvals + k];
-                e->kupd[j * e->nvals + k] = LLVMBuildSelect(V->b, now, v,
-                                                            e->keep[j * e->nvals + k], "");
+                e->kupd[j * e->nvals + k] =
+                    LLVMBuildSelect(V->b, now, v, e->keep[j * e->nvals + k], "");
             }
         }
     }
@@ -807,8 +853,9 @@ static unsigned attribute_kind(const char *name) {
 static void set_inlining(LLVMContextRef ctx, LLVMValueRef fn, int always) {
     LLVMAttributeIndex at = (LLVMAttributeIndex)LLVMAttributeFunctionIndex;
     LLVMRemoveEnumAttributeAtIndex(fn, at, attribute_kind(always ? "noinline" : "alwaysinline"));
-    LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(
-                                        ctx, attribute_kind(always ? "alwaysinline" : "noinline"), 0));
+    LLVMAddAttributeAtIndex(
+        fn, at,
+        LLVMCreateEnumAttribute(ctx, attribute_kind(always ? "alwaysinline" : "noinline"), 0));
 }
 
 /* Every function fn calls, unless noinline (the error report), inlined
@@ -829,9 +876,9 @@ static void inline_callees(LLVMContextRef ctx, LLVMValueRef fn, int depth) {
 /* What the vectoriser needs of the body: its calls inlined, SSA form, no
    switch, loops with preheaders and their values leaving them through phis
    in their exit blocks (LCSSA). */
-static const char simplify_pipeline[] =
-    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,lower-switch,"
-    "loop-simplify,lcssa)";
+static const char simplify_pipeline[] = "always-inline,function(sroa,early-cse,instcombine<no-"
+                                        "verify-fixpoint>,simplifycfg,lower-switch,"
+                                        "loop-simplify,lcssa)";
 
 GjStatus gj_vec_row(GjCtx *c, LLVMModuleRef mod, LLVMValueRef row, LLVMTargetMachineRef tm,
                     unsigned width) {
@@ -845,8 +892,14 @@ GjStatus gj_vec_row(GjCtx *c, LLVMModuleRef mod, LLVMValueRef row, LLVMTargetMac
     inline_callees(ctx, body, 0);
     if (gj_llvm_run(c, mod, tm, simplify_pipeline) != GJ_OK)
         return GJ_ERR;
-    GjVec V = {.c = c, .arena = &c->arena, .ctx = ctx, .mod = mod, .fn = body, .width = width,
-               .lane = lane, .b = LLVMCreateBuilderInContext(ctx),
+    GjVec V = {.c = c,
+               .arena = &c->arena,
+               .ctx = ctx,
+               .mod = mod,
+               .fn = body,
+               .width = width,
+               .lane = lane,
+               .b = LLVMCreateBuilderInContext(ctx),
                .i1v = LLVMVectorType(LLVMInt1TypeInContext(ctx), width)};
     size_t len;
     const char *name = LLVMGetValueName2(body, &len);

@@ -219,9 +219,11 @@ static void loop_body(GjVec *V, int latch, int h, char *in, int *work) {
    way into a cycle: irreducible, which the masks below cannot express. */
 static int find_loops(GjVec *V) {
     int n = V->nblocks, nretreat = 0;
-    int *rpo = gj_vec_alloc(V, (size_t)n, sizeof *rpo), *idom = gj_vec_alloc(V, (size_t)n, sizeof *idom);
+    int *rpo = gj_vec_alloc(V, (size_t)n, sizeof *rpo),
+        *idom = gj_vec_alloc(V, (size_t)n, sizeof *idom);
     int *retreat = gj_vec_alloc(V, 4 * (size_t)n, sizeof *retreat);
-    int *work = gj_vec_alloc(V, (size_t)n, sizeof *work), *size = gj_vec_alloc(V, (size_t)n, sizeof *size);
+    int *work = gj_vec_alloc(V, (size_t)n, sizeof *work),
+        *size = gj_vec_alloc(V, (size_t)n, sizeof *size);
     V->loops = gj_vec_alloc(V, (size_t)n, sizeof *V->loops);
     V->loop = gj_vec_alloc(V, (size_t)n, sizeof *V->loop);
     if (!rpo || !idom || !retreat || !work || !size || !V->loops || !V->loop)
@@ -235,7 +237,8 @@ static int find_loops(GjVec *V) {
         while (l < V->nloops && V->loops[l].header != h)
             l++;
         if (l == V->nloops) {
-            V->loops[V->nloops++] = (GjVecLoop){.header = h, .parent = -1, .in = gj_vec_alloc(V, (size_t)n, 1)};
+            V->loops[V->nloops++] =
+                (GjVecLoop){.header = h, .parent = -1, .in = gj_vec_alloc(V, (size_t)n, 1)};
             if (!V->loops[l].in)
                 return gj_vec_reject(V, "out of memory");
         }
@@ -382,7 +385,8 @@ static int find_exits(GjVec *V) {
             if (!n)
                 continue;
             GjVecExit *e = &V->exits[V->nexits++];
-            *e = (GjVecExit){.from = u, .to = v, .nlevels = n, .nvals = (int)gj_vec_count_phis(V->bb[v])};
+            *e = (GjVecExit){
+                .from = u, .to = v, .nlevels = n, .nvals = (int)gj_vec_count_phis(V->bb[v])};
             size_t nv = (size_t)n * (size_t)e->nvals;
             e->chain = gj_vec_alloc(V, (size_t)n, sizeof *e->chain);
             e->acc = gj_vec_alloc(V, (size_t)n, sizeof *e->acc);

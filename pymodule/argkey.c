@@ -13,16 +13,14 @@
 
 #include <string.h>
 
-static int dtype_id_of_type(const GjType *t)
-{
+static int dtype_id_of_type(const GjType *t) {
     for (int i = 0; i < GJ_DT_COUNT; i++)
         if (gj_py_dtypes[i].type == t)
             return i;
     return -1;
 }
 
-const GjType *gj_py_key_type(GjCtx *c, const uint32_t *key, int n, int *pos)
-{
+const GjType *gj_py_key_type(GjCtx *c, const uint32_t *key, int n, int *pos) {
     if (*pos >= n)
         goto malformed;
     uint32_t w = key[(*pos)++];
@@ -48,11 +46,12 @@ malformed:
     return NULL;
 }
 
-int gj_py_key_words(const GjType *t, uint32_t *key, int max, int *pos)
-{
+int gj_py_key_words(const GjType *t, uint32_t *key, int max, int *pos) {
     if (*pos >= max) {
-        PyErr_Format(PyExc_ValueError, "the signature's arguments need more than %d type "
-                     "words", max);
+        PyErr_Format(PyExc_ValueError,
+                     "the signature's arguments need more than %d type "
+                     "words",
+                     max);
         return -1;
     }
     if (t->kind == GJ_TK_TUPLE) {
@@ -77,8 +76,7 @@ int gj_py_key_words(const GjType *t, uint32_t *key, int max, int *pos)
     return 0;
 }
 
-PyObject *gj_py_key_name(const uint32_t *key, int n, int *pos)
-{
+PyObject *gj_py_key_name(const uint32_t *key, int n, int *pos) {
     if (*pos >= n) {
         PyErr_SetString(PyExc_TypeError, "malformed type key");
         return NULL;
@@ -106,8 +104,7 @@ PyObject *gj_py_key_name(const uint32_t *key, int n, int *pos)
     return PyUnicode_FromFormat("array(%s, %dd, %c)", dt, GJ_KEY_NDIM(w), (int)GJ_KEY_LAYOUT(w));
 }
 
-void gj_py_key_count(const uint32_t *key, int n, int *args, int *leaves, int *kernel_params)
-{
+void gj_py_key_count(const uint32_t *key, int n, int *args, int *leaves, int *kernel_params) {
     int open = 0;   /* items still to come of the tuples being read */
     *args = *leaves = *kernel_params = 0;
     for (int i = 1; i < n; i++) {

@@ -33,8 +33,7 @@
 
 /* gpujit._cache.store(key, entry), the one call into it: a store is
    rare, so its import costs a lookup nothing.  -1 raised. */
-static int call_store(const char *key, PyObject *entry)
-{
+static int call_store(const char *key, PyObject *entry) {
     PyObject *mod = PyImport_ImportModule("gpujit._cache");
     PyObject *r = mod ? PyObject_CallMethod(mod, "store", "sO", key, entry) : NULL;
     Py_XDECREF(mod);
@@ -44,8 +43,7 @@ static int call_store(const char *key, PyObject *entry)
 
 /* The options jit() gave the Dispatcher, as repr(sorted(items)): an option
    added to jit later is keyed with no change here.  -1 raised. */
-static int put_jit_options(GjDispatcher *d, GjBuf *b)
-{
+static int put_jit_options(GjDispatcher *d, GjBuf *b) {
     PyObject *items = d->jit_options ? PyDict_Items(d->jit_options) : PyList_New(0);
     PyObject *text = items && PyList_Sort(items) == 0 ? PyObject_Repr(items) : NULL;
     const char *s = text ? PyUnicode_AsUTF8AndSize(text, NULL) : NULL;
@@ -59,16 +57,15 @@ static int put_jit_options(GjDispatcher *d, GjBuf *b)
 /* The device's compute capability and the driver's version (a cubin is
    SASS for one architecture, made by one driver's compiler): 1, or 0 when
    there is no GPU to ask (PTX compiled for inspection is not cached). */
-static int put_device(GjBuf *b, int device)
-{
+static int put_device(GjBuf *b, int device) {
     gj_buf_put_i64(b, device == GJ_MEM_HOST);
     if (device == GJ_MEM_HOST)
         return 1;
     GjCuDeviceInfo info;
     GjCuError err;
     int version;
-    if (!gj_cu_available() || gj_cu_device_info(device, &info, &err) != GJ_CU_OK
-        || gj_cu_driver_version(&version, &err) != GJ_CU_OK)
+    if (!gj_cu_available() || gj_cu_device_info(device, &info, &err) != GJ_CU_OK ||
+        gj_cu_driver_version(&version, &err) != GJ_CU_OK)
         return 0;
     gj_buf_put_i64(b, info.cc_major);
     gj_buf_put_i64(b, info.cc_minor);
@@ -78,9 +75,8 @@ static int put_device(GjBuf *b, int device)
 
 /* The key of compiling cv with o on `device` for d: 1 and key filled, 0
    when the compile is not to be cached, -1 raised. */
-static int make_key(GjPyState *st, GjDispatcher *d, const GjCodeView *cv,
-                    const GjCompileOptions *o, int device, char key[GJ_CACHE_KEY_LEN + 1])
-{
+static int make_key(GjPyState *st, GjDispatcher *d, const GjCodeView *cv, const GjCompileOptions *o,
+                    int device, char key[GJ_CACHE_KEY_LEN + 1]) {
     GjCtx kc;   /* its own: a failure here must not become the compile's error */
     GjBuf b = {0};
     gj_ctx_init(&kc);
@@ -102,15 +98,13 @@ static int make_key(GjPyState *st, GjDispatcher *d, const GjCodeView *cv,
 /* Rebuilds res from key's entry, payload[0..n): 1, or 0 (after removing
    the file) when it does not unpack; -1 raised. */
 static int unpack(const GjCompileOptions *o, const unsigned char *payload, size_t n,
-                  const char *key, GjCompileResult *res)
-{
+                  const char *key, GjCompileResult *res) {
     GjCtx uc;
     gj_ctx_init(&uc);
     GjStatus st;
     Py_BEGIN_ALLOW_THREADS   /* loading an object file into the JIT links it */
-    st = gj_cache_unpack(&uc, o, payload, n, res);
-    Py_END_ALLOW_THREADS
-    gj_ctx_free(&uc);
+        st = gj_cache_unpack(&uc, o, payload, n, res);
+    Py_END_ALLOW_THREADS gj_ctx_free(&uc);
     if (st == GJ_OK)
         return 1;
     if (PyErr_Occurred())   /* the libdevice search's own exception */
@@ -126,8 +120,7 @@ static int unpack(const GjCompileOptions *o, const unsigned char *payload, size_
    (gj_cache_unpack), so a kernel without math functions never does. */
 static int fetch(GjPyState *st, GjDispatcher *d, GjCtx *ctx, const GjCodeView *cv,
                  GjCompileOptions *o, int device, GjCompileResult *res,
-                 char key[GJ_CACHE_KEY_LEN + 1])
-{
+                 char key[GJ_CACHE_KEY_LEN + 1]) {
     key[0] = '\0';
     if (ctx->dump & ~GJ_DUMP_TIMING)   /* GPUJIT_DUMP shows a compile's stages: compile */
         return 0;
@@ -163,15 +156,13 @@ static int fetch(GjPyState *st, GjDispatcher *d, GjCtx *ctx, const GjCodeView *c
     return rc;
 }
 
-static void drop_binary(GjCompileResult *r)
-{
+static void drop_binary(GjCompileResult *r) {
     free(r->binary);
     r->binary = NULL;
     r->binary_size = 0;
 }
 
-PyObject *gj_py_cache_jit_options(PyObject *kw)
-{
+PyObject *gj_py_cache_jit_options(PyObject *kw) {
     PyObject *options = kw ? PyDict_Copy(kw) : PyDict_New();
     const char *drop[] = {"func", "cache"};
     for (size_t i = 0; options && i < sizeof drop / sizeof drop[0]; i++)
@@ -181,8 +172,7 @@ PyObject *gj_py_cache_jit_options(PyObject *kw)
 }
 
 int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *cv,
-                        GjPyViews *views, GjCompileOptions *o, GjEntry *e, int warn)
-{
+                        GjPyViews *views, GjCompileOptions *o, GjEntry *e, int warn) {
     int hit = fetch(st, d, ctx, cv, o, (int)e->key[0], &e->res, e->cache_key);
     if (hit < 0)
         return -1;
@@ -195,12 +185,11 @@ int gj_py_cache_compile(GjPyState *st, GjDispatcher *d, GjCtx *ctx, GjCodeView *
         return -1;
     if (ctx->warnings)   /* not stored, so its warnings show every time */
         e->cache_key[0] = '\0';
-    return o->target == GJ_TARGET_CPU && e->cache_key[0]
-               ? gj_py_cache_store(e->cache_key, &e->res) : 0;
+    return o->target == GJ_TARGET_CPU && e->cache_key[0] ? gj_py_cache_store(e->cache_key, &e->res)
+                                                         : 0;
 }
 
-int gj_py_cache_store(const char *key, GjCompileResult *res)
-{
+int gj_py_cache_store(const char *key, GjCompileResult *res) {
     GjBuf b = {0};
     gj_cache_pack(res, &b);
     drop_binary(res);   /* loaded already: only the file needs it */
@@ -211,11 +200,10 @@ int gj_py_cache_store(const char *key, GjCompileResult *res)
     return rc;
 }
 
-GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err)
-{
+GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err) {
     GjCompileResult *r = &e->res;
-    GjCuStatus st = r->binary ? gj_cu_module_load(r->binary, lineinfo, &e->module, err)
-                              : GJ_CU_DRIVER_ERROR;
+    GjCuStatus st =
+        r->binary ? gj_cu_module_load(r->binary, lineinfo, &e->module, err) : GJ_CU_DRIVER_ERROR;
     if (st != GJ_CU_OK && e->cache_key[0]) {   /* link (again) for the cache */
         drop_binary(r);
         st = gj_cu_link_ptx(r->ptx, lineinfo, &r->binary, &r->binary_size, err);

@@ -41,8 +41,7 @@ static const char SUFFIX[] = ".gjk";
 
 /* Whether text, after white space, is one of words (any case) and only
    white space follows. */
-static int env_word(const char *text, const char *const *words, size_t nwords)
-{
+static int env_word(const char *text, const char *const *words, size_t nwords) {
     for (size_t i = 0; i < nwords; i++) {
         size_t n = strlen(words[i]);
         if (strncasecmp(text, words[i], n) == 0) {
@@ -56,8 +55,7 @@ static int env_word(const char *text, const char *const *words, size_t nwords)
     return 0;
 }
 
-int gj_py_cache_enabled(int flag)
-{
+int gj_py_cache_enabled(int flag) {
     const char *env = getenv("GPUJIT_CACHE");
     while (env && (*env == ' ' || (*env >= '\t' && *env <= '\r')))
         env++;
@@ -72,9 +70,11 @@ int gj_py_cache_enabled(int flag)
     static int warned;   /* once a process, under the GIL */
     if (!warned) {
         warned = 1;
-        if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "GPUJIT_CACHE='%s' is not 1, true, yes "
+        if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                             "GPUJIT_CACHE='%s' is not 1, true, yes "
                              "or on, nor 0, false, no or off: ignored (jit(cache=...) "
-                             "decides)", env) < 0)
+                             "decides)",
+                             env) < 0)
             return -1;
     }
     return flag != 0;
@@ -82,14 +82,12 @@ int gj_py_cache_enabled(int flag)
 
 /* getenv(name) as a str (the file-system encoding, as os.environ decodes
    it), or NULL without an exception when unset or empty. */
-static PyObject *env_str(const char *name)
-{
+static PyObject *env_str(const char *name) {
     const char *v = getenv(name);
     return v && *v ? PyUnicode_DecodeFSDefault(v) : NULL;
 }
 
-PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused)
-{
+PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
     PyObject *path = PyImport_ImportModule("os.path");
@@ -118,8 +116,7 @@ PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused)
    gpujit never loads another build's code), the header's format and
    Python's exact version (dis, which makes the instructions of the code
    bytes the key holds, is part of it).  -1 raised. */
-static int identity(GjPyState *st)
-{
+static int identity(GjPyState *st) {
     if (st->cache_identity)
         return 0;
     PyObject *pkg = PyImport_ImportModule("gpujit");
@@ -142,9 +139,9 @@ static int identity(GjPyState *st)
             gj_buf_put_i64(&b, (int64_t)s.st_mtim.tv_nsec);
             gj_buf_put_i64(&b, FORMAT);
             gj_buf_put_i64(&b, (int64_t)Py_Version);
-            st->cache_identity = b.failed ? PyErr_NoMemory()
-                                           : PyBytes_FromStringAndSize((const char *)b.data,
-                                                                       (Py_ssize_t)b.len);
+            st->cache_identity =
+                b.failed ? PyErr_NoMemory()
+                         : PyBytes_FromStringAndSize((const char *)b.data, (Py_ssize_t)b.len);
             gj_buf_free(&b);
         }
     }
@@ -156,8 +153,7 @@ static int identity(GjPyState *st)
     return st->cache_identity ? 0 : -1;
 }
 
-int gj_py_cache_key(GjPyState *st, const GjBuf *material, char key[GJ_CACHE_KEY_LEN + 1])
-{
+int gj_py_cache_key(GjPyState *st, const GjBuf *material, char key[GJ_CACHE_KEY_LEN + 1]) {
     if (identity(st) < 0)
         return -1;
     char *id;
@@ -178,8 +174,7 @@ int gj_py_cache_key(GjPyState *st, const GjBuf *material, char key[GJ_CACHE_KEY_
 }
 
 /* The digest a key spells in hex. */
-static void key_digest(const char *key, unsigned char digest[GJ_SHA256_BYTES])
-{
+static void key_digest(const char *key, unsigned char digest[GJ_SHA256_BYTES]) {
     for (int i = 0; i < GJ_SHA256_BYTES; i++) {
         int hi = key[2 * i], lo = key[2 * i + 1];
         hi = hi <= '9' ? hi - '0' : hi - 'a' + 10;
@@ -189,8 +184,7 @@ static void key_digest(const char *key, unsigned char digest[GJ_SHA256_BYTES])
 }
 
 /* The path of key's entry (file-system bytes, a new reference); NULL raised. */
-static PyObject *entry_path(const char *key)
-{
+static PyObject *entry_path(const char *key) {
     PyObject *dir = gj_py_cache_directory(NULL, NULL);
     PyObject *name = dir ? PyUnicode_FromFormat("%U/%s%s", dir, key, SUFFIX) : NULL;
     PyObject *path = NULL;
@@ -201,8 +195,7 @@ static PyObject *entry_path(const char *key)
     return path;
 }
 
-static uint64_t get_le(const unsigned char *p, int bytes)
-{
+static uint64_t get_le(const unsigned char *p, int bytes) {
     uint64_t v = 0;
     for (int i = 0; i < bytes; i++)
         v |= (uint64_t)p[i] << (8 * i);
@@ -210,8 +203,7 @@ static uint64_t get_le(const unsigned char *p, int bytes)
 }
 
 /* All of fd's n bytes into buf: 1, or 0 when they could not be read. */
-static int read_all(int fd, unsigned char *buf, size_t n)
-{
+static int read_all(int fd, unsigned char *buf, size_t n) {
     while (n > 0) {
         ssize_t got = read(fd, buf, n);
         if (got <= 0)
@@ -226,8 +218,7 @@ static int read_all(int fd, unsigned char *buf, size_t n)
    file, whole and digest's (malloc'd, *n bytes), else NULL.  Touches a
    file it returns.  Without the GIL. */
 static unsigned char *read_entry(const char *path, const unsigned char digest[GJ_SHA256_BYTES],
-                                 size_t *n)
-{
+                                 size_t *n) {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return NULL;
@@ -258,22 +249,18 @@ static unsigned char *read_entry(const char *path, const unsigned char digest[GJ
     return data;
 }
 
-int gj_py_cache_read(const char *key, unsigned char **payload, size_t *n)
-{
+int gj_py_cache_read(const char *key, unsigned char **payload, size_t *n) {
     PyObject *path = entry_path(key);
     if (!path)
         return -1;
     unsigned char digest[GJ_SHA256_BYTES];
     key_digest(key, digest);
-    Py_BEGIN_ALLOW_THREADS
-    *payload = read_entry(PyBytes_AsString(path), digest, n);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(path);
+    Py_BEGIN_ALLOW_THREADS *payload = read_entry(PyBytes_AsString(path), digest, n);
+    Py_END_ALLOW_THREADS Py_DECREF(path);
     return *payload != NULL;
 }
 
-int gj_py_cache_discard(const char *key)
-{
+int gj_py_cache_discard(const char *key) {
     PyObject *path = entry_path(key);
     if (path)
         unlink(PyBytes_AsString(path));   /* gone already: as well */
@@ -281,8 +268,7 @@ int gj_py_cache_discard(const char *key)
     return path ? 0 : -1;
 }
 
-PyObject *gj_py_cache_entry(const char *key, const void *payload, size_t n)
-{
+PyObject *gj_py_cache_entry(const char *key, const void *payload, size_t n) {
     unsigned char h[HEADER_BYTES];
     memcpy(h, MAGIC, 8);
     for (int i = 0; i < 4; i++)
@@ -299,8 +285,7 @@ PyObject *gj_py_cache_entry(const char *key, const void *payload, size_t n)
     return entry;
 }
 
-PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused)
-{
+PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused) {
     (void)unused;
     GjPyState *st = PyModule_GetState(module);
     return Py_BuildValue("(nn)", st->cache_hits, st->cache_misses);

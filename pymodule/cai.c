@@ -30,16 +30,14 @@
 #include <string.h>
 
 /* The dtype id the interface's typestr ("<f4", "|b1") names, or -1. */
-static int typestr_dtype(const char *ts)
-{
+static int typestr_dtype(const char *ts) {
     long itemsize = strlen(ts) >= 3 ? strtol(ts + 2, NULL, 10) : 0;
     return ts[0] == '>' ? -1 : gj_py_dtype_lookup(ts[1], itemsize);
 }
 
 /* shape and strides (tuples of ints; strides NULL for C order, else in units
    of `scale` bytes) into v; -1 raised. */
-static int read_dims(PyObject *shape, PyObject *strides, Py_ssize_t scale, GjDevView *v)
-{
+static int read_dims(PyObject *shape, PyObject *strides, Py_ssize_t scale, GjDevView *v) {
     Py_ssize_t n = PyTuple_Size(shape);
     if (n > GJ_PY_MAX_NDIM) {
         PyErr_Format(PyExc_ValueError, "array argument has %zd dimensions; at most %d", n,
@@ -48,12 +46,12 @@ static int read_dims(PyObject *shape, PyObject *strides, Py_ssize_t scale, GjDev
     }
     if (n == 0) {
         PyErr_SetString(PyExc_TypeError, "0-d __cuda_array_interface__ arguments are not "
-                        "supported; pass a scalar");
+                                         "supported; pass a scalar");
         return -1;
     }
     if (strides && (!PyTuple_Check(strides) || PyTuple_Size(strides) != n)) {
         PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ strides do not match its "
-                        "shape");
+                                         "shape");
         return -1;
     }
     v->ndim = (int)n;
@@ -66,8 +64,7 @@ static int read_dims(PyObject *shape, PyObject *strides, Py_ssize_t scale, GjDev
 }
 
 /* The interface dict of obj; -1 raised. */
-static int read_interface(const GjPyState *st, PyObject *cai, GjDevView *v)
-{
+static int read_interface(const GjPyState *st, PyObject *cai, GjDevView *v) {
     if (!PyDict_Check(cai)) {
         PyErr_SetString(PyExc_TypeError, "__cuda_array_interface__ is not a dict");
         return -1;
@@ -79,16 +76,18 @@ static int read_interface(const GjPyState *st, PyObject *cai, GjDevView *v)
     PyObject *data = PyDict_GetItemWithError(cai, key[GJ_CAI_DATA]);
     PyObject *mask = PyDict_GetItemWithError(cai, key[GJ_CAI_MASK]);
     const char *ts = typestr ? PyUnicode_AsUTF8AndSize(typestr, NULL) : NULL;
-    if (!ts || !shape || !PyTuple_Check(shape) || !data || !PyTuple_Check(data)
-        || PyTuple_Size(data) != 2 || (mask && mask != Py_None)) {
+    if (!ts || !shape || !PyTuple_Check(shape) || !data || !PyTuple_Check(data) ||
+        PyTuple_Size(data) != 2 || (mask && mask != Py_None)) {
         PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "malformed or masked __cuda_array_interface__");
         return -1;
     }
     v->dtype = typestr_dtype(ts);
     if (v->dtype < 0) {
-        PyErr_Format(PyExc_TypeError, "__cuda_array_interface__ typestr '%s' has no gpujit "
-                     "type", ts);
+        PyErr_Format(PyExc_TypeError,
+                     "__cuda_array_interface__ typestr '%s' has no gpujit "
+                     "type",
+                     ts);
         return -1;
     }
     if (read_dims(shape, strides == Py_None ? NULL : strides, 1, v) < 0)
@@ -102,8 +101,7 @@ static int read_interface(const GjPyState *st, PyObject *cai, GjDevView *v)
 
 /* Which fast path type `tp` takes (GJ_CAI_*), learned on its first use:
    exactly cupy.ndarray or torch.Tensor (subclasses take the generic path). */
-static int classify(GjPyState *st, PyTypeObject *tp)
-{
+static int classify(GjPyState *st, PyTypeObject *tp) {
     for (int k = 0; k < GJ_CAI_NTYPES; k++)
         if (st->cai_types[k] == tp)
             return k;
@@ -111,11 +109,11 @@ static int classify(GjPyState *st, PyTypeObject *tp)
     PyObject *name = PyType_GetName(tp);
     int kind = GJ_CAI_OTHER;
     if (module && name && PyUnicode_Check(module)) {
-        if (PyUnicode_CompareWithASCIIString(module, "cupy") == 0
-            && PyUnicode_CompareWithASCIIString(name, "ndarray") == 0)
+        if (PyUnicode_CompareWithASCIIString(module, "cupy") == 0 &&
+            PyUnicode_CompareWithASCIIString(name, "ndarray") == 0)
             kind = GJ_CAI_CUPY;
-        else if (PyUnicode_CompareWithASCIIString(module, "torch") == 0
-                 && PyUnicode_CompareWithASCIIString(name, "Tensor") == 0)
+        else if (PyUnicode_CompareWithASCIIString(module, "torch") == 0 &&
+                 PyUnicode_CompareWithASCIIString(name, "Tensor") == 0)
             kind = GJ_CAI_TORCH;
     }
     Py_XDECREF(module);
@@ -128,16 +126,14 @@ static int classify(GjPyState *st, PyTypeObject *tp)
 }
 
 /* The dtype id of a library's dtype object seen before, or -1. */
-static int known_dtype(const GjPyState *st, PyObject *dtype)
-{
+static int known_dtype(const GjPyState *st, PyObject *dtype) {
     for (int k = 0; k < st->ncai_dtypes; k++)
         if (st->cai_dtypes[k] == dtype)
             return st->cai_dtype_ids[k];
     return -1;
 }
 
-static void learn_dtype(GjPyState *st, PyObject *dtype, int id)
-{
+static void learn_dtype(GjPyState *st, PyObject *dtype, int id) {
     if (st->ncai_dtypes < GJ_CAI_DTYPES && known_dtype(st, dtype) < 0) {
         st->cai_dtypes[st->ncai_dtypes] = Py_NewRef(dtype);
         st->cai_dtype_ids[st->ncai_dtypes++] = id;
@@ -145,11 +141,10 @@ static void learn_dtype(GjPyState *st, PyObject *dtype, int id)
 }
 
 /* True when a tensor may take the fast path: in device memory, no grad. */
-static int plain_cuda_tensor(GjPyState *st, PyObject *t)
-{
+static int plain_cuda_tensor(GjPyState *st, PyObject *t) {
     PyObject *is_cuda = PyObject_GetAttr(t, st->cai_names[GJ_CAI_IS_CUDA]);
-    PyObject *grad = is_cuda == Py_True ? PyObject_GetAttr(t, st->cai_names[GJ_CAI_REQUIRES_GRAD])
-                                         : NULL;
+    PyObject *grad =
+        is_cuda == Py_True ? PyObject_GetAttr(t, st->cai_names[GJ_CAI_REQUIRES_GRAD]) : NULL;
     int ok = is_cuda == Py_True && grad == Py_False;
     Py_XDECREF(is_cuda);
     Py_XDECREF(grad);
@@ -159,8 +154,7 @@ static int plain_cuda_tensor(GjPyState *st, PyObject *t)
 
 /* obj's fields from its own attributes: 0, -1 raised, or 1 when obj must
    take the generic path (no exception). */
-static int read_attributes(GjPyState *st, int kind, PyObject *obj, GjDevView *v)
-{
+static int read_attributes(GjPyState *st, int kind, PyObject *obj, GjDevView *v) {
     if (kind == GJ_CAI_TORCH && !plain_cuda_tensor(st, obj))
         return 1;
     PyObject *dtype = PyObject_GetAttr(obj, st->cai_names[GJ_CAI_DTYPE]);
@@ -199,8 +193,7 @@ static int read_attributes(GjPyState *st, int kind, PyObject *obj, GjDevView *v)
     return rc;
 }
 
-int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v)
-{
+int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v) {
     int kind = classify(st, Py_TYPE(obj));
     if (kind != GJ_CAI_OTHER) {
         int rc = read_attributes(st, kind, obj, v);
@@ -226,14 +219,20 @@ int gj_py_cai_view(GjPyState *st, PyObject *obj, GjDevView *v)
     return rc;
 }
 
-int gj_py_cai_init(GjPyState *st)
-{
+int gj_py_cai_init(GjPyState *st) {
     static const char *const names[GJ_CAI_NNAMES] = {
-        [GJ_CAI_DTYPE] = "dtype", [GJ_CAI_DATA] = "data", [GJ_CAI_PTR] = "ptr",
-        [GJ_CAI_SHAPE] = "shape", [GJ_CAI_STRIDES] = "strides", [GJ_CAI_DATA_PTR] = "data_ptr",
-        [GJ_CAI_STRIDE] = "stride", [GJ_CAI_IS_CUDA] = "is_cuda",
-        [GJ_CAI_REQUIRES_GRAD] = "requires_grad", [GJ_CAI_TYPESTR] = "typestr",
-        [GJ_CAI_MASK] = "mask", [GJ_CAI_STREAM] = "stream",
+        [GJ_CAI_DTYPE] = "dtype",
+        [GJ_CAI_DATA] = "data",
+        [GJ_CAI_PTR] = "ptr",
+        [GJ_CAI_SHAPE] = "shape",
+        [GJ_CAI_STRIDES] = "strides",
+        [GJ_CAI_DATA_PTR] = "data_ptr",
+        [GJ_CAI_STRIDE] = "stride",
+        [GJ_CAI_IS_CUDA] = "is_cuda",
+        [GJ_CAI_REQUIRES_GRAD] = "requires_grad",
+        [GJ_CAI_TYPESTR] = "typestr",
+        [GJ_CAI_MASK] = "mask",
+        [GJ_CAI_STREAM] = "stream",
     };
     for (int k = 0; k < GJ_CAI_NNAMES; k++)
         if (!(st->cai_names[k] = PyUnicode_InternFromString(names[k])))
@@ -244,8 +243,7 @@ int gj_py_cai_init(GjPyState *st)
 /* ---- as_cuda_array ------------------------------------------------------------ */
 
 /* Waits for the interface's "stream" (v3), as numba's as_cuda_array(sync=True). */
-static int sync_stream(GjPyState *st, PyObject *cai)
-{
+static int sync_stream(GjPyState *st, PyObject *cai) {
     PyObject *stream = PyDict_GetItemWithError(cai, st->cai_names[GJ_CAI_STREAM]);
     if (!stream && PyErr_Occurred())
         return -1;
@@ -255,24 +253,22 @@ static int sync_stream(GjPyState *st, PyObject *cai)
     if (handle == -1 && PyErr_Occurred())
         return -1;
     if (handle == 0) {
-        PyErr_SetString(PyExc_ValueError, "__cuda_array_interface__ stream 0 is not allowed "
+        PyErr_SetString(PyExc_ValueError,
+                        "__cuda_array_interface__ stream 0 is not allowed "
                         "(version 3: 1 is the legacy default stream, 2 the per-thread one)");
         return -1;
     }
     GjCuError err;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_stream_synchronize((void *)(uintptr_t)handle, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK) {
+    Py_BEGIN_ALLOW_THREADS rc = gj_cu_stream_synchronize((void *)(uintptr_t)handle, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
     return 0;
 }
 
-PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"obj", "sync", NULL};
     PyObject *obj;
     int sync = 1, device;
@@ -290,20 +286,19 @@ PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
     if (device == GJ_MEM_HOST) {
         Py_DECREF(cai);
         PyErr_SetString(PyExc_TypeError, "as_cuda_array(): __cuda_array_interface__ describes "
-                        "GPU memory, which the CPU target cannot use");
+                                         "GPU memory, which the CPU target cannot use");
         return NULL;
     }
     GjDevView v;
     PyObject *r = NULL;
-    if (read_interface(st, cai, &v) == 0 && gj_py_cai_check_pointer(st, &v, -1) == 0
-        && (!sync || sync_stream(st, cai) == 0))
+    if (read_interface(st, cai, &v) == 0 && gj_py_cai_check_pointer(st, &v, -1) == 0 &&
+        (!sync || sync_stream(st, cai) == 0))
         r = (PyObject *)gj_py_devicearray_view(st, &v, device, obj);
     Py_DECREF(cai);
     return r;
 }
 
-int gj_py_cai_check_pointer(GjPyState *st, const GjDevView *v, int arg)
-{
+int gj_py_cai_check_pointer(GjPyState *st, const GjDevView *v, int arg) {
     Py_ssize_t lo = 0, len = 0, itemsize = gj_py_dtypes[v->dtype].itemsize, size = 1;
     if (v->has_strides) {
         gj_py_extent(v->ndim, v->shape, v->strides, itemsize, &lo, &len);
@@ -322,9 +317,10 @@ int gj_py_cai_check_pointer(GjPyState *st, const GjDevView *v, int arg)
     char what[48] = "as_cuda_array()";
     if (arg >= 0)
         snprintf(what, sizeof what, "kernel argument %d", arg + 1);
-    PyErr_Format(PyExc_ValueError, "%s: its __cuda_array_interface__ points at 0x%llx, which "
-                 "is not GPU memory the CUDA driver knows (host memory? %s: %s)", what,
-                 (unsigned long long)(v->ptr + (uint64_t)lo), err.name[0] ? err.name : err.call,
-                 err.message);
+    PyErr_Format(PyExc_ValueError,
+                 "%s: its __cuda_array_interface__ points at 0x%llx, which "
+                 "is not GPU memory the CUDA driver knows (host memory? %s: %s)",
+                 what, (unsigned long long)(v->ptr + (uint64_t)lo),
+                 err.name[0] ? err.name : err.call, err.message);
     return -1;
 }

@@ -205,9 +205,7 @@ static int slice_const(GjCtx *c, PyObject *o, GjConst *k, int depth) {
 
 /* Any Python object -> GjConst; what has no constant form is OTHER with
    its type name.  -1 only on a Python error. */
-static int to_const(GjCtx *c, PyObject *o, GjConst *k) {
-    return to_const_at(c, o, k, 0);
-}
+static int to_const(GjCtx *c, PyObject *o, GjConst *k) { return to_const_at(c, o, k, 0); }
 
 /* to_const for an object `depth` tuples deep. */
 static int to_const_at(GjCtx *c, PyObject *o, GjConst *k, int depth) {
@@ -281,8 +279,7 @@ static int is_frozen_value(const GjConst *k) {
     case GJ_CONST_BOOL:
     case GJ_CONST_INT:
     case GJ_CONST_FLOAT:
-    case GJ_CONST_COMPLEX:
-        return 1;
+    case GJ_CONST_COMPLEX: return 1;
     case GJ_CONST_TUPLE:
         for (int32_t i = 0; i < k->n; i++) {
             if (!is_frozen_value(&k->items[i]))
@@ -292,8 +289,7 @@ static int is_frozen_value(const GjConst *k) {
     case GJ_CONST_NONE:
     case GJ_CONST_STR:
     case GJ_CONST_SLICE:
-    case GJ_CONST_OTHER:
-        return 0;
+    case GJ_CONST_OTHER: return 0;
     }
     return 0;
 }
@@ -338,7 +334,7 @@ static int names_known_member(const char *name) {
 static const char *intrinsic_name(GjCtx *c, PyObject *o) {
     PyObject *v = PyObject_GetAttrString(o, "_gpujit_intrinsic");
     const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, NULL) : NULL;
-    const char *name = !s ? NULL
+    const char *name = !s                      ? NULL
                        : names_known_member(s) ? gj_arena_strdup(&c->arena, s)
                                                : gj_arena_printf(&c->arena, "gpujit.%s", s);
     Py_XDECREF(v);
@@ -509,8 +505,8 @@ done:
    function, which no name reaches, is refused here as a compile error
    rather than found missing when a kernel raises it. */
 static int exception_global(GjCtx *c, PyObject *o, GjGlobal *g) {
-    if (!PyType_Check(o) || !PyType_IsSubtype((PyTypeObject *)o,
-                                              (PyTypeObject *)PyExc_BaseException))
+    if (!PyType_Check(o) ||
+        !PyType_IsSubtype((PyTypeObject *)o, (PyTypeObject *)PyExc_BaseException))
         return 0;
     const char *module = str_attr(c, o, "__module__");
     const char *qualname = module ? str_attr(c, o, "__qualname__") : NULL;
@@ -582,8 +578,7 @@ static PyObject *lookup(PyObject *mapping, PyObject *key) {
 
 /* Freezes value v of global or closure variable `name` (a str) into a new
    entry of cv->globals; NULL v: not found (MISSING).  -1 on a Python error. */
-static int freeze(GjPyViews *w, GjCodeView *cv, PyObject *name, PyObject *v,
-                  PyObject *builtins) {
+static int freeze(GjPyViews *w, GjCodeView *cv, PyObject *name, PyObject *v, PyObject *builtins) {
     GjGlobal *g = &cv->globals[cv->nglobals++];
     g->kind = GJ_GLOBAL_MISSING;
     if (!(g->key = copy_str(w->c, name)))
@@ -593,8 +588,8 @@ static int freeze(GjPyViews *w, GjCodeView *cv, PyObject *name, PyObject *v,
 
 /* The globals LOAD_GLOBAL reads (gj_bc_global_names: in first-use order),
    found in globals, else builtins, else MISSING.  -1 on a Python error. */
-static int resolve_load_globals(GjPyViews *w, PyObject *code, GjCodeView *cv,
-                                PyObject *globals, PyObject *builtins) {
+static int resolve_load_globals(GjPyViews *w, PyObject *code, GjCodeView *cv, PyObject *globals,
+                                PyObject *builtins) {
     PyObject *bytes = PyObject_GetAttrString(code, "co_code");
     PyObject *names = bytes ? PyObject_GetAttrString(code, "co_names") : NULL;
     Py_ssize_t n, nnames = names ? PyTuple_Size(names) : -1;
@@ -604,9 +599,9 @@ static int resolve_load_globals(GjPyViews *w, PyObject *code, GjCodeView *cv,
     if (rc == 0 && !(found = GJ_NEW_N(&w->c->arena, int32_t, nnames + 1)))
         rc = no_memory();
     if (rc == 0)   /* -1, no globals: a version without a row, which decoding reports */
-        count = gj_bc_global_names(cv->py_major, cv->py_minor, (const unsigned char *)raw,
-                                   (size_t)n, w->load_global, w->extended_arg,
-                                   (int32_t)nnames, found);
+        count =
+            gj_bc_global_names(cv->py_major, cv->py_minor, (const unsigned char *)raw, (size_t)n,
+                               w->load_global, w->extended_arg, (int32_t)nnames, found);
     for (int32_t k = 0; rc == 0 && k < count; k++) {
         PyObject *name = PyTuple_GetItem(names, found[k]);
         PyObject *v = lookup(globals, name);
@@ -627,8 +622,8 @@ static int resolve_closure(GjPyViews *w, PyObject *func, PyObject *code, GjCodeV
     PyObject *freevars = PyObject_GetAttrString(code, "co_freevars");
     PyObject *closure = freevars ? PyObject_GetAttrString(func, "__closure__") : NULL;
     int rc = freevars && closure ? 0 : -1;
-    Py_ssize_t n = rc == 0 && PyTuple_Check(freevars) && PyTuple_Check(closure)
-                   ? PyTuple_Size(freevars) : 0;
+    Py_ssize_t n =
+        rc == 0 && PyTuple_Check(freevars) && PyTuple_Check(closure) ? PyTuple_Size(freevars) : 0;
     for (Py_ssize_t i = 0; rc == 0 && i < n && i < PyTuple_Size(closure); i++) {
         PyObject *cell = PyTuple_GetItem(closure, i);
         PyObject *v = PyObject_GetAttrString(cell, "cell_contents");
@@ -660,7 +655,9 @@ static int resolve_globals(GjPyViews *w, PyObject *func, PyObject *code, GjCodeV
         goto done;
     }
     rc = resolve_load_globals(w, code, cv, globals, builtins) < 0 ||
-         resolve_closure(w, func, code, cv, builtins) < 0 ? -1 : 0;
+                 resolve_closure(w, func, code, cv, builtins) < 0
+             ? -1
+             : 0;
 done:
     Py_XDECREF(globals);
     Py_XDECREF(builtins);
@@ -680,9 +677,11 @@ static int read_positions(PyObject *instr, GjLoc *loc) {
         return -1;
     if (pos != Py_None) {
         rc = opt_int_attr(pos, "lineno", &loc->line) < 0 ||
-             opt_int_attr(pos, "end_lineno", &end_line) < 0 ||
-             opt_int_attr(pos, "col_offset", &loc->col) < 0 ||
-             opt_int_attr(pos, "end_col_offset", &loc->end_col) < 0 ? -1 : 0;
+                     opt_int_attr(pos, "end_lineno", &end_line) < 0 ||
+                     opt_int_attr(pos, "col_offset", &loc->col) < 0 ||
+                     opt_int_attr(pos, "end_col_offset", &loc->end_col) < 0
+                 ? -1
+                 : 0;
         if (loc->line < 0)
             loc->line = 0;
         if (end_line != loc->line)   /* a span over several lines: no end column */
@@ -716,10 +715,11 @@ static int read_instr(GjCtx *c, PyObject *instr, PyObject *consts, GjInstr *in) 
     if (argval)
         argval = kw_names_argval(instr, argval, consts);
     int rc = argval && (in->opname = str_attr(c, instr, "opname")) &&
-             opt_int_attr(instr, "arg", &in->arg) == 0 &&
-             int_attr(instr, "offset", &in->offset) == 0 &&
-             read_positions(instr, &in->loc) == 0 && to_const(c, argval, &in->argval) == 0
-             ? 0 : -1;
+                     opt_int_attr(instr, "arg", &in->arg) == 0 &&
+                     int_attr(instr, "offset", &in->offset) == 0 &&
+                     read_positions(instr, &in->loc) == 0 && to_const(c, argval, &in->argval) == 0
+                 ? 0
+                 : -1;
     Py_XDECREF(argval);
     if (rc == 0) {
         PyObject *jt = PyObject_GetAttrString(instr, "is_jump_target");
@@ -765,10 +765,10 @@ done:
 /* Every field of a code object, as marshal writes one (and more): dis makes
    the instructions of these and of nothing else but the Python version. */
 static const char *const code_fields[] = {
-    "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals", "co_stacksize",
-    "co_flags", "co_firstlineno", "co_code", "co_consts", "co_names", "co_varnames",
-    "co_freevars", "co_cellvars", "co_filename", "co_name", "co_qualname", "co_linetable",
-    "co_exceptiontable",
+    "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals",  "co_stacksize",
+    "co_flags",    "co_firstlineno",     "co_code",           "co_consts",   "co_names",
+    "co_varnames", "co_freevars",        "co_cellvars",       "co_filename", "co_name",
+    "co_qualname", "co_linetable",       "co_exceptiontable",
 };
 
 enum { MAX_OBJECT_DEPTH = 64 };   /* deeper constants are not keyed (nor cached) */
@@ -1008,7 +1008,8 @@ static int build_view(PyObject *func, GjPyViews *w, GjCodeView *cv) {
     GjCtx *c = w->c;
     memset(cv, 0, sizeof *cv);
     PyObject *code = PyObject_HasAttrString(func, "__globals__")
-                   ? PyObject_GetAttrString(func, "__code__") : NULL;
+                         ? PyObject_GetAttrString(func, "__code__")
+                         : NULL;
     if (!code) {
         PyErr_Clear();
         const char *type = type_name(c, func);
@@ -1023,9 +1024,10 @@ static int build_view(PyObject *func, GjPyViews *w, GjCodeView *cv) {
     }
     *self = (ViewOf){.func = Py_NewRef(func), .code = code, .cv = cv, .next = w->seen};
     w->seen = self;   /* before the globals: a recursive call finds this view */
-    return read_version(cv) < 0 || read_code(code, c, cv) < 0 ||
-           read_defaults(func, c, cv) < 0 || key_code(code, c, cv) < 0 ||
-           resolve_globals(w, func, code, cv) < 0 ? -1 : 0;
+    return read_version(cv) < 0 || read_code(code, c, cv) < 0 || read_defaults(func, c, cv) < 0 ||
+                   key_code(code, c, cv) < 0 || resolve_globals(w, func, code, cv) < 0
+               ? -1
+               : 0;
 }
 
 /* opcode.opmap[name] */
@@ -1074,8 +1076,10 @@ void gj_py_codeview_release(GjPyViews *views) {
 
 int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv) {
     GjPyViews *views;
-    int rc = gj_py_codeview_frozen(func, c, cv, &views) < 0 ||
-             gj_py_codeview_instructions(views) < 0 ? -1 : 0;
+    int rc =
+        gj_py_codeview_frozen(func, c, cv, &views) < 0 || gj_py_codeview_instructions(views) < 0
+            ? -1
+            : 0;
     gj_py_codeview_release(views);
     return rc;
 }
@@ -1094,9 +1098,10 @@ PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused) {
             continue;
         PyObject *name = r->ns[6] ? PyUnicode_FromFormat("%s.%s", r->ns + 7, r->name)
                                   : PyUnicode_FromString(r->name);
-        PyObject *item = name ? Py_BuildValue("(Osss)", name,
-                                              (r->flags & GJ_IF_DIM3) ? "dim3" : "function",
-                                              r->params, r->doc) : NULL;
+        PyObject *item =
+            name ? Py_BuildValue("(Osss)", name, (r->flags & GJ_IF_DIM3) ? "dim3" : "function",
+                                 r->params, r->doc)
+                 : NULL;
         Py_XDECREF(name);
         if (!item || PyList_Append(out, item) < 0)
             Py_CLEAR(out);

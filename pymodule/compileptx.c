@@ -17,8 +17,7 @@
 
 /* One type as (dtype name, ndim, layout): ("float32", 0, "") for a scalar,
    ("none", 0, "") for void, ("tuple", 0, (item triples...)) for a tuple. */
-static PyObject *type_triple(const GjType *t)
-{
+static PyObject *type_triple(const GjType *t) {
     char layout = (char)t->layout;   /* 'C', 'F' or 'A' */
     if (t->kind == GJ_TK_TUPLE) {
         PyObject *items = PyTuple_New(t->n);
@@ -40,8 +39,7 @@ PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
 
 /* _parse_signature(str) -> (return type or None, (argument types...)), each
    type a type_triple: the compiler's own parse, for gpujit.types. */
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig)
-{
+PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig) {
     GjPyState *st = PyModule_GetState(module);
     if (!PyUnicode_Check(sig)) {
         PyErr_SetString(PyExc_TypeError, "_parse_signature() takes a str");
@@ -82,15 +80,17 @@ PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
 
 /* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
    (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
-{
+PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
-    static const struct { const char *name; unsigned bits; } rows[] = {
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } rows[] = {
 #define X(id, name, bit) {name, GJ_FM_##id},
         GJ_FASTMATH_FLAGS(X)
 #undef X
-        {"fast", GJ_FM_FAST},
+            {"fast", GJ_FM_FAST},
     };
     PyObject *flags = PyDict_New();
     for (size_t k = 0; flags && k < sizeof rows / sizeof rows[0]; k++) {
@@ -107,8 +107,7 @@ PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused)
    A kernel's signature returns void; a device function's (o->device) may
    name its return type.  -1 raised. */
 static int compile_signature(GjPyState *st, PyObject *func, const char *sig,
-                             const GjCompileOptions *o, GjCompileResult *res, PyObject **names)
-{
+                             const GjCompileOptions *o, GjCompileResult *res, PyObject **names) {
     GjCtx ctx;
     GjCodeView cv;
     gj_ctx_init(&ctx);
@@ -124,13 +123,15 @@ static int compile_signature(GjPyState *st, PyObject *func, const char *sig,
         goto done;
     }
     if (gj_py_plain_parameters(&cv) && ntypes != cv.argcount) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d",
-                     sig, ntypes, cv.name, (int)cv.argcount);
+        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but %s() takes %d", sig,
+                     ntypes, cv.name, (int)cv.argcount);
         goto done;
     }
     if (!o->device && ret && ret->kind != GJ_TK_NONE) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a kernel returns nothing "
-                     "(void); compile a device function with device=True", sig, ret->name);
+        PyErr_Format(PyExc_TypeError,
+                     "signature '%s' returns %s, but a kernel returns nothing "
+                     "(void); compile a device function with device=True",
+                     sig, ret->name);
         goto done;
     }
     cv.argtypes = types;
@@ -145,8 +146,7 @@ done:
    c_name (the function's __name__) made a symbol as gpujit makes one of a
    Python name ("<lambda>" gives "_lambda_"); malloc'd.  NULL, with
    ValueError when the name is none PTX can hold, or neither is given. */
-static char *c_abi_name(const char *abi_name, const char *c_name)
-{
+static char *c_abi_name(const char *abi_name, const char *c_name) {
     char *name = abi_name ? strdup(abi_name) : c_name ? gj_sym_of_python_name("", c_name) : NULL;
     if (!name) {
         if (abi_name || c_name)
@@ -159,12 +159,16 @@ static char *c_abi_name(const char *abi_name, const char *c_name)
     PyObject *given = PyUnicode_FromString(abi_name ? abi_name : c_name);
     PyObject *made = given ? PyUnicode_FromString(name) : NULL;
     if (made && abi_name)
-        PyErr_Format(PyExc_ValueError, "abi_info[\"abi_name\"] %R cannot name a C ABI function "
-                     "in PTX: it %s", given, why);
+        PyErr_Format(PyExc_ValueError,
+                     "abi_info[\"abi_name\"] %R cannot name a C ABI function "
+                     "in PTX: it %s",
+                     given, why);
     else if (made)
-        PyErr_Format(PyExc_ValueError, "the C ABI name %R, made of the function's __name__ %R, "
+        PyErr_Format(PyExc_ValueError,
+                     "the C ABI name %R, made of the function's __name__ %R, "
                      "cannot name a function in PTX: it %s; give one with "
-                     "abi_info={\"abi_name\": ...}", made, given, why);
+                     "abi_info={\"abi_name\": ...}",
+                     made, given, why);
     Py_XDECREF(given);
     Py_XDECREF(made);
     free(name);
@@ -173,11 +177,10 @@ static char *c_abi_name(const char *abi_name, const char *c_name)
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"pyfunc", "signature", "cc", "fastmath", "contract", "lineinfo",
-                             "debug", "opt", "device", "abi_name", "c_name", "launch_bounds",
-                             "boundscheck", NULL};
+PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"pyfunc",   "signature",     "cc",          "fastmath", "contract",
+                             "lineinfo", "debug",         "opt",         "device",   "abi_name",
+                             "c_name",   "launch_bounds", "boundscheck", NULL};
     PyObject *func, *sig_obj, *sig_str;
     unsigned fastmath = 0;   /* GjFastMath bits */
     int cc_major = 9, cc_minor = 0, contract = 1, lineinfo = 0, debug = 0, opt = 1, device = 0;
@@ -185,16 +188,16 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
     /* abi="c": the name the user chose (abi_info), else the function's __name__ */
     const char *abi_name = NULL, *c_name = NULL;
     int bounds[3] = {0, 0, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppzz(iii)p:compile_ptx", kwlist,
-                                     &func, &sig_obj, &cc_major, &cc_minor, &fastmath,
-                                     &contract, &lineinfo, &debug, &opt, &device, &abi_name,
-                                     &c_name, &bounds[0], &bounds[1], &bounds[2], &boundscheck))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$(ii)Ipppppzz(iii)p:compile_ptx", kwlist, &func,
+                                     &sig_obj, &cc_major, &cc_minor, &fastmath, &contract,
+                                     &lineinfo, &debug, &opt, &device, &abi_name, &c_name,
+                                     &bounds[0], &bounds[1], &bounds[2], &boundscheck))
         return NULL;
     char *entry_name = c_abi_name(abi_name, c_name);
     if ((abi_name || c_name) && !entry_name)
         return NULL;
-    const char *sig = (sig_str = gj_py_signature_string(sig_obj)) ? gj_py_signature_text(sig_str)
-                                                                  : NULL;
+    const char *sig =
+        (sig_str = gj_py_signature_string(sig_obj)) ? gj_py_signature_text(sig_str) : NULL;
     if (!sig) {
         Py_XDECREF(sig_str);
         free(entry_name);
@@ -238,8 +241,7 @@ PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw)
    takes), as compile_ptx(device=True) compiles it with d's options; *names
    gets the signature's type names when names is not NULL. */
 static PyObject *device_fn_text(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field,
-                                PyObject **names)
-{
+                                PyObject **names) {
     PyObject *str = gj_py_signature_string(sig);
     const char *text = str ? gj_py_signature_text(str) : NULL;
     PyObject *out = NULL, *key = NULL;
@@ -259,8 +261,7 @@ static PyObject *device_fn_text(GjPyState *st, GjDispatcher *d, PyObject *sig, s
     return out;
 }
 
-PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field)
-{
+PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field) {
     if (sig && sig != Py_None)
         return device_fn_text(st, d, sig, field, NULL);
     PyObject *out = PyDict_New();
@@ -282,8 +283,7 @@ PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);
    compiles it), as a kernel's first launch does, then unloads it; raises
    what such a load raises (CudaCompileError with the driver's log).  The
    troubleshooting tests give it PTX newer than the driver. */
-PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx)
-{
+PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx) {
     GjPyState *st = PyModule_GetState(module);
     const char *text = gj_py_str(ptx, "_load_ptx() takes PTX text (a str)");
     if (!text)
@@ -291,12 +291,10 @@ PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx)
     GjCuError err;
     GjCuStatus rc;
     void *m = NULL;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_ensure(gj_cu_current_device(), &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure(gj_cu_current_device(), &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_module_load(text, 0, &m, &err);
     if (rc == GJ_CU_OK)
         rc = gj_cu_module_unload(m, &err);
-    Py_END_ALLOW_THREADS
-    return rc == GJ_CU_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
+    Py_END_ALLOW_THREADS return rc == GJ_CU_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
 }

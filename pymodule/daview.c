@@ -33,13 +33,9 @@ typedef struct Geom {
     Py_ssize_t strides[GJ_PY_MAX_NDIM];
 } Geom;
 
-static GjPyState *state_of(PyObject *self)
-{
-    return gj_py_state_of_type(Py_TYPE(self));
-}
+static GjPyState *state_of(PyObject *self) { return gj_py_state_of_type(Py_TYPE(self)); }
 
-static void geom_of(const GjDeviceArray *d, Geom *g)
-{
+static void geom_of(const GjDeviceArray *d, Geom *g) {
     g->ndim = d->ndim;
     g->offset = 0;
     memcpy(g->shape, d->shape, sizeof g->shape);
@@ -47,8 +43,7 @@ static void geom_of(const GjDeviceArray *d, Geom *g)
 }
 
 /* A view of d with geometry g and element type dtype (d's when NULL). */
-static PyObject *make_view(GjDeviceArray *d, const Geom *g, PyObject *dtype)
-{
+static PyObject *make_view(GjDeviceArray *d, const Geom *g, PyObject *dtype) {
     int id = dtype ? gj_py_dtype_id_of(dtype) : d->dtype_id;
     if (id < 0)
         return NULL;
@@ -78,9 +73,8 @@ static PyObject *make_view(GjDeviceArray *d, const Geom *g, PyObject *dtype)
 
 /* ---- extents and copies -------------------------------------------------- */
 
-void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
-                  Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *len)
-{
+void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides, Py_ssize_t itemsize,
+                  Py_ssize_t *lo, Py_ssize_t *len) {
     Py_ssize_t low = 0, high = 0;
     *lo = 0;
     *len = 0;
@@ -97,19 +91,17 @@ void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
     *len = high - low + itemsize;
 }
 
-void gj_py_da_extent(const GjDeviceArray *d, Py_ssize_t *lo, Py_ssize_t *len)
-{
+void gj_py_da_extent(const GjDeviceArray *d, Py_ssize_t *lo, Py_ssize_t *len) {
     gj_py_extent(d->ndim, d->shape, d->strides, d->itemsize, lo, len);
 }
 
 /* numpy.empty of d's shape and dtype in order ('C' or 'F'). */
-static PyObject *host_empty(GjPyState *st, const GjDeviceArray *d, char order)
-{
+static PyObject *host_empty(GjPyState *st, const GjDeviceArray *d, char order) {
     PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape);
     if (!shape)
         return NULL;
-    PyObject *r = PyObject_CallFunction(st->np_empty, "OOs", shape, d->dtype,
-                                        order == 'F' ? "F" : "C");
+    PyObject *r =
+        PyObject_CallFunction(st->np_empty, "OOs", shape, d->dtype, order == 'F' ? "F" : "C");
     Py_DECREF(shape);
     return r;
 }
@@ -117,16 +109,15 @@ static PyObject *host_empty(GjPyState *st, const GjDeviceArray *d, char order)
 /* Copies `bytes` between host object `host` (a contiguous buffer) and
    device address `addr` in direction dir. */
 static int copy_buffer(GjPyState *st, const GjDeviceArray *d, GjPyCopyDir dir, PyObject *host,
-                       uint64_t addr, Py_ssize_t bytes, void *stream)
-{
+                       uint64_t addr, Py_ssize_t bytes, void *stream) {
     Py_buffer v;
     int flags = dir == GJ_PY_DTOH ? PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE : PyBUF_ANY_CONTIGUOUS;
     if (PyObject_GetBuffer(host, &v, flags) < 0)
         return -1;
     int rc = -1;
     if (v.len != bytes)
-        PyErr_Format(PyExc_SystemError, "gpujit: host buffer of %zd bytes for a copy of %zd",
-                     v.len, bytes);
+        PyErr_Format(PyExc_SystemError, "gpujit: host buffer of %zd bytes for a copy of %zd", v.len,
+                     bytes);
     else if (dir == GJ_PY_DTOH)
         rc = gj_py_da_copy(st, d->device, dir, v.buf, 0, addr, (size_t)bytes, stream);
     else
@@ -137,18 +128,17 @@ static int copy_buffer(GjPyState *st, const GjDeviceArray *d, GjPyCopyDir dir, P
 
 /* d's extent copied to a new host uint8 array, and a numpy view of it with
    d's shape and strides (*strided); NULL raised. */
-static PyObject *read_extent(GjPyState *st, GjDeviceArray *d, void *stream, PyObject **strided)
-{
+static PyObject *read_extent(GjPyState *st, GjDeviceArray *d, void *stream, PyObject **strided) {
     Py_ssize_t lo, len;
     gj_py_da_extent(d, &lo, &len);
     PyObject *raw = PyObject_CallFunction(st->np_empty, "ns", len, "uint8");
     PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape);
     PyObject *strides = gj_py_ssize_tuple(d->ndim, d->strides);
     *strided = NULL;
-    if (raw && shape && strides
-        && copy_buffer(st, d, GJ_PY_DTOH, raw, d->ptr + (uint64_t)lo, len, stream) == 0)
-        *strided = PyObject_CallFunction(st->np_ndarray, "OOOnO", shape, d->dtype, raw, -lo,
-                                         strides);
+    if (raw && shape && strides &&
+        copy_buffer(st, d, GJ_PY_DTOH, raw, d->ptr + (uint64_t)lo, len, stream) == 0)
+        *strided =
+            PyObject_CallFunction(st->np_ndarray, "OOOnO", shape, d->dtype, raw, -lo, strides);
     Py_XDECREF(shape);
     Py_XDECREF(strides);
     if (!*strided)
@@ -156,14 +146,12 @@ static PyObject *read_extent(GjPyState *st, GjDeviceArray *d, void *stream, PyOb
     return raw;
 }
 
-PyObject *gj_py_da_to_host(GjPyState *st, GjDeviceArray *d, void *stream)
-{
+PyObject *gj_py_da_to_host(GjPyState *st, GjDeviceArray *d, void *stream) {
     if (gj_py_numpy(st) < 0)
         return NULL;
     if (d->layout != 'A') {
         PyObject *out = host_empty(st, d, d->layout);
-        if (out && copy_buffer(st, d, GJ_PY_DTOH, out, d->ptr, d->size * d->itemsize,
-                               stream) < 0)
+        if (out && copy_buffer(st, d, GJ_PY_DTOH, out, d->ptr, d->size * d->itemsize, stream) < 0)
             Py_CLEAR(out);
         return out;
     }
@@ -177,27 +165,23 @@ PyObject *gj_py_da_to_host(GjPyState *st, GjDeviceArray *d, void *stream)
 }
 
 /* Takes st->write_lock, waiting for it without the GIL. */
-static void lock_writes(GjPyState *st)
-{
+static void lock_writes(GjPyState *st) {
     if (pthread_mutex_trylock(&st->write_lock) == 0)
         return;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&st->write_lock);
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&st->write_lock);
     Py_END_ALLOW_THREADS
 }
 
 static int write_locked(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream);
 
-int gj_py_da_write(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream)
-{
+int gj_py_da_write(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream) {
     lock_writes(st);
     int rc = write_locked(st, d, src, stream);
     pthread_mutex_unlock(&st->write_lock);
     return rc;
 }
 
-static int write_locked(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream)
-{
+static int write_locked(GjPyState *st, GjDeviceArray *d, PyObject *src, void *stream) {
     Py_ssize_t lo, len;
     gj_py_da_extent(d, &lo, &len);
     if (len == 0)
@@ -230,16 +214,16 @@ static int write_locked(GjPyState *st, GjDeviceArray *d, PyObject *src, void *st
 
 typedef enum { IX_INT, IX_SLICE, IX_ELLIPSIS, IX_NEWAXIS } IndexKind;
 
-static int too_many_indices(int ndim, Py_ssize_t n)
-{
-    PyErr_Format(PyExc_IndexError, "too many indices for array: array is %d-dimensional, "
-                 "but %zd were indexed", ndim, n);
+static int too_many_indices(int ndim, Py_ssize_t n) {
+    PyErr_Format(PyExc_IndexError,
+                 "too many indices for array: array is %d-dimensional, "
+                 "but %zd were indexed",
+                 ndim, n);
     return -1;
 }
 
 /* The kind of one item of an index (its value for an integer); -1 raised. */
-static int classify(PyObject *item, Py_ssize_t *value)
-{
+static int classify(PyObject *item, Py_ssize_t *value) {
     if (item == Py_Ellipsis)
         return IX_ELLIPSIS;
     if (item == Py_None)
@@ -256,8 +240,7 @@ static int classify(PyObject *item, Py_ssize_t *value)
                 return IX_INT;
             if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
                 PyErr_Clear();
-                PyErr_SetString(PyExc_IndexError,
-                                "cannot fit 'int' into an index-sized integer");
+                PyErr_SetString(PyExc_IndexError, "cannot fit 'int' into an index-sized integer");
             }
             return -1;
         }
@@ -267,24 +250,24 @@ static int classify(PyObject *item, Py_ssize_t *value)
     }
     PyObject *name = gj_py_type_name(item);
     if (name) {
-        PyErr_Format(PyExc_TypeError, "DeviceArray indices must be integers, slices, '...' "
+        PyErr_Format(PyExc_TypeError,
+                     "DeviceArray indices must be integers, slices, '...' "
                      "or None, not %U: fancy and boolean indexing are not supported (as in "
-                     "numba); copy the array to the host first", name);
+                     "numba); copy the array to the host first",
+                     name);
         Py_DECREF(name);
     }
     return -1;
 }
 
-static void push_axis(Geom *g, Py_ssize_t extent, Py_ssize_t stride)
-{
+static void push_axis(Geom *g, Py_ssize_t extent, Py_ssize_t stride) {
     g->shape[g->ndim] = extent;
     g->strides[g->ndim++] = stride;
 }
 
 /* NumPy's basic indexing of d by key into g.  *element is set when every
    axis is indexed by an integer: the result is an element, not a view. */
-static int index_geom(const GjDeviceArray *d, PyObject *key, Geom *g, int *element)
-{
+static int index_geom(const GjDeviceArray *d, PyObject *key, Geom *g, int *element) {
     enum { MAX_ITEMS = 2 * GJ_PY_MAX_NDIM + 1 };   /* no valid index has more */
     PyObject *items[MAX_ITEMS];
     int kinds[MAX_ITEMS];
@@ -299,7 +282,10 @@ static int index_geom(const GjDeviceArray *d, PyObject *key, Geom *g, int *eleme
         if ((kinds[i] = classify(items[i], &values[i])) < 0)
             return -1;
         switch ((IndexKind)kinds[i]) {
-        case IX_INT: ints++; consumed++; break;
+        case IX_INT:
+            ints++;
+            consumed++;
+            break;
         case IX_SLICE: consumed++; break;
         case IX_NEWAXIS: added++; break;
         case IX_ELLIPSIS:
@@ -314,8 +300,10 @@ static int index_geom(const GjDeviceArray *d, PyObject *key, Geom *g, int *eleme
     if (consumed > d->ndim)
         return too_many_indices(d->ndim, consumed);
     if (d->ndim - ints + added > GJ_PY_MAX_NDIM) {
-        PyErr_Format(PyExc_IndexError, "the view would have %d dimensions; gpujit supports "
-                     "up to %d", d->ndim - ints + added, (int)GJ_PY_MAX_NDIM);
+        PyErr_Format(PyExc_IndexError,
+                     "the view would have %d dimensions; gpujit supports "
+                     "up to %d",
+                     d->ndim - ints + added, (int)GJ_PY_MAX_NDIM);
         return -1;
     }
     *element = ints == d->ndim && n == ints;
@@ -328,14 +316,14 @@ static int index_geom(const GjDeviceArray *d, PyObject *key, Geom *g, int *eleme
             for (int k = consumed; k < d->ndim; k++, axis++)
                 push_axis(g, d->shape[axis], d->strides[axis]);
             break;
-        case IX_NEWAXIS:
-            push_axis(g, 1, 0);
-            break;
+        case IX_NEWAXIS: push_axis(g, 1, 0); break;
         case IX_INT: {
             Py_ssize_t j = values[i] < 0 ? values[i] + d->shape[axis] : values[i];
             if (j < 0 || j >= d->shape[axis]) {
-                PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for axis %d with "
-                             "size %zd", values[i], axis, d->shape[axis]);
+                PyErr_Format(PyExc_IndexError,
+                             "index %zd is out of bounds for axis %d with "
+                             "size %zd",
+                             values[i], axis, d->shape[axis]);
                 return -1;
             }
             g->offset += j * d->strides[axis++];
@@ -360,8 +348,7 @@ static int index_geom(const GjDeviceArray *d, PyObject *key, Geom *g, int *eleme
 }
 
 /* The element at device address addr of d's dtype, as a numpy scalar. */
-static PyObject *read_element(GjPyState *st, GjDeviceArray *d, uint64_t addr, void *stream)
-{
+static PyObject *read_element(GjPyState *st, GjDeviceArray *d, uint64_t addr, void *stream) {
     if (gj_py_numpy(st) < 0)
         return NULL;
     PyObject *host = PyObject_CallFunction(st->np_empty, "nO", (Py_ssize_t)1, d->dtype);
@@ -372,8 +359,7 @@ static PyObject *read_element(GjPyState *st, GjDeviceArray *d, uint64_t addr, vo
     return r;
 }
 
-static PyObject *getitem_impl(GjPyState *st, GjDeviceArray *d, PyObject *key, void *stream)
-{
+static PyObject *getitem_impl(GjPyState *st, GjDeviceArray *d, PyObject *key, void *stream) {
     Geom g;
     int element;
     if (index_geom(d, key, &g, &element) < 0)
@@ -386,8 +372,7 @@ static PyObject *getitem_impl(GjPyState *st, GjDeviceArray *d, PyObject *key, vo
 /* d[key] = value: value (a scalar, a host array or a DeviceArray) is
    broadcast to the indexed view as numpy assigns, then written. */
 static int setitem_impl(GjPyState *st, GjDeviceArray *d, PyObject *key, PyObject *value,
-                        void *stream)
-{
+                        void *stream) {
     if (!value) {
         PyErr_SetString(PyExc_ValueError, "cannot delete array elements");
         return -1;
@@ -420,38 +405,33 @@ done:
     return rc;
 }
 
-PyObject *gj_py_da_subscript(PyObject *self, PyObject *key)
-{
+PyObject *gj_py_da_subscript(PyObject *self, PyObject *key) {
     return getitem_impl(state_of(self), (GjDeviceArray *)self, key, NULL);
 }
 
-int gj_py_da_ass_subscript(PyObject *self, PyObject *key, PyObject *value)
-{
+int gj_py_da_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
     return setitem_impl(state_of(self), (GjDeviceArray *)self, key, value, NULL);
 }
 
-PyObject *gj_py_da_getitem(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_da_getitem(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"key", "stream", NULL};
     PyObject *key, *stream_obj = NULL;
     GjPyState *st = state_of(self);
     void *stream;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:getitem", kwlist, &key, &stream_obj)
-        || gj_py_stream_handle(st, stream_obj, &stream) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:getitem", kwlist, &key, &stream_obj) ||
+        gj_py_stream_handle(st, stream_obj, &stream) < 0)
         return NULL;
     return getitem_impl(st, (GjDeviceArray *)self, key, stream);
 }
 
-PyObject *gj_py_da_setitem(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_da_setitem(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"key", "value", "stream", NULL};
     PyObject *key, *value, *stream_obj = NULL;
     GjPyState *st = state_of(self);
     void *stream;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O:setitem", kwlist, &key, &value,
-                                     &stream_obj)
-        || gj_py_stream_handle(st, stream_obj, &stream) < 0
-        || setitem_impl(st, (GjDeviceArray *)self, key, value, stream) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O:setitem", kwlist, &key, &value, &stream_obj) ||
+        gj_py_stream_handle(st, stream_obj, &stream) < 0 ||
+        setitem_impl(st, (GjDeviceArray *)self, key, value, stream) < 0)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -460,8 +440,7 @@ PyObject *gj_py_da_setitem(PyObject *self, PyObject *args, PyObject *kw)
 
 /* An order argument: one of the three letters `allowed` ('C' when obj is NULL
    or None). */
-static int order_arg(PyObject *obj, const char *allowed, char *order)
-{
+static int order_arg(PyObject *obj, const char *allowed, char *order) {
     *order = 'C';
     if (!obj || obj == Py_None)
         return 0;
@@ -472,36 +451,33 @@ static int order_arg(PyObject *obj, const char *allowed, char *order)
         return 0;
     }
     PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "order must be one of '%c', '%c', '%c', not %R",
-                 allowed[0], allowed[1], allowed[2], obj);
+    PyErr_Format(PyExc_ValueError, "order must be one of '%c', '%c', '%c', not %R", allowed[0],
+                 allowed[1], allowed[2], obj);
     return -1;
 }
 
 /* 'A' resolved for d: 'F' when d is F- but not C-contiguous, as numpy. */
-static char resolve_order(const GjDeviceArray *d, char order)
-{
+static char resolve_order(const GjDeviceArray *d, char order) {
     if (order != 'A')
         return order;
     return d->layout == 'F' ? 'F' : 'C';
 }
 
-static PyObject *requires_copying(void)
-{
+static PyObject *requires_copying(void) {
     PyErr_SetString(PyExc_NotImplementedError, "operation requires copying");
     return NULL;
 }
 
 /* numpy's new shape: the items of shape_obj, at most one -1 (computed). */
-static int new_shape(const GjDeviceArray *d, PyObject *shape_obj, Geom *g)
-{
+static int new_shape(const GjDeviceArray *d, PyObject *shape_obj, Geom *g) {
     PyObject *seq = PySequence_Tuple(shape_obj);
     if (!seq)
         return -1;
     Py_ssize_t n = PyTuple_Size(seq), known = 1;
     int unknown = -1, rc = -1;
     if (n > GJ_PY_MAX_NDIM) {
-        PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; gpujit supports up to %d",
-                     n, (int)GJ_PY_MAX_NDIM);
+        PyErr_Format(PyExc_ValueError, "shape has %zd dimensions; gpujit supports up to %d", n,
+                     (int)GJ_PY_MAX_NDIM);
         goto done;
     }
     g->ndim = (int)n;
@@ -527,8 +503,8 @@ static int new_shape(const GjDeviceArray *d, PyObject *shape_obj, Geom *g)
     if (unknown >= 0 && known > 0 && d->size % known == 0)
         g->shape[unknown] = d->size / known;
     else if (unknown >= 0 || known != d->size) {
-        PyErr_Format(PyExc_ValueError, "cannot reshape array of size %zd into shape %R",
-                     d->size, seq);
+        PyErr_Format(PyExc_ValueError, "cannot reshape array of size %zd into shape %R", d->size,
+                     seq);
         goto done;
     }
     rc = 0;
@@ -537,25 +513,23 @@ done:
     return rc;
 }
 
-PyObject *gj_py_da_reshape(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_da_reshape(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"order", NULL};
     GjDeviceArray *d = (GjDeviceArray *)self;
     PyObject *order_obj = NULL, *no_args = PyTuple_New(0);
-    int ok = no_args && PyArg_ParseTupleAndKeywords(no_args, kw, "|$O:reshape", kwlist,
-                                                    &order_obj);
+    int ok = no_args && PyArg_ParseTupleAndKeywords(no_args, kw, "|$O:reshape", kwlist, &order_obj);
     Py_XDECREF(no_args);
     char order;
     if (!ok || order_arg(order_obj, "CFA", &order) < 0)
         return NULL;
     if (PyTuple_Size(args) == 0) {   /* NumPy's TypeError: the shape is required */
         PyErr_SetString(PyExc_TypeError, "reshape() needs the new shape: reshape(*shape) or "
-                        "reshape(shape)");
+                                         "reshape(shape)");
         return NULL;
     }
     PyObject *shape_obj = args;
-    if (PyTuple_Size(args) == 1 && (PyTuple_Check(PyTuple_GetItem(args, 0))
-                                    || PyList_Check(PyTuple_GetItem(args, 0))))
+    if (PyTuple_Size(args) == 1 &&
+        (PyTuple_Check(PyTuple_GetItem(args, 0)) || PyList_Check(PyTuple_GetItem(args, 0))))
         shape_obj = PyTuple_GetItem(args, 0);
     Geom g;
     if (new_shape(d, shape_obj, &g) < 0)
@@ -574,14 +548,13 @@ PyObject *gj_py_da_reshape(PyObject *self, PyObject *args, PyObject *kw)
     return make_view(d, &g, NULL);
 }
 
-PyObject *gj_py_da_ravel(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_da_ravel(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"order", "stream", NULL};
     GjDeviceArray *d = (GjDeviceArray *)self;
     PyObject *order_obj = NULL, *stream_obj = NULL;   /* stream: numba's; a view copies nothing */
     char order;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:ravel", kwlist, &order_obj, &stream_obj)
-        || order_arg(order_obj, "CFA", &order) < 0)
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:ravel", kwlist, &order_obj, &stream_obj) ||
+        order_arg(order_obj, "CFA", &order) < 0)
         return NULL;
     order = resolve_order(d, order);
     if (!gj_py_contiguous(d->ndim, d->shape, d->strides, d->itemsize, order))
@@ -591,8 +564,7 @@ PyObject *gj_py_da_ravel(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* A view with the axes of d permuted: axes[i] is the old axis of new axis i. */
-static PyObject *permuted(GjDeviceArray *d, const int *axes)
-{
+static PyObject *permuted(GjDeviceArray *d, const int *axes) {
     Geom g;
     geom_of(d, &g);
     for (int i = 0; i < d->ndim; i++) {
@@ -602,8 +574,7 @@ static PyObject *permuted(GjDeviceArray *d, const int *axes)
     return make_view(d, &g, NULL);
 }
 
-PyObject *gj_py_da_transpose(PyObject *self, PyObject *args)
-{
+PyObject *gj_py_da_transpose(PyObject *self, PyObject *args) {
     GjDeviceArray *d = (GjDeviceArray *)self;
     int axes[GJ_PY_MAX_NDIM], seen[GJ_PY_MAX_NDIM] = {0};
     PyObject *axes_obj = args;
@@ -639,8 +610,7 @@ PyObject *gj_py_da_transpose(PyObject *self, PyObject *args)
     return permuted(d, axes);
 }
 
-PyObject *gj_py_da_T(PyObject *self, void *closure)
-{
+PyObject *gj_py_da_T(PyObject *self, void *closure) {
     (void)closure;
     GjDeviceArray *d = (GjDeviceArray *)self;
     int axes[GJ_PY_MAX_NDIM];
@@ -649,8 +619,7 @@ PyObject *gj_py_da_T(PyObject *self, void *closure)
     return permuted(d, axes);
 }
 
-PyObject *gj_py_da_view(PyObject *self, PyObject *dtype_obj)
-{
+PyObject *gj_py_da_view(PyObject *self, PyObject *dtype_obj) {
     GjDeviceArray *d = (GjDeviceArray *)self;
     PyObject *dtype = gj_py_as_dtype(state_of(self), dtype_obj);
     int id = dtype ? gj_py_dtype_id_of(dtype) : -1;

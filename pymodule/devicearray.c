@@ -59,16 +59,14 @@ const GjDtype gj_py_dtypes[GJ_DT_COUNT] = {
     [GJ_DT_COMPLEX128] = {"complex128", 'c', 16, &gj_ty_complex128},
 };
 
-int gj_py_dtype_lookup(char kind, Py_ssize_t itemsize)
-{
+int gj_py_dtype_lookup(char kind, Py_ssize_t itemsize) {
     for (int i = 0; i < GJ_DT_COUNT; i++)
         if (gj_py_dtypes[i].kind == kind && gj_py_dtypes[i].itemsize == itemsize)
             return i;
     return -1;
 }
 
-int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize)
-{
+int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize) {
     if (!format)
         return gj_py_dtype_lookup('u', 1);   /* PyBUF_FORMAT not given: bytes */
     /* '@' native, '=' and '<' little-endian standard sizes: the itemsize
@@ -80,10 +78,25 @@ int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize)
     char kind;
     switch (format[0]) {
     case '?': kind = 'b'; break;
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n': kind = 'i'; break;
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N': kind = 'u'; break;
-    case 'e': case 'f': case 'd': kind = 'f'; break;
-    case 'Z': kind = 'c'; format++; break;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n': kind = 'i'; break;
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N': kind = 'u'; break;
+    case 'e':
+    case 'f':
+    case 'd': kind = 'f'; break;
+    case 'Z':
+        kind = 'c';
+        format++;
+        break;
     default: return -1;
     }
     if (format[1] != '\0')
@@ -91,8 +104,7 @@ int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize)
     return gj_py_dtype_lookup(kind, itemsize);
 }
 
-int gj_py_dtype_id_of(PyObject *dtype)
-{
+int gj_py_dtype_id_of(PyObject *dtype) {
     PyObject *kind = PyObject_GetAttrString(dtype, "kind");
     PyObject *isz = kind ? PyObject_GetAttrString(dtype, "itemsize") : NULL;
     PyObject *order = isz ? PyObject_GetAttrString(dtype, "byteorder") : NULL;
@@ -116,18 +128,17 @@ int gj_py_dtype_id_of(PyObject *dtype)
     return id;
 }
 
-PyObject *gj_py_dtype_text(PyObject *dtype)
-{
+PyObject *gj_py_dtype_text(PyObject *dtype) {
     /* NumPy's repr gives datetime64 and timedelta64 by their codes
        (dtype('<M8[D]')); their names are what users search for. */
     PyObject *kind = PyObject_GetAttrString(dtype, "kind");
     const char *k = kind && PyUnicode_Check(kind) ? PyUnicode_AsUTF8AndSize(kind, NULL) : NULL;
-    PyObject *name = k && (k[0] == 'M' || k[0] == 'm') ? PyObject_GetAttrString(dtype, "name")
-                                                       : NULL;
+    PyObject *name =
+        k && (k[0] == 'M' || k[0] == 'm') ? PyObject_GetAttrString(dtype, "name") : NULL;
     Py_XDECREF(kind);
     PyErr_Clear();
-    PyObject *text = name ? PyUnicode_FromFormat("%R (%S)", dtype, name)
-                          : PyUnicode_FromFormat("%R", dtype);
+    PyObject *text =
+        name ? PyUnicode_FromFormat("%R (%S)", dtype, name) : PyUnicode_FromFormat("%R", dtype);
     Py_XDECREF(name);
     return text;
 }
@@ -135,8 +146,7 @@ PyObject *gj_py_dtype_text(PyObject *dtype)
 /* ---- layout ------------------------------------------------------------- */
 
 int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
-                     Py_ssize_t itemsize, char order)
-{
+                     Py_ssize_t itemsize, char order) {
     for (int i = 0; i < ndim; i++)
         if (shape[i] == 0)
             return 1;
@@ -150,9 +160,8 @@ int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *stride
     return 1;
 }
 
-void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize,
-                              char order, Py_ssize_t *strides)
-{
+void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, char order,
+                              Py_ssize_t *strides) {
     Py_ssize_t step = itemsize;
     for (int k = 0; k < ndim; k++) {
         int i = order == 'F' ? k : ndim - 1 - k;
@@ -162,8 +171,7 @@ void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t item
 }
 
 char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
-                  Py_ssize_t itemsize)
-{
+                  Py_ssize_t itemsize) {
     if (gj_py_contiguous(ndim, shape, strides, itemsize, 'C'))
         return 'C';
     return gj_py_contiguous(ndim, shape, strides, itemsize, 'F') ? 'F' : 'A';
@@ -171,23 +179,18 @@ char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
 
 /* ---- the type -------------------------------------------------------------- */
 
-static GjPyState *state_of(PyObject *self)
-{
-    return gj_py_state_of_type(Py_TYPE(self));
-}
+static GjPyState *state_of(PyObject *self) { return gj_py_state_of_type(Py_TYPE(self)); }
 
 /* As NumPy says it: the element count times the item size does not fit. */
-static GjDeviceArray *too_big(void)
-{
+static GjDeviceArray *too_big(void) {
     PyErr_SetString(PyExc_ValueError, "array is too big; `arr.size * arr.dtype.itemsize` is "
-                    "larger than the maximum possible size");
+                                      "larger than the maximum possible size");
     return NULL;
 }
 
 /* A DeviceArray of the given dims (strides in bytes) with no memory yet. */
 static GjDeviceArray *new_header(GjPyState *st, int device, int ndim, const Py_ssize_t *shape,
-                                 const Py_ssize_t *strides, int id, PyObject *dtype)
-{
+                                 const Py_ssize_t *strides, int id, PyObject *dtype) {
     GjDeviceArray *d = PyObject_New(GjDeviceArray, st->DeviceArrayType);
     if (!d)
         return NULL;
@@ -213,8 +216,7 @@ static GjDeviceArray *new_header(GjPyState *st, int device, int ndim, const Py_s
 }
 
 GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int device,
-                                      PyObject *base)
-{
+                                      PyObject *base) {
     Py_ssize_t strides[GJ_PY_MAX_NDIM], step = gj_py_dtypes[v->dtype].itemsize;
     for (int i = v->ndim - 1; i >= 0; i--) {
         strides[i] = v->has_strides ? v->strides[i] : step;
@@ -223,8 +225,8 @@ GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int dev
     PyObject *name = PyUnicode_FromString(gj_py_dtypes[v->dtype].name);
     PyObject *dtype = name ? gj_py_as_dtype(st, name) : NULL;
     Py_XDECREF(name);
-    GjDeviceArray *d = dtype ? new_header(st, device, v->ndim, v->shape, strides, v->dtype,
-                                          dtype) : NULL;
+    GjDeviceArray *d =
+        dtype ? new_header(st, device, v->ndim, v->shape, strides, v->dtype, dtype) : NULL;
     Py_XDECREF(dtype);
     if (d) {
         d->ptr = v->ptr;
@@ -235,8 +237,7 @@ GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int dev
 }
 
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
-                                     const Py_ssize_t *strides, PyObject *dtype)
-{
+                                     const Py_ssize_t *strides, PyObject *dtype) {
     int id = gj_py_dtype_id_of(dtype);
     if (id < 0)
         return NULL;
@@ -291,8 +292,7 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
     return d;
 }
 
-static void devicearray_dealloc(PyObject *self)
-{
+static void devicearray_dealloc(PyObject *self) {
     GjDeviceArray *d = (GjDeviceArray *)self;
     PyTypeObject *tp = Py_TYPE(self);
     if (d->weakreflist)
@@ -309,8 +309,7 @@ static void devicearray_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v)
-{
+PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v) {
     PyObject *t = PyTuple_New(n);
     if (!t)
         return NULL;
@@ -324,92 +323,80 @@ PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v)
     return t;
 }
 
-static PyObject *da_shape(PyObject *self, void *c)
-{
+static PyObject *da_shape(PyObject *self, void *c) {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
     return gj_py_ssize_tuple(d->ndim, d->shape);
 }
 
-static PyObject *da_strides(PyObject *self, void *c)
-{
+static PyObject *da_strides(PyObject *self, void *c) {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
     return gj_py_ssize_tuple(d->ndim, d->strides);
 }
 
-static PyObject *da_dtype(PyObject *self, void *c)
-{
+static PyObject *da_dtype(PyObject *self, void *c) {
     (void)c;
     return Py_NewRef(((GjDeviceArray *)self)->dtype);
 }
 
-static PyObject *da_size(PyObject *self, void *c)
-{
+static PyObject *da_size(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromSsize_t(((GjDeviceArray *)self)->size);
 }
 
-static PyObject *da_ndim(PyObject *self, void *c)
-{
+static PyObject *da_ndim(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromLong(((GjDeviceArray *)self)->ndim);
 }
 
-static PyObject *da_nbytes(PyObject *self, void *c)
-{
+static PyObject *da_nbytes(PyObject *self, void *c) {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
     return PyLong_FromSsize_t(d->size * d->itemsize);
 }
 
-static PyObject *da_itemsize(PyObject *self, void *c)
-{
+static PyObject *da_itemsize(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromSsize_t(((GjDeviceArray *)self)->itemsize);
 }
 
-static PyObject *da_device_ptr(PyObject *self, void *c)
-{
+static PyObject *da_device_ptr(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromUnsignedLongLong(((GjDeviceArray *)self)->ptr);
 }
 
-static PyObject *da_base(PyObject *self, void *c)
-{
+static PyObject *da_base(PyObject *self, void *c) {
     (void)c;
     PyObject *base = ((GjDeviceArray *)self)->base;
     return Py_NewRef(base ? base : Py_None);
 }
 
-static PyObject *da_cai(PyObject *self, void *c)
-{
+static PyObject *da_cai(PyObject *self, void *c) {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
     if (d->device == GJ_MEM_HOST) {
         PyErr_SetString(PyExc_AttributeError, "a DeviceArray of the CPU target lives in host "
-                        "memory and has no __cuda_array_interface__");
+                                              "memory and has no __cuda_array_interface__");
         return NULL;
     }
     PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape);
-    PyObject *strides = d->layout == 'C' ? Py_NewRef(Py_None)
-                                         : gj_py_ssize_tuple(d->ndim, d->strides);
+    PyObject *strides =
+        d->layout == 'C' ? Py_NewRef(Py_None) : gj_py_ssize_tuple(d->ndim, d->strides);
     PyObject *typestr = PyObject_GetAttrString(d->dtype, "str");
     PyObject *r = NULL;
     if (shape && strides && typestr)
         /* stream 1: gpujit queues work on the legacy default stream */
         r = Py_BuildValue("{s:O,s:O,s:O,s:(KO),s:i,s:i}", "shape", shape, "strides", strides,
                           "typestr", typestr, "data", (unsigned long long)d->ptr,
-                          d->readonly ? Py_True : Py_False,
-                          "version", 3, "stream", 1);
+                          d->readonly ? Py_True : Py_False, "version", 3, "stream", 1);
     Py_XDECREF(shape);
     Py_XDECREF(strides);
     Py_XDECREF(typestr);
     return r;
 }
 
-static Py_ssize_t da_len(PyObject *self)
-{
+static Py_ssize_t da_len(PyObject *self) {
     GjDeviceArray *d = (GjDeviceArray *)self;
     if (d->ndim == 0) {
         PyErr_SetString(PyExc_TypeError, "len() of a 0-d device array");
@@ -418,14 +405,13 @@ static Py_ssize_t da_len(PyObject *self)
     return d->shape[0];
 }
 
-static PyObject *da_repr(PyObject *self)
-{
+static PyObject *da_repr(PyObject *self) {
     GjDeviceArray *d = (GjDeviceArray *)self;
     PyObject *shape = gj_py_ssize_tuple(d->ndim, d->shape);
     if (!shape)
         return NULL;
-    PyObject *r = PyUnicode_FromFormat("<gpujit.DeviceArray shape=%R dtype=%s device=%d>",
-                                       shape, gj_py_dtypes[d->dtype_id].name, d->device);
+    PyObject *r = PyUnicode_FromFormat("<gpujit.DeviceArray shape=%R dtype=%s device=%d>", shape,
+                                       gj_py_dtypes[d->dtype_id].name, d->device);
     Py_DECREF(shape);
     return r;
 }
@@ -433,14 +419,12 @@ static PyObject *da_repr(PyObject *self)
 /* ---- copies ---------------------------------------------------------------- */
 
 int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64_t dst,
-                  uint64_t src, size_t bytes, void *stream)
-{
+                  uint64_t src, size_t bytes, void *stream) {
     return gj_py_da_copy_between(st, device, device, dir, host, dst, src, bytes, stream);
 }
 
-int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir,
-                          void *host, uint64_t dst, uint64_t src, size_t bytes, void *stream)
-{
+int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir, void *host,
+                          uint64_t dst, uint64_t src, size_t bytes, void *stream) {
     GjCuError err;
     GjCuStatus rc;
     int release = bytes >= GIL_RELEASE_BYTES;
@@ -465,8 +449,7 @@ int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir
 /* Gets a C- or F-contiguous buffer of `obj`, converting it with
    numpy.ascontiguousarray when it is not contiguous or has no buffer.
    *holder keeps the converted object alive (NULL if obj was used as is). */
-static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObject **holder)
-{
+static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObject **holder) {
     *holder = NULL;
     if (PyObject_GetBuffer(obj, view, PyBUF_RECORDS_RO) == 0) {
         if (PyBuffer_IsContiguous(view, 'A'))
@@ -512,8 +495,7 @@ static int get_contiguous(GjPyState *st, PyObject *obj, Py_buffer *view, PyObjec
 }
 
 /* numpy.dtype of a buffer's format (of the array `src` of that buffer). */
-static PyObject *buffer_dtype(GjPyState *st, PyObject *src, const Py_buffer *view, int *id)
-{
+static PyObject *buffer_dtype(GjPyState *st, PyObject *src, const Py_buffer *view, int *id) {
     *id = gj_py_dtype_from_format(view->format, view->itemsize);
     if (*id < 0) {
         PyObject *dt = PyObject_GetAttrString(src, "dtype");
@@ -534,8 +516,7 @@ static PyObject *buffer_dtype(GjPyState *st, PyObject *src, const Py_buffer *vie
     return dt;
 }
 
-PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream)
-{
+PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream) {
     if (Py_IS_TYPE(ary, st->DeviceArrayType))
         return Py_NewRef(ary);
     Py_buffer view;
@@ -562,8 +543,8 @@ PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream)
             step *= view.shape[i];
         }
     d = gj_py_devicearray_new(st, view.ndim, shape, strides, dtype);
-    if (d && gj_py_da_copy(st, d->device, GJ_PY_HTOD, view.buf, d->ptr, 0, (size_t)view.len,
-                           stream) < 0)
+    if (d &&
+        gj_py_da_copy(st, d->device, GJ_PY_HTOD, view.buf, d->ptr, 0, (size_t)view.len, stream) < 0)
         Py_CLEAR(d);
 done:
     Py_XDECREF(dtype);
@@ -575,8 +556,7 @@ done:
 /* arr (a host numpy array) with d's shape: arr itself, or a view of arr
    reshaped when the shapes differ only by extents of 1 (numba's rule for
    copies); ValueError naming both shapes otherwise. */
-static PyObject *fit_shape(GjDeviceArray *d, PyObject *arr, const char *what)
-{
+static PyObject *fit_shape(GjDeviceArray *d, PyObject *arr, const char *what) {
     Py_buffer v;
     if (PyObject_GetBuffer(arr, &v, PyBUF_RECORDS_RO) < 0)
         return NULL;
@@ -617,9 +597,7 @@ static PyObject *fit_shape(GjDeviceArray *d, PyObject *arr, const char *what)
    int32); -1 with TypeError naming both.  Values without a dtype (a list,
    a Python number) may be of the same kind (ints into an int32 array:
    NumPy then refuses a value that does not fit). */
-static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
-                       const char *what)
-{
+static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other, const char *what) {
     PyObject *dtype = Py_IS_TYPE(other, st->DeviceArrayType)
                           ? Py_NewRef(((GjDeviceArray *)other)->dtype)
                           : PyObject_GetAttrString(other, "dtype");
@@ -630,8 +608,9 @@ static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
         PyErr_Clear();
         PyObject *values = PyObject_CallMethod(st->np, "asarray", "(O)", other);
         dtype = values ? PyObject_GetAttrString(values, "dtype") : NULL;
-        PyObject *can = dtype ? PyObject_CallMethod(st->np, "can_cast", "OOs", dtype, d->dtype,
-                                                    "same_kind") : NULL;
+        PyObject *can =
+            dtype ? PyObject_CallMethod(st->np, "can_cast", "OOs", dtype, d->dtype, "same_kind")
+                  : NULL;
         ok = can ? PyObject_IsTrue(can) : -1;
         /* Python ints (int64 to NumPy) into an unsigned array: NumPy refuses
            each one that does not fit (a negative one too) as it converts */
@@ -644,8 +623,10 @@ static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
         Py_XDECREF(can);
     }
     if (ok == 0)
-        PyErr_Format(PyExc_TypeError, "%s: incompatible dtype: %S (device) vs. %S (%s); "
-                     "convert it first (numpy's astype)", what, d->dtype, dtype,
+        PyErr_Format(PyExc_TypeError,
+                     "%s: incompatible dtype: %S (device) vs. %S (%s); "
+                     "convert it first (numpy's astype)",
+                     what, d->dtype, dtype,
                      Py_IS_TYPE(other, st->DeviceArrayType) ? "device" : "host");
     Py_XDECREF(dtype);
     return ok == 1 ? 0 : -1;
@@ -654,14 +635,14 @@ static int check_dtype(GjPyState *st, const GjDeviceArray *d, PyObject *other,
 /* Copies d into `out`, a host array of d's shape: in one copy when both are
    contiguous in d's order with d's dtype, else through a new host array and
    numpy.copyto (any layout of out; dtype converted as copyto does). */
-static int read_into(GjPyState *st, GjDeviceArray *d, PyObject *out, void *stream)
-{
+static int read_into(GjPyState *st, GjDeviceArray *d, PyObject *out, void *stream) {
     Py_buffer v;
     if (d->layout != 'A' && PyObject_GetBuffer(out, &v, PyBUF_RECORDS) == 0) {
-        int direct = gj_py_dtype_from_format(v.format, v.itemsize) == d->dtype_id
-                     && gj_py_contiguous(v.ndim, v.shape, v.strides, v.itemsize, d->layout);
+        int direct = gj_py_dtype_from_format(v.format, v.itemsize) == d->dtype_id &&
+                     gj_py_contiguous(v.ndim, v.shape, v.strides, v.itemsize, d->layout);
         int rc = direct ? gj_py_da_copy(st, d->device, GJ_PY_DTOH, v.buf, 0, d->ptr,
-                                        (size_t)(d->size * d->itemsize), stream) : 0;
+                                        (size_t)(d->size * d->itemsize), stream)
+                        : 0;
         PyBuffer_Release(&v);
         if (direct)
             return rc;
@@ -674,8 +655,7 @@ static int read_into(GjPyState *st, GjDeviceArray *d, PyObject *out, void *strea
     return r ? 0 : -1;
 }
 
-static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"ary", "stream", NULL};
     PyObject *ary = Py_None, *stream_obj = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:copy_to_host", kwlist, &ary, &stream_obj))
@@ -689,10 +669,13 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
         return gj_py_da_to_host(st, d, stream);
     if (!PyObject_TypeCheck(ary, (PyTypeObject *)st->np_ndarray)) {
         PyObject *tname = gj_py_type_name(ary);
-        PyErr_Format(PyExc_TypeError, "copy_to_host(ary): ary must be a NumPy array to write "
-                     "into, not %S%s", tname,
+        PyErr_Format(PyExc_TypeError,
+                     "copy_to_host(ary): ary must be a NumPy array to write "
+                     "into, not %S%s",
+                     tname,
                      Py_IS_TYPE(ary, st->DeviceArrayType)
-                         ? " (to copy between device arrays, use dst.copy_to_device(src))" : "");
+                         ? " (to copy between device arrays, use dst.copy_to_device(src))"
+                         : "");
         Py_XDECREF(tname);
         return NULL;
     }
@@ -704,12 +687,10 @@ static PyObject *da_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
     return rc < 0 ? NULL : Py_NewRef(ary);
 }
 
-static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"ary", "stream", NULL};
     PyObject *ary, *stream_obj = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:copy_to_device", kwlist, &ary,
-                                     &stream_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:copy_to_device", kwlist, &ary, &stream_obj))
         return NULL;
     GjDeviceArray *d = (GjDeviceArray *)self;
     GjPyState *st = state_of(self);
@@ -718,7 +699,7 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     if (d->readonly) {
         PyErr_SetString(PyExc_ValueError, "copy_to_device(): the device array is a read-only "
-                        "view");
+                                          "view");
         return NULL;
     }
     PyObject *staged = NULL;
@@ -726,14 +707,13 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     if (Py_IS_TYPE(ary, st->DeviceArrayType)) {
         GjDeviceArray *s = (GjDeviceArray *)ary;
-        int same = s->ndim == d->ndim && s->layout == d->layout
-                   && d->layout != 'A'
-                   && (s->device == GJ_MEM_HOST) == (d->device == GJ_MEM_HOST);
+        int same = s->ndim == d->ndim && s->layout == d->layout && d->layout != 'A' &&
+                   (s->device == GJ_MEM_HOST) == (d->device == GJ_MEM_HOST);
         for (int i = 0; same && i < d->ndim; i++)
             same = s->shape[i] == d->shape[i];
         if (same) {   /* on one device, or from another GPU's memory (peer copy) */
-            if (gj_py_da_copy_between(st, d->device, s->device, GJ_PY_DTOD, NULL, d->ptr,
-                                      s->ptr, (size_t)(d->size * d->itemsize), stream) < 0)
+            if (gj_py_da_copy_between(st, d->device, s->device, GJ_PY_DTOD, NULL, d->ptr, s->ptr,
+                                      (size_t)(d->size * d->itemsize), stream) < 0)
                 return NULL;
             Py_RETURN_NONE;
         }
@@ -753,15 +733,14 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
-static PyObject *da_array(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *da_array(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"dtype", "copy", NULL};
     PyObject *dtype = Py_None, *copy = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:__array__", kwlist, &dtype, &copy))
         return NULL;
     if (copy == Py_False) {
         PyErr_SetString(PyExc_ValueError, "Unable to avoid copy while creating an array as "
-                        "requested: a DeviceArray is always copied to the host");
+                                          "requested: a DeviceArray is always copied to the host");
         return NULL;
     }
     PyObject *host = gj_py_da_to_host(state_of(self), (GjDeviceArray *)self, NULL);
@@ -772,33 +751,28 @@ static PyObject *da_array(PyObject *self, PyObject *args, PyObject *kw)
     return r;
 }
 
-static int contiguous(PyObject *self, char order)
-{
+static int contiguous(PyObject *self, char order) {
     GjDeviceArray *d = (GjDeviceArray *)self;
     return gj_py_contiguous(d->ndim, d->shape, d->strides, d->itemsize, order);
 }
 
-static PyObject *da_is_c_contiguous(PyObject *self, PyObject *unused)
-{
+static PyObject *da_is_c_contiguous(PyObject *self, PyObject *unused) {
     (void)unused;
     return PyBool_FromLong(contiguous(self, 'C'));
 }
 
-static PyObject *da_is_f_contiguous(PyObject *self, PyObject *unused)
-{
+static PyObject *da_is_f_contiguous(PyObject *self, PyObject *unused) {
     (void)unused;
     return PyBool_FromLong(contiguous(self, 'F'));
 }
 
-static PyObject *da_flags(PyObject *self, void *c)
-{
+static PyObject *da_flags(PyObject *self, void *c) {
     (void)c;
     return Py_BuildValue("{s:O,s:O}", "C_CONTIGUOUS", contiguous(self, 'C') ? Py_True : Py_False,
                          "F_CONTIGUOUS", contiguous(self, 'F') ? Py_True : Py_False);
 }
 
-static PyObject *da_reduce(PyObject *self, PyObject *unused)
-{
+static PyObject *da_reduce(PyObject *self, PyObject *unused) {
     (void)unused;
     return gj_py_reduce(self, "reduce_device_array");
 }
@@ -807,8 +781,7 @@ static PyMethodDef da_methods[] = {
     {"__reduce__", da_reduce, METH_NOARGS,
      "__reduce__()\n--\n\nPickles the array through the host, as numba does: it unpickles\n"
      "as a copy on the receiving process's current device."},
-    {"copy_to_host", (PyCFunction)(void (*)(void))da_copy_to_host,
-     METH_VARARGS | METH_KEYWORDS,
+    {"copy_to_host", (PyCFunction)(void (*)(void))da_copy_to_host, METH_VARARGS | METH_KEYWORDS,
      "copy_to_host(ary=None, stream=0)\n--\n\n"
      "Copies the array to host memory.\n\n"
      "Parameters\n----------\n"
@@ -825,20 +798,19 @@ static PyMethodDef da_methods[] = {
      "TypeError\n    If `ary`'s dtype differs (\"incompatible dtype\"): a copy never casts.\n"
      "CudaError\n"
      "    If the copy fails (a kernel fault surfaces here as CudaKernelFault)."},
-    {"copy_to_device", (PyCFunction)(void (*)(void))da_copy_to_device,
-     METH_VARARGS | METH_KEYWORDS,
+    {"copy_to_device", (PyCFunction)(void (*)(void))da_copy_to_device, METH_VARARGS | METH_KEYWORDS,
      "copy_to_device(ary, stream=0)\n--\n\n"
      "Overwrites this array (any layout, a view included) with `ary`: a host array or a\n"
      "DeviceArray of the same shape (extents of 1 aside) and dtype, in any layout (a\n"
      "list or a Python number: values of the same kind, Python ints for any integer\n"
-     "array, converted by NumPy, which refuses an int that does not fit). A DeviceArray of the same shape and contiguous\n"
+     "array, converted by NumPy, which refuses an int that does not fit). A DeviceArray of the "
+     "same shape and contiguous\n"
      "layout is copied on the device (from another GPU's memory: GPU to GPU,\n"
      "cuMemcpyPeer); any other goes through the host.\n\n"
      "Raises\n------\nValueError\n    If the shapes differ (\"incompatible shape\").\n"
      "TypeError\n    If the dtypes differ (\"incompatible dtype\"), as in numba: a copy\n"
      "    never casts."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))gj_py_dlpack_export,
-     METH_VARARGS | METH_KEYWORDS,
+    {"__dlpack__", (PyCFunction)(void (*)(void))gj_py_dlpack_export, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
      "Exports the array without copying, as a DLPack capsule (the Python array API).\n\n"
      "Parameters\n----------\n"
@@ -913,10 +885,12 @@ static PyGetSetDef da_getset[] = {
     {"base", da_base, NULL,
      "What keeps a view's memory alive: the DeviceArray that owns it, the exporter\n"
      "given to as_cuda_array, or a capsule owning a from_dlpack tensor; None for an\n"
-     "array that owns its memory.", NULL},
+     "array that owns its memory.",
+     NULL},
     {"__cuda_array_interface__", da_cai, NULL,
      "The CUDA Array Interface (version 3): lets CuPy, PyTorch and numba use the\n"
-     "memory without a copy.", NULL},
+     "memory without a copy.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -935,13 +909,12 @@ static PyType_Slot da_slots[] = {
     {Py_mp_length, (void *)da_len},
     {Py_mp_subscript, (void *)gj_py_da_subscript},
     {Py_mp_ass_subscript, (void *)gj_py_da_ass_subscript},
-    {Py_tp_doc,
-     "An array in GPU memory.\n\n"
-     "Create with gpujit.to_device(), device_array() or device_array_like(). Kernel\n"
-     "arguments that are DeviceArrays pass without a copy and the launch stays\n"
-     "asynchronous; read results back with copy_to_host(). Indexing and slicing\n"
-     "(d[2:10], d[:, 0], d[::-1]), reshape, ravel, T and view give views sharing\n"
-     "the memory; d[i, j] reads one element; d[a:b] = x writes through."},
+    {Py_tp_doc, "An array in GPU memory.\n\n"
+                "Create with gpujit.to_device(), device_array() or device_array_like(). Kernel\n"
+                "arguments that are DeviceArrays pass without a copy and the launch stays\n"
+                "asynchronous; read results back with copy_to_host(). Indexing and slicing\n"
+                "(d[2:10], d[:, 0], d[::-1]), reshape, ravel, T and view give views sharing\n"
+                "the memory; d[i, j] reads one element; d[a:b] = x writes through."},
     {0, NULL},
 };
 
@@ -952,8 +925,7 @@ static PyType_Spec da_spec = {
     .slots = da_slots,
 };
 
-int gj_py_devicearray_register(PyObject *module, GjPyState *st)
-{
+int gj_py_devicearray_register(PyObject *module, GjPyState *st) {
     st->DeviceArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &da_spec, NULL);
     if (!st->DeviceArrayType)
         return -1;

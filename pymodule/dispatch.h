@@ -22,16 +22,16 @@ enum { GJ_MAX_ARGS = 255 };   /* Python parameters of a kernel */
 enum { GJ_CACHE_KEY_LEN = 64 };   /* a persistent-cache key: SHA-256 in hex */
 
 /* Key word of one argument: its dtype, and for arrays ndim and layout. */
-#define GJ_KEY_WORD(dtype, ndim, layout, is_array)                                          \
-    ((uint32_t)(dtype) | (uint32_t)(ndim) << 8 | (uint32_t)(unsigned char)(layout) << 16 \
-     | (uint32_t)(is_array) << 24)
-#define GJ_KEY_DTYPE(w) ((int)((w) & 0xff))
-#define GJ_KEY_NDIM(w) ((int)(((w) >> 8) & 0xff))
-#define GJ_KEY_LAYOUT(w) ((GjLayout)(((w) >> 16) & 0xff))
+#define GJ_KEY_WORD(dtype, ndim, layout, is_array)                                         \
+    ((uint32_t)(dtype) | (uint32_t)(ndim) << 8 | (uint32_t)(unsigned char)(layout) << 16 | \
+     (uint32_t)(is_array) << 24)
+#define GJ_KEY_DTYPE(w)    ((int)((w) & 0xff))
+#define GJ_KEY_NDIM(w)     ((int)(((w) >> 8) & 0xff))
+#define GJ_KEY_LAYOUT(w)   ((GjLayout)(((w) >> 16) & 0xff))
 #define GJ_KEY_IS_ARRAY(w) ((int)(((w) >> 24) & 1))
 /* A tuple argument of n items: this word, then each item's words (argkey.c). */
-#define GJ_KEY_TUPLE(n) ((uint32_t)1 << 25 | (uint32_t)(n))
-#define GJ_KEY_IS_TUPLE(w) ((int)(((w) >> 25) & 1))
+#define GJ_KEY_TUPLE(n)     ((uint32_t)1 << 25 | (uint32_t)(n))
+#define GJ_KEY_IS_TUPLE(w)  ((int)(((w) >> 25) & 1))
 #define GJ_KEY_TUPLE_LEN(w) ((int)((w) & 0xffff))
 enum { GJ_KEY_MAX_TUPLE = 0xffff };
 
@@ -67,8 +67,7 @@ typedef struct GjEntry {
 } GjEntry;
 
 typedef struct GjDispatcher {
-    PyObject_HEAD
-    PyObject *func;            /* the Python function */
+    PyObject_HEAD PyObject *func;            /* the Python function */
     PyObject *dict;            /* __dict__ (functools.wraps writes __name__, __doc__) */
     PyObject *weakreflist;
     int argcount;
@@ -198,8 +197,7 @@ GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuErr
    bytes of dynamic shared memory fit a block on `device`, or when e needs
    dynamic shared memory and gets none; lets e use more than 48 KiB when
    that is needed (the opt-in).  -1 raised. */
-int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned shared,
-                         int device);
+int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned shared, int device);
 /* The block size for launching e (loaded) with `shared` bytes of dynamic
    shared memory: the occupancy calculator's on a GPU, the CPU target's
    choice otherwise (runtime/exec.h).  -1 raised. */
@@ -207,6 +205,7 @@ int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int devic
 /* The Dispatcher's methods on what a kernel uses and how to launch it,
    rows of dispatcher.c's method table: X(name) is the method `name`,
    gj_py_<name>(self, args, kw), with the docstring gj_py_doc_<name>. */
+/* clang-format off */
 #define GJ_PY_OCCUPANCY_METHODS(X) \
     X(get_regs_per_thread)         \
     X(get_shared_mem_per_block)    \
@@ -215,7 +214,8 @@ int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int devic
     X(get_max_threads_per_block)   \
     X(suggest_config)              \
     X(forall)
-#define X(name)                                                            \
+/* clang-format on */
+#define X(name)                                                           \
     PyObject *gj_py_##name(PyObject *self, PyObject *args, PyObject *kw); \
     extern const char gj_py_doc_##name[];
 GJ_PY_OCCUPANCY_METHODS(X)
@@ -229,8 +229,7 @@ int gj_py_cache_enabled(int flag);
 PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);
 /* The key of material: SHA-256, in hex, of this build's identity (st)
    and material.  -1 raised. */
-int gj_py_cache_key(GjPyState *st, const GjBuf *material,
-                    char key[GJ_CACHE_KEY_LEN + 1]);
+int gj_py_cache_key(GjPyState *st, const GjBuf *material, char key[GJ_CACHE_KEY_LEN + 1]);
 /* key's entry, when its file is this user's, whole and key's: 1 and
    *payload (malloc'd, *n bytes), touched so it is evicted last; 0 when
    there is none to use; -1 raised (no directory can be named). */

@@ -44,8 +44,7 @@ enum { LLVM19_SM90_PTX = 78 };   /* PTX ISA LLVM 19 emits by default for sm_90 *
 
 /* ---- specialisation table ------------------------------------------------ */
 
-static uint64_t hash_key(const uint32_t *key, int n)
-{
+static uint64_t hash_key(const uint32_t *key, int n) {
     uint64_t h = 1469598103934665603ull;   /* FNV-1a */
     for (int i = 0; i < n; i++) {
         h ^= key[i];
@@ -54,8 +53,7 @@ static uint64_t hash_key(const uint32_t *key, int n)
     return h;
 }
 
-GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n)
-{
+GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n) {
     GjEntry *e = d->last;
     if (e && e->nkey == n && memcmp(e->key, key, (size_t)n * sizeof *key) == 0)
         return e;
@@ -68,8 +66,7 @@ GjEntry *gj_py_entry_find(GjDispatcher *d, const uint32_t *key, int n)
     return NULL;
 }
 
-static int table_insert(GjDispatcher *d, GjEntry *e)
-{
+static int table_insert(GjDispatcher *d, GjEntry *e) {
     if (d->count + 1 > d->nbuckets) {
         size_t nb = d->nbuckets ? d->nbuckets * 2 : 8;
         GjEntry **b = PyMem_Calloc(nb, sizeof *b);
@@ -95,15 +92,13 @@ static int table_insert(GjDispatcher *d, GjEntry *e)
     return 0;
 }
 
-static void entry_free(GjEntry *e)
-{
+static void entry_free(GjEntry *e) {
     if (e->module) {
         GjCuError err;
         int prev = gj_cu_current_device();
         /* Its kernels may still be queued (launches return before they
            run): wait for them before the code goes. */
-        if (gj_cu_ensure((int)e->key[0], &err) == GJ_CU_OK
-            && gj_cu_synchronize(&err) == GJ_CU_OK)
+        if (gj_cu_ensure((int)e->key[0], &err) == GJ_CU_OK && gj_cu_synchronize(&err) == GJ_CU_OK)
             gj_cu_module_unload(e->module, &err);
         gj_cu_ensure(prev, &err);
     }
@@ -116,9 +111,10 @@ static void entry_free(GjEntry *e)
 /* ---- compiling ------------------------------------------------------------- */
 
 /* Highest PTX ISA version (e.g. 85 = 8.5) a driver of version `v` accepts. */
-static int driver_max_ptx(int v)
-{
-    static const struct { int driver, ptx; } table[] = {
+static int driver_max_ptx(int v) {
+    static const struct {
+        int driver, ptx;
+    } table[] = {
         {13000, 90}, {12090, 88}, {12080, 87}, {12070, 86}, {12060, 85}, {12050, 85},
         {12040, 84}, {12030, 83}, {12020, 82}, {12010, 81}, {12000, 80},
     };
@@ -131,6 +127,7 @@ static int driver_max_ptx(int v)
 /* The runtime functions that CPU-target kernel code calls (runtime/cpuexec.h,
    "called from kernel code"), handed to the compiler by address: one row
    each.  The compiler declares them in the code it generates (target_cpu.c). */
+/* clang-format off */
 #define GJ_CPU_RUNTIME_SYMBOLS(X) \
     X(gj_cpu_barrier)             \
     X(gj_cpu_syncthreads_op)      \
@@ -141,6 +138,7 @@ static int driver_max_ptx(int v)
     X(gj_cpu_activemask)          \
     X(gj_cpu_vprintf)             \
     X(gj_cpu_error_record)
+/* clang-format on */
 
 static const GjRuntimeSymbol cpu_runtime_symbols[] = {
 #define X(fn) {#fn, (void (*)(void))fn},
@@ -150,8 +148,7 @@ static const GjRuntimeSymbol cpu_runtime_symbols[] = {
 
 /* Compile options for device `ordinal` (the defaults, sm_90, without a GPU;
    the host CPU for GJ_MEM_HOST). */
-void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o)
-{
+void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o) {
     gj_compile_options_default(o);
     o->fastmath = d ? d->fastmath : 0;
     o->contract = d ? d->contract : 1;
@@ -192,8 +189,7 @@ void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *
         o->ptx_version = max_ptx;
 }
 
-PyObject *gj_py_signature_tuple(const GjCodeView *cv)
-{
+PyObject *gj_py_signature_tuple(const GjCodeView *cv) {
     PyObject *sig = PyTuple_New(cv->argcount);
     for (int i = 0; sig && i < cv->argcount; i++) {
         PyObject *name = PyUnicode_FromString(cv->argtypes[i]->name);
@@ -204,8 +200,7 @@ PyObject *gj_py_signature_tuple(const GjCodeView *cv)
 }
 
 int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
-                      GjCompileResult *res, PyObject **sig, int warn)
-{
+                      GjCompileResult *res, PyObject **sig, int warn) {
     GjCompileOptions with = *opt;
     const GjCompileOptions *o = &with;
     if (o->target == GJ_TARGET_NVPTX && !with.libdevice) {
@@ -215,10 +210,8 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
     if (!(*sig = gj_py_signature_tuple(cv)))
         return -1;
     GjStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_compile(ctx, cv, o, res);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_OK) {
+    Py_BEGIN_ALLOW_THREADS rc = gj_compile(ctx, cv, o, res);
+    Py_END_ALLOW_THREADS if (rc != GJ_OK) {
         Py_CLEAR(*sig);
         if (!PyErr_Occurred())   /* else the libdevice search's own exception */
             gj_py_raise_diag(st, ctx, cv);
@@ -237,8 +230,7 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
    keyword-only parameters at the def line.  (co_flags: CO_VARARGS 0x04 and
    CO_VARKEYWORDS 0x08, as the inspect module documents; the macros are
    outside the limited API.) */
-int gj_py_plain_parameters(const GjCodeView *cv)
-{
+int gj_py_plain_parameters(const GjCodeView *cv) {
     return !(cv->flags & (0x04 | 0x08)) && cv->kwonlyargcount == 0;
 }
 
@@ -250,8 +242,7 @@ int gj_py_plain_parameters(const GjCodeView *cv)
    bad value's RuntimeWarning made an error by the warnings filter). */
 enum { CPU_LOOP_THREADS = 1 << 20 };
 
-static int cpu_loop_threads(unsigned long long *limit)
-{
+static int cpu_loop_threads(unsigned long long *limit) {
     static int warned;
     *limit = CPU_LOOP_THREADS;
     const char *s = getenv("GPUJIT_CPU_LOOP_THREADS");
@@ -267,17 +258,17 @@ static int cpu_loop_threads(unsigned long long *limit)
     if (warned)
         return 0;
     warned = 1;
-    return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "gpujit: GPUJIT_CPU_LOOP_THREADS=%s is "
-                            "not a number of threads (0 or more); using %d", s,
-                            CPU_LOOP_THREADS);
+    return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                            "gpujit: GPUJIT_CPU_LOOP_THREADS=%s is "
+                            "not a number of threads (0 or more); using %d",
+                            s, CPU_LOOP_THREADS);
 }
 
 /* Compiles d's function for the argument types in key (key[0]: device),
    with thread loops on the CPU target when `loops`, issuing its warnings
    when `warn`; the entry is in no table yet.  NULL raised. */
 static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey,
-                            int loops, int warn)
-{
+                            int loops, int warn) {
     GjCtx ctx;
     GjCodeView cv;
     gj_ctx_init(&ctx);
@@ -325,8 +316,8 @@ static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key,
     if (e->res.nparams != leaves || e->res.nkernel_params != expect) {
         PyErr_Format(st->InternalError,
                      "launch plan of %s has %d parameters (%d kernel parameters); "
-                     "expected %d (%d)", cv.name, e->res.nparams, e->res.nkernel_params,
-                     leaves, expect);
+                     "expected %d (%d)",
+                     cv.name, e->res.nparams, e->res.nkernel_params, leaves, expect);
         entry_free(e);
         e = NULL;
     }
@@ -337,8 +328,7 @@ done:
 }
 
 GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey,
-                             unsigned long long threads)
-{
+                             unsigned long long threads) {
     unsigned long long limit = 0;
     if ((int)key[0] == GJ_MEM_HOST && cpu_loop_threads(&limit) < 0)
         return NULL;
@@ -356,8 +346,7 @@ GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key
 }
 
 GjEntry *gj_py_entry_for_launch(GjPyState *st, GjDispatcher *d, GjEntry *e,
-                                unsigned long long threads)
-{
+                                unsigned long long threads) {
     if (e->loops)
         return e->loops;
     if (!e->res.cpu_per_thread || e->res.needs_fibers)
@@ -365,8 +354,7 @@ GjEntry *gj_py_entry_for_launch(GjPyState *st, GjDispatcher *d, GjEntry *e,
     unsigned long long limit;
     if (cpu_loop_threads(&limit) < 0)
         return NULL;
-    e->threads_run = threads > ULLONG_MAX - e->threads_run ? ULLONG_MAX
-                                                           : e->threads_run + threads;
+    e->threads_run = threads > ULLONG_MAX - e->threads_run ? ULLONG_MAX : e->threads_run + threads;
     if (e->threads_run < limit)
         return e;
     GjEntry *loops = entry_build(st, d, e->key, e->nkey, 1, 0);   /* warned the first time */
@@ -392,8 +380,7 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
    The driver is called with the GIL released: e->func, which tells other
    threads the entry is ready, is set last, with the GIL held, after
    everything a launch reads. */
-int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
-{
+int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e) {
     if (e->func)
         return 0;
     /* the compiler's counts and launch bounds: the CPU target's answers */
@@ -408,10 +395,8 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
         e->func = e->res.cpu_fn;
         return 0;
     }
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&load_lock);
-    Py_END_ALLOW_THREADS
-    if (e->func) {   /* loaded by the thread this one waited for */
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&load_lock);
+    Py_END_ALLOW_THREADS if (e->func) {   /* loaded by the thread this one waited for */
         pthread_mutex_unlock(&load_lock);
         return 0;
     }
@@ -422,8 +407,7 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
     void *func = NULL;
     uint64_t record = 0;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_ensure((int)e->key[0], &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure((int)e->key[0], &err);
     if (rc == GJ_CU_OK)
         rc = gj_py_cache_module_load(e, d->lineinfo, &store, &err);
     if (rc == GJ_CU_OK)
@@ -432,10 +416,8 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
         rc = gj_exec_kernel_use((int)e->key[0], func, &use, &err);
     size_t record_bytes = 0;
     if (rc == GJ_CU_OK && e->res.nerror_sites > 0)
-        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &record, &record_bytes,
-                                 &err);
-    Py_END_ALLOW_THREADS
-    gj_timing(&timing, "module load (the driver's PTX JIT or its cache)");
+        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &record, &record_bytes, &err);
+    Py_END_ALLOW_THREADS gj_timing(&timing, "module load (the driver's PTX JIT or its cache)");
     if (rc == GJ_CU_OK) {
         e->use = use;
         e->error_record = record;
@@ -451,8 +433,7 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e)
 
 /* ---- signatures as keys ----------------------------------------------------- */
 
-const char *gj_py_signature_text(PyObject *sig)
-{
+const char *gj_py_signature_text(PyObject *sig) {
     Py_ssize_t n;
     const char *s = PyUnicode_AsUTF8AndSize(sig, &n);
     if (s && (size_t)n != strlen(s)) {
@@ -466,8 +447,7 @@ const char *gj_py_signature_text(PyObject *sig)
    or -1 with an exception (a kernel's signature must return void, as in
    numba). */
 static int key_from_signature(GjPyState *st, const GjDispatcher *d, const char *sig, int device,
-                              uint32_t *key, int max)
-{
+                              uint32_t *key, int max) {
     GjCtx ctx;
     gj_ctx_init(&ctx);
     const GjType **args, *ret;
@@ -477,9 +457,10 @@ static int key_from_signature(GjPyState *st, const GjDispatcher *d, const char *
         goto done;
     }
     if (!d->device_fn && ret && ret->kind != GJ_TK_NONE) {
-        PyErr_Format(PyExc_TypeError, "signature '%s' returns %s, but a CUDA kernel must have "
-                     "void return type; compile a device function with device=True", sig,
-                     ret->name);
+        PyErr_Format(PyExc_TypeError,
+                     "signature '%s' returns %s, but a CUDA kernel must have "
+                     "void return type; compile a device function with device=True",
+                     sig, ret->name);
         goto done;
     }
     key[0] = (uint32_t)device;
@@ -487,8 +468,10 @@ static int key_from_signature(GjPyState *st, const GjDispatcher *d, const char *
     for (int i = 0; i < nargs; i++)
         if (gj_py_key_words(args[i], key, max, &pos) < 0) {
             if (PyErr_ExceptionMatches(PyExc_TypeError))
-                PyErr_Format(PyExc_TypeError, "signature argument %d: %s is not a kernel "
-                             "argument type", i + 1, args[i]->name);
+                PyErr_Format(PyExc_TypeError,
+                             "signature argument %d: %s is not a kernel "
+                             "argument type",
+                             i + 1, args[i]->name);
             goto done;
         }
     n = pos;
@@ -498,8 +481,7 @@ done:
 }
 
 /* Whether sig is a key of .signatures: a tuple of type names. */
-static int is_signature_key(PyObject *sig)
-{
+static int is_signature_key(PyObject *sig) {
     if (!PyTuple_Check(sig))
         return 0;
     for (Py_ssize_t i = 0; i < PyTuple_Size(sig); i++)
@@ -508,8 +490,7 @@ static int is_signature_key(PyObject *sig)
     return 1;
 }
 
-PyObject *gj_py_signature_string(PyObject *sig)
-{
+PyObject *gj_py_signature_string(PyObject *sig) {
     if (PyUnicode_Check(sig))
         return Py_NewRef(sig);
     PyObject *types = PyImport_ImportModule("gpujit.types");
@@ -519,20 +500,18 @@ PyObject *gj_py_signature_string(PyObject *sig)
 }
 
 /* Whether d has an entry for key[1..n) on a device other than key[0]'s. */
-static int compiled_elsewhere(const GjDispatcher *d, const uint32_t *key, int n)
-{
+static int compiled_elsewhere(const GjDispatcher *d, const uint32_t *key, int n) {
     for (size_t i = 0; i < d->nbuckets; i++)
         for (const GjEntry *e = d->buckets[i]; e; e = e->next)
-            if (e->nkey == n && e->key[0] != key[0]
-                && memcmp(e->key + 1, key + 1, (size_t)(n - 1) * sizeof *key) == 0)
+            if (e->nkey == n && e->key[0] != key[0] &&
+                memcmp(e->key + 1, key + 1, (size_t)(n - 1) * sizeof *key) == 0)
                 return 1;
     return 0;
 }
 
 /* gj_py_entry_for_signature, and with `compile_new` 0 gj_py_entry_compiled. */
 static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device,
-                                    int compile_new)
-{
+                                    int compile_new) {
     if (!PyUnicode_Check(sig) && !is_signature_key(sig)) {
         PyObject *str = gj_py_signature_string(sig);
         GjEntry *e = str ? entry_for_signature(st, d, str, device, compile_new) : NULL;
@@ -566,21 +545,21 @@ static GjEntry *entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *si
     if (!compile_new && !compiled_elsewhere(d, key, n)) {
         PyObject *name = gj_py_kernel_name(d);
         if (name)
-            PyErr_Format(PyExc_KeyError, "kernel %U has no specialisation for %R: compile it "
-                         "first (%U.compile(signature), or a launch)", name, sig, name);
+            PyErr_Format(PyExc_KeyError,
+                         "kernel %U has no specialisation for %R: compile it "
+                         "first (%U.compile(signature), or a launch)",
+                         name, sig, name);
         Py_XDECREF(name);
         return NULL;
     }
     return gj_py_entry_compile(st, d, key, n, 0);
 }
 
-GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
-{
+GjEntry *gj_py_entry_for_signature(GjPyState *st, GjDispatcher *d, PyObject *sig, int device) {
     return entry_for_signature(st, d, sig, device, 1);
 }
 
-GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int device)
-{
+GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int device) {
     if (d->explicit_sigs && gj_py_entry_explicit_compile(st, d, device) < 0)
         return NULL;   /* jit's signatures count as compiled, as numba compiles them at once */
     return entry_for_signature(st, d, sig, device, 0);
@@ -588,8 +567,7 @@ GjEntry *gj_py_entry_compiled(GjPyState *st, GjDispatcher *d, PyObject *sig, int
 
 /* An entry compiled for layout 'A' (any strides) in place of the C or F
    arrays of key: what an explicit signature with float32[:] compiled. */
-GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n)
-{
+GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n) {
     uint32_t relaxed[GJ_MAX_ARGS + 1];
     int changed = 0;
     relaxed[0] = key[0];
@@ -604,8 +582,7 @@ GjEntry *gj_py_entry_any_layout(GjDispatcher *d, const uint32_t *key, int n)
     return changed ? gj_py_entry_find(d, relaxed, n) : NULL;
 }
 
-int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device)
-{
+int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device) {
     Py_ssize_t nsigs = PyList_Size(d->explicit_sigs);
     for (Py_ssize_t i = 0; i < nsigs; i++)   /* this device's entries (a target switch) */
         if (!gj_py_entry_for_signature(st, d, PyList_GetItem(d->explicit_sigs, i), device))
@@ -613,8 +590,7 @@ int gj_py_entry_explicit_compile(GjPyState *st, GjDispatcher *d, int device)
     return 0;
 }
 
-void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
-{
+void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n) {
     PyObject *types = PyList_New(0);
     for (int i = 1; types && i < n;) {
         PyObject *t = gj_py_key_name(key, n, &i);
@@ -626,7 +602,8 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
     PyObject *joined = sep ? PyUnicode_Join(sep, types) : NULL;
     PyObject *name = joined ? gj_py_kernel_name(d) : NULL;
     if (name)
-        PyErr_Format(PyExc_TypeError, "no matching definition of %U() for argument types "
+        PyErr_Format(PyExc_TypeError,
+                     "no matching definition of %U() for argument types "
                      "(%U): it was compiled for its explicit signatures %R only; compile "
                      "another with %U.compile(signature), or use @jit without signatures",
                      name, joined, d->explicit_sigs, name);
@@ -638,11 +615,10 @@ void gj_py_no_matching_definition(GjDispatcher *d, const uint32_t *key, int n)
 
 /* ---- GjDispatcher type ----------------------------------------------------------------- */
 
-static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"func", "debug", "fastmath", "contract", "lineinfo", "opt",
-                             "device", "inline", "launch_bounds", "max_registers", "cache",
-                             "boundscheck", NULL};
+static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"func",  "debug",       "fastmath", "contract",      "lineinfo",
+                             "opt",   "device",      "inline",   "launch_bounds", "max_registers",
+                             "cache", "boundscheck", NULL};
     PyObject *func;
     unsigned fastmath = 0;   /* GjFastMath bits: gpujit.jit translated numba's names */
     int debug = 0, contract = 1, lineinfo = 0, opt = 1, device = 0, inline_fn = 0, cache = 0;
@@ -650,8 +626,8 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     int bounds[3] = {0, 0, 0}, max_registers = 0;   /* gpujit.jit checked them */
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$pIppppp(iii)ipp:Dispatcher", kwlist, &func,
                                      &debug, &fastmath, &contract, &lineinfo, &opt, &device,
-                                     &inline_fn, &bounds[0], &bounds[1], &bounds[2],
-                                     &max_registers, &cache, &boundscheck))
+                                     &inline_fn, &bounds[0], &bounds[1], &bounds[2], &max_registers,
+                                     &cache, &boundscheck))
         return NULL;
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     if (!code) {
@@ -667,8 +643,8 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     Py_DECREF(code);
     long argcount = argc ? PyLong_AsLong(argc) : -1;
     /* plain_parameters()'s test, before there is a code view */
-    int plain = flags && kwonly && !(PyLong_AsLong(flags) & (0x04 | 0x08))
-                && PyLong_AsLong(kwonly) == 0;
+    int plain =
+        flags && kwonly && !(PyLong_AsLong(flags) & (0x04 | 0x08)) && PyLong_AsLong(kwonly) == 0;
     Py_XDECREF(argc);
     Py_XDECREF(flags);
     Py_XDECREF(kwonly);
@@ -702,8 +678,7 @@ static PyObject *dispatcher_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
     return (PyObject *)d;
 }
 
-static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
-{
+static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg) {
     GjDispatcher *d = (GjDispatcher *)self;
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(d->func);
@@ -715,8 +690,7 @@ static int dispatcher_traverse(PyObject *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int dispatcher_clear(PyObject *self)
-{
+static int dispatcher_clear(PyObject *self) {
     GjDispatcher *d = (GjDispatcher *)self;
     Py_CLEAR(d->func);
     Py_CLEAR(d->dict);
@@ -727,19 +701,14 @@ static int dispatcher_clear(PyObject *self)
     return 0;
 }
 
-void gj_py_entry_hold(GjEntry *e)
-{
-    e->busy++;
-}
+void gj_py_entry_hold(GjEntry *e) { e->busy++; }
 
-void gj_py_entry_release(GjEntry *e)
-{
+void gj_py_entry_release(GjEntry *e) {
     if (--e->busy == 0 && e->retired)
         entry_free(e);
 }
 
-static void table_clear(GjDispatcher *d)
-{
+static void table_clear(GjDispatcher *d) {
     for (size_t i = 0; i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i], *next; e; e = next) {
             next = e->next;
@@ -755,8 +724,7 @@ static void table_clear(GjDispatcher *d)
     d->last = NULL;
 }
 
-static void dispatcher_dealloc(PyObject *self)
-{
+static void dispatcher_dealloc(PyObject *self) {
     GjDispatcher *d = (GjDispatcher *)self;
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
@@ -769,8 +737,7 @@ static void dispatcher_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-PyObject *gj_py_kernel_name(const GjDispatcher *d)
-{
+PyObject *gj_py_kernel_name(const GjDispatcher *d) {
     PyObject *name = PyObject_GetAttrString(d->func, "__name__");
     if (!name) {
         PyErr_Clear();
@@ -779,19 +746,22 @@ PyObject *gj_py_kernel_name(const GjDispatcher *d)
     return name;
 }
 
-static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw) {
     (void)args;
     (void)kw;
     GjDispatcher *d = (GjDispatcher *)self;
     PyObject *name = gj_py_kernel_name(d);
     /* ValueError for both, as numba's dispatcher raises */
     if (d->device_fn)
-        PyErr_Format(PyExc_ValueError, "%S is a device function (device=True): call it from a "
-                     "kernel, not from Python", name);
+        PyErr_Format(PyExc_ValueError,
+                     "%S is a device function (device=True): call it from a "
+                     "kernel, not from Python",
+                     name);
     else
-        PyErr_Format(PyExc_ValueError, "kernel %S needs a launch configuration: call it as "
-                     "%S[griddim, blockdim](...)", name, name);
+        PyErr_Format(PyExc_ValueError,
+                     "kernel %S needs a launch configuration: call it as "
+                     "%S[griddim, blockdim](...)",
+                     name, name);
     Py_XDECREF(name);
     return NULL;
 }
@@ -803,8 +773,7 @@ static PyObject *dispatcher_call(PyObject *self, PyObject *args, PyObject *kw)
    and True == 1, but each must be checked (and refused) on its own; any
    other object (a 0-d array, an object with __index__) may have changed
    since, so it is never reused. */
-static int same_config(GjPyState *st, PyObject *a, PyObject *b)
-{
+static int same_config(GjPyState *st, PyObject *a, PyObject *b) {
     if (PyTuple_CheckExact(a) && PyTuple_CheckExact(b)) {
         Py_ssize_t n = PyTuple_Size(a);
         if (n != PyTuple_Size(b))
@@ -824,8 +793,7 @@ static int same_config(GjPyState *st, PyObject *a, PyObject *b)
     return eq == 1;
 }
 
-static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
-{
+static PyObject *dispatcher_getitem(PyObject *self, PyObject *config) {
     GjDispatcher *d = (GjDispatcher *)self;
     /* A loop launching kernel[g, b](...) re-creates the same configuration,
        often the same constant tuple. */
@@ -850,8 +818,7 @@ static PyObject *dispatcher_getitem(PyObject *self, PyObject *config)
     return l;
 }
 
-int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from)
-{
+int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from) {
     size_t n = 0, k = 0;
     for (size_t i = 0; i < d->nbuckets; i++)
         for (GjEntry *e = d->buckets[i]; e; e = e->next)
@@ -872,8 +839,8 @@ int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from)
     for (size_t i = 0; rc == 0 && i < n; i++) {   /* entries are never freed here */
         memcpy(key, other[i]->key, (size_t)other[i]->nkey * sizeof *key);
         key[0] = (uint32_t)device;
-        if (!gj_py_entry_find(d, key, other[i]->nkey)
-            && !gj_py_entry_compile(st, d, key, other[i]->nkey, 0))
+        if (!gj_py_entry_find(d, key, other[i]->nkey) &&
+            !gj_py_entry_compile(st, d, key, other[i]->nkey, 0))
             rc = -1;
     }
     PyMem_Free(other);
@@ -886,8 +853,7 @@ int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from)
    targets shows the one it runs on (the other only for a signature that
    the current target has not compiled), and on the CPU target the thread
    loops once a launch made them (gj_py_entry_for_launch). */
-static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
-{
+static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset) {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     if (d->device_fn)   /* no entries: the kernels that call it compile it */
@@ -931,8 +897,7 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset)
     return out;
 }
 
-static PyObject *dispatcher_inspect_asm(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *dispatcher_inspect_asm(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"signature", NULL};
     PyObject *sig = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:inspect_asm", kwlist, &sig))
@@ -940,8 +905,7 @@ static PyObject *dispatcher_inspect_asm(PyObject *self, PyObject *args, PyObject
     return inspect(self, sig, offsetof(GjCompileResult, ptx));
 }
 
-static PyObject *dispatcher_inspect_llvm(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *dispatcher_inspect_llvm(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"signature", NULL};
     PyObject *sig = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:inspect_llvm", kwlist, &sig))
@@ -949,8 +913,7 @@ static PyObject *dispatcher_inspect_llvm(PyObject *self, PyObject *args, PyObjec
     return inspect(self, sig, offsetof(GjCompileResult, llvm_ir));
 }
 
-static PyObject *dispatcher_inspect_types(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *dispatcher_inspect_types(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"signature", "file", NULL};
     PyObject *sig = NULL, *file = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:inspect_types", kwlist, &sig, &file))
@@ -994,8 +957,7 @@ static PyObject *dispatcher_inspect_types(PyObject *self, PyObject *args, PyObje
     Py_RETURN_NONE;
 }
 
-static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
-{
+static PyObject *dispatcher_compile(PyObject *self, PyObject *sig) {
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     int device;
     if (gj_py_device(st, &device) < 0)
@@ -1006,9 +968,10 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
     if (!e)
         return NULL;
     gj_py_entry_hold(e);   /* the load runs without the GIL */
-    PyObject *r = (device == GJ_MEM_HOST || gj_cu_available())
-                          && gj_py_entry_load(st, (GjDispatcher *)self, e) < 0
-                      ? NULL : Py_NewRef(e->sig);
+    PyObject *r = (device == GJ_MEM_HOST || gj_cu_available()) &&
+                          gj_py_entry_load(st, (GjDispatcher *)self, e) < 0
+                      ? NULL
+                      : Py_NewRef(e->sig);
     gj_py_entry_release(e);
     return r;
 }
@@ -1016,8 +979,7 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig)
 /* None if signature string sig parses and has as many argument types as d's
    function takes; NULL with TypingError or TypeError if not.  (A device
    function's signature is compiled where a kernel calls it.) */
-static PyObject *check_device_signature(PyObject *self, PyObject *sig)
-{
+static PyObject *check_device_signature(PyObject *self, PyObject *sig) {
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     const char *s = gj_py_signature_text(sig);
@@ -1031,8 +993,10 @@ static PyObject *check_device_signature(PyObject *self, PyObject *sig)
     if (gj_ty_parse_signature(&ctx, s, &args, &nargs, &ret) != GJ_OK)
         gj_py_raise_diag(st, &ctx, NULL);
     else if (nargs != d->argcount)
-        PyErr_Format(PyExc_TypeError, "signature '%s' has %d argument types but the function "
-                     "takes %d", s, nargs, d->argcount);
+        PyErr_Format(PyExc_TypeError,
+                     "signature '%s' has %d argument types but the function "
+                     "takes %d",
+                     s, nargs, d->argcount);
     else
         out = Py_NewRef(Py_None);
     gj_ctx_free(&ctx);
@@ -1043,8 +1007,7 @@ static PyObject *check_device_signature(PyObject *self, PyObject *sig)
    strings), so that launches with other argument types raise instead of
    compiling.  A device function's one signature is kept for the kernels
    that call it (_gpujit_callee). */
-static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs)
-{
+static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs) {
     GjDispatcher *d = (GjDispatcher *)self;
     if (!PyList_Check(sigs)) {
         PyErr_SetString(PyExc_TypeError, "_set_signatures() takes a list of signatures");
@@ -1058,7 +1021,7 @@ static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs)
     for (Py_ssize_t i = 0; strs && i < PyList_Size(sigs); i++) {
         PyObject *str = gj_py_signature_string(PyList_GetItem(sigs, i));
         /* a device function's signature is compiled where a kernel calls it */
-        PyObject *r = !str ? NULL
+        PyObject *r = !str           ? NULL
                       : d->device_fn ? check_device_signature(self, str)
                                      : dispatcher_compile(self, str);
         if (!r) {
@@ -1077,15 +1040,13 @@ static PyObject *dispatcher_set_signatures(PyObject *self, PyObject *sigs)
     Py_RETURN_NONE;
 }
 
-static PyObject *dispatcher_recompile(PyObject *self, PyObject *unused)
-{
+static PyObject *dispatcher_recompile(PyObject *self, PyObject *unused) {
     (void)unused;
     table_clear((GjDispatcher *)self);
     Py_RETURN_NONE;
 }
 
-static PyObject *dispatcher_signatures(PyObject *self, void *c)
-{
+static PyObject *dispatcher_signatures(PyObject *self, void *c) {
     (void)c;
     GjDispatcher *d = (GjDispatcher *)self;
     PyObject *out = PyList_New(0);
@@ -1102,14 +1063,12 @@ static PyObject *dispatcher_signatures(PyObject *self, void *c)
     return out;
 }
 
-static PyObject *dispatcher_py_func(PyObject *self, void *c)
-{
+static PyObject *dispatcher_py_func(PyObject *self, void *c) {
     (void)c;
     return Py_NewRef(((GjDispatcher *)self)->func);
 }
 
-static PyObject *dispatcher_reduce(PyObject *self, PyObject *unused)
-{
+static PyObject *dispatcher_reduce(PyObject *self, PyObject *unused) {
     (void)unused;
     return gj_py_reduce(self, "reduce_dispatcher");
 }
@@ -1147,8 +1106,9 @@ static PyMethodDef dispatcher_methods[] = {
     {"_set_signatures", dispatcher_set_signatures, METH_O,
      "_set_signatures(signatures)\n--\n\nCompiles a list of signature strings and restricts\n"
      "launches to them (what jit(signature) does)."},
-#define X(name) {#name, (PyCFunction)(void (*)(void))gj_py_##name, METH_VARARGS | METH_KEYWORDS, \
-                 gj_py_doc_##name},
+#define X(name)                                                                      \
+    {#name, (PyCFunction)(void (*)(void))gj_py_##name, METH_VARARGS | METH_KEYWORDS, \
+     gj_py_doc_##name},
     GJ_PY_OCCUPANCY_METHODS(X)   /* occupancy.c */
 #undef X
     {"recompile", dispatcher_recompile, METH_NOARGS,
@@ -1158,12 +1118,12 @@ static PyMethodDef dispatcher_methods[] = {
 };
 
 /* What codeview.c needs to compile a call of this function from a kernel. */
-static PyObject *dispatcher_callee(PyObject *self, void *c)
-{
+static PyObject *dispatcher_callee(PyObject *self, void *c) {
     (void)c;
     GjDispatcher *d = (GjDispatcher *)self;
     PyObject *sig = d->device_fn && d->explicit_sigs && PyList_Size(d->explicit_sigs) == 1
-                        ? PyList_GetItem(d->explicit_sigs, 0) : Py_None;
+                        ? PyList_GetItem(d->explicit_sigs, 0)
+                        : Py_None;
     return Py_BuildValue("(OOOO)", d->func, d->inline_fn ? Py_True : Py_False,
                          d->device_fn ? Py_True : Py_False, sig);
 }
@@ -1174,7 +1134,8 @@ static PyGetSetDef dispatcher_getset[] = {
     {"py_func", dispatcher_py_func, NULL, "The Python function.", NULL},
     {"_gpujit_callee", dispatcher_callee, NULL,
      "(py_func, inline, device, signature or None): how a kernel that calls this function "
-     "compiles it.", NULL},
+     "compiles it.",
+     NULL},
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -1207,10 +1168,8 @@ static PyType_Spec dispatcher_spec = {
     .slots = dispatcher_slots,
 };
 
-int gj_py_dispatcher_register(PyObject *module, GjPyState *st)
-{
-    st->DispatcherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &dispatcher_spec,
-                                                                   NULL);
+int gj_py_dispatcher_register(PyObject *module, GjPyState *st) {
+    st->DispatcherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &dispatcher_spec, NULL);
     if (!st->DispatcherType)
         return -1;
     if (PyModule_AddObjectRef(module, "Dispatcher", (PyObject *)st->DispatcherType) < 0)

@@ -21,10 +21,10 @@
 enum { GJ_DLPACK_MAJOR = 1, GJ_DLPACK_MINOR = 0 };
 
 typedef enum {                 /* DLDeviceType: where the memory is */
-    kDLCPU = 1,                /* host memory */
-    kDLCUDA = 2,               /* CUDA device memory; device_id is the ordinal */
-    kDLCUDAHost = 3,           /* pinned host memory (cuMemHostAlloc) */
-    kDLCUDAManaged = 13,       /* CUDA managed (unified) memory */
+               kDLCPU = 1,                /* host memory */
+               kDLCUDA = 2,               /* CUDA device memory; device_id is the ordinal */
+               kDLCUDAHost = 3,           /* pinned host memory (cuMemHostAlloc) */
+               kDLCUDAManaged = 13,       /* CUDA managed (unified) memory */
 } DLDeviceType;
 
 typedef struct {
@@ -33,8 +33,13 @@ typedef struct {
 } DLDevice;
 
 typedef enum {                 /* DLDataTypeCode */
-    kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLOpaqueHandle = 3, kDLBfloat = 4,
-    kDLComplex = 5, kDLBool = 6,
+               kDLInt = 0,
+               kDLUInt = 1,
+               kDLFloat = 2,
+               kDLOpaqueHandle = 3,
+               kDLBfloat = 4,
+               kDLComplex = 5,
+               kDLBool = 6,
 } DLDataTypeCode;
 
 typedef struct {

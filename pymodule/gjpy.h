@@ -36,17 +36,38 @@ enum { GJ_CAI_CUPY, GJ_CAI_TORCH, GJ_CAI_OTHER, GJ_CAI_NTYPES };
 enum { GJ_CAI_DTYPES = 16 };
 /* The attribute names cai.c reads, interned (GjPyState.cai_names). */
 enum {
-    GJ_CAI_DTYPE, GJ_CAI_DATA, GJ_CAI_PTR, GJ_CAI_SHAPE, GJ_CAI_STRIDES, GJ_CAI_DATA_PTR,
-    GJ_CAI_STRIDE, GJ_CAI_IS_CUDA, GJ_CAI_REQUIRES_GRAD, GJ_CAI_TYPESTR, GJ_CAI_MASK,
-    GJ_CAI_STREAM, GJ_CAI_NNAMES
+    GJ_CAI_DTYPE,
+    GJ_CAI_DATA,
+    GJ_CAI_PTR,
+    GJ_CAI_SHAPE,
+    GJ_CAI_STRIDES,
+    GJ_CAI_DATA_PTR,
+    GJ_CAI_STRIDE,
+    GJ_CAI_IS_CUDA,
+    GJ_CAI_REQUIRES_GRAD,
+    GJ_CAI_TYPESTR,
+    GJ_CAI_MASK,
+    GJ_CAI_STREAM,
+    GJ_CAI_NNAMES
 };
 
 /* Scalar types an argument or array element may have; the index is the
    "dtype id" stored in DeviceArrays and type keys. */
 typedef enum GjDtypeId {
-    GJ_DT_BOOL, GJ_DT_INT8, GJ_DT_INT16, GJ_DT_INT32, GJ_DT_INT64,
-    GJ_DT_UINT8, GJ_DT_UINT16, GJ_DT_UINT32, GJ_DT_UINT64,
-    GJ_DT_FLOAT16, GJ_DT_FLOAT32, GJ_DT_FLOAT64, GJ_DT_COMPLEX64, GJ_DT_COMPLEX128,
+    GJ_DT_BOOL,
+    GJ_DT_INT8,
+    GJ_DT_INT16,
+    GJ_DT_INT32,
+    GJ_DT_INT64,
+    GJ_DT_UINT8,
+    GJ_DT_UINT16,
+    GJ_DT_UINT32,
+    GJ_DT_UINT64,
+    GJ_DT_FLOAT16,
+    GJ_DT_FLOAT32,
+    GJ_DT_FLOAT64,
+    GJ_DT_COMPLEX64,
+    GJ_DT_COMPLEX128,
     GJ_DT_COUNT
 } GjDtypeId;
 
@@ -145,8 +166,7 @@ int gj_py_cai_init(GjPyState *st);
 /* ---- device arrays ------------------------------------------------------ */
 
 typedef struct GjDeviceArray {
-    PyObject_HEAD
-    uint64_t ptr;          /* device address of element [0, 0, ...] */
+    PyObject_HEAD uint64_t ptr;          /* device address of element [0, 0, ...] */
     size_t nbytes;         /* of the allocation it owns (0 for a view, daview.h) */
     int device;            /* ordinal whose context owns ptr */
     int ndim;
@@ -169,14 +189,14 @@ typedef struct GjDeviceArray {
 /* The bytes an array of ndim extents/strides (bytes) spans: from *lo bytes
    off element 0 (<= 0, negative strides reach below it), *len bytes long;
    0 and 0 for an empty array. */
-void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
-                  Py_ssize_t itemsize, Py_ssize_t *lo, Py_ssize_t *len);
+void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides, Py_ssize_t itemsize,
+                  Py_ssize_t *lo, Py_ssize_t *len);
 int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
                      Py_ssize_t itemsize, char order);
 /* The strides (bytes) of a contiguous array in order 'C' or 'F' (the caller
    has checked that the extents' product fits). */
-void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize,
-                              char order, Py_ssize_t *strides);
+void gj_py_contiguous_strides(int ndim, const Py_ssize_t *shape, Py_ssize_t itemsize, char order,
+                              Py_ssize_t *strides);
 /* Layout ('C', 'F', 'A') of the same; C wins a tie (1-d arrays). */
 char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
                   Py_ssize_t itemsize);
@@ -190,8 +210,8 @@ int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64
                   uint64_t src, size_t bytes, void *stream);
 /* The same where a device-to-device copy's source lives on src_device
    (another GPU: a peer copy, on a stream of `device`). */
-int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir,
-                          void *host, uint64_t dst, uint64_t src, size_t bytes, void *stream);
+int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir, void *host,
+                          uint64_t dst, uint64_t src, size_t bytes, void *stream);
 
 /* New uninitialised DeviceArray on the current device (strides NULL = C order). */
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,

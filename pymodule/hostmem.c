@@ -20,8 +20,7 @@
 #include <string.h>
 
 typedef struct GjHostAlloc {
-    PyObject_HEAD
-    void *host;
+    PyObject_HEAD void *host;
     uint64_t dptr;               /* device address (mapped, managed), else 0 */
     size_t nbytes;
     int device;
@@ -34,8 +33,7 @@ static const char *const kind_names[] = {"pinned", "mapped", "managed"};
 
 /* ---- the zero-copy list ----------------------------------------------------------- */
 
-int gj_py_hostmem_device_ptr(GjPyState *st, const void *buf, size_t len, uint64_t *dptr)
-{
+int gj_py_hostmem_device_ptr(GjPyState *st, const void *buf, size_t len, uint64_t *dptr) {
     uintptr_t at = (uintptr_t)buf;
     for (GjHostAlloc *a = st->zero_copy; a; a = a->next) {
         uintptr_t lo = (uintptr_t)a->host;
@@ -47,8 +45,7 @@ int gj_py_hostmem_device_ptr(GjPyState *st, const void *buf, size_t len, uint64_
     return 0;
 }
 
-static void unlink_alloc(GjHostAlloc *a)
-{
+static void unlink_alloc(GjHostAlloc *a) {
     if (!a->prev)
         return;
     *a->prev = a->next;
@@ -58,16 +55,14 @@ static void unlink_alloc(GjHostAlloc *a)
     a->next = NULL;
 }
 
-void gj_py_hostmem_forget(GjPyState *st)
-{
+void gj_py_hostmem_forget(GjPyState *st) {
     while (st->zero_copy)
         unlink_alloc(st->zero_copy);
 }
 
 /* ---- _HostAllocation ----------------------------------------------------------------- */
 
-static void alloc_dealloc(PyObject *self)
-{
+static void alloc_dealloc(PyObject *self) {
     GjHostAlloc *a = (GjHostAlloc *)self;
     PyTypeObject *tp = Py_TYPE(self);
     unlink_alloc(a);
@@ -78,33 +73,28 @@ static void alloc_dealloc(PyObject *self)
 }
 
 /* A view holds a reference to the allocation: it outlives every array on it. */
-static int alloc_getbuffer(PyObject *self, Py_buffer *view, int flags)
-{
+static int alloc_getbuffer(PyObject *self, Py_buffer *view, int flags) {
     GjHostAlloc *a = (GjHostAlloc *)self;
     return PyBuffer_FillInfo(view, self, a->host, (Py_ssize_t)a->nbytes, 0, flags);
 }
 
-static PyObject *alloc_repr(PyObject *self)
-{
+static PyObject *alloc_repr(PyObject *self) {
     GjHostAlloc *a = (GjHostAlloc *)self;
     return PyUnicode_FromFormat("<gpujit %s host memory, %zu bytes>", kind_names[a->kind],
                                 a->nbytes);
 }
 
-static PyObject *alloc_kind(PyObject *self, void *c)
-{
+static PyObject *alloc_kind(PyObject *self, void *c) {
     (void)c;
     return PyUnicode_FromString(kind_names[((GjHostAlloc *)self)->kind]);
 }
 
-static PyObject *alloc_nbytes(PyObject *self, void *c)
-{
+static PyObject *alloc_nbytes(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromSize_t(((GjHostAlloc *)self)->nbytes);
 }
 
-static PyObject *alloc_device_ptr(PyObject *self, void *c)
-{
+static PyObject *alloc_device_ptr(PyObject *self, void *c) {
     (void)c;
     return PyLong_FromUnsignedLongLong(((GjHostAlloc *)self)->dptr);
 }
@@ -133,16 +123,15 @@ static PyType_Spec alloc_spec = {
     .slots = alloc_slots,
 };
 
-static PyObject *mod_host_alloc(PyObject *module, PyObject *args, PyObject *kw)
-{
+static PyObject *mod_host_alloc(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"kind", "nbytes", "dtype", "wc", "attach_global", NULL};
     const char *kind_name;
     Py_ssize_t nbytes;
     PyObject *dtype;
     int wc = 0, attach_global = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "snO|pp:_host_alloc", kwlist, &kind_name,
-                                     &nbytes, &dtype, &wc, &attach_global)
-        || gj_py_dtype_id_of(dtype) < 0)   /* an object array would read garbage pointers */
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "snO|pp:_host_alloc", kwlist, &kind_name, &nbytes,
+                                     &dtype, &wc, &attach_global) ||
+        gj_py_dtype_id_of(dtype) < 0)   /* an object array would read garbage pointers */
         return NULL;
     int kind = -1;
     for (int i = 0; i < 3; i++)
@@ -169,10 +158,9 @@ static PyObject *mod_host_alloc(PyObject *module, PyObject *args, PyObject *kw)
     unsigned flags = (wc ? GJ_HOST_WC : 0) | (attach_global ? 0 : GJ_HOST_ATTACH_HOST);
     GjCuError err;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_mem_host_alloc(device, a->kind, a->nbytes, flags, &a->host, &a->dptr, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK) {
+    Py_BEGIN_ALLOW_THREADS rc =
+        gj_mem_host_alloc(device, a->kind, a->nbytes, flags, &a->host, &a->dptr, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) {
         Py_DECREF(a);
         return gj_py_raise_cuda(st, &err);
     }
@@ -193,14 +181,12 @@ static PyObject *mod_host_alloc(PyObject *module, PyObject *args, PyObject *kw)
  *     def close(self) -> None
  */
 typedef struct GjHostReg {
-    PyObject_HEAD
-    Py_buffer view;
+    PyObject_HEAD Py_buffer view;
     int device;
     int registered;
 } GjHostReg;
 
-static void reg_close(GjHostReg *r)
-{
+static void reg_close(GjHostReg *r) {
     if (r->registered) {
         gj_mem_host_unregister(r->device, r->view.buf);
         PyBuffer_Release(&r->view);
@@ -208,8 +194,7 @@ static void reg_close(GjHostReg *r)
     }
 }
 
-static void reg_dealloc(PyObject *self)
-{
+static void reg_dealloc(PyObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     reg_close((GjHostReg *)self);
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
@@ -217,8 +202,7 @@ static void reg_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-static PyObject *reg_close_method(PyObject *self, PyObject *unused)
-{
+static PyObject *reg_close_method(PyObject *self, PyObject *unused) {
     (void)unused;
     reg_close((GjHostReg *)self);
     Py_RETURN_NONE;
@@ -243,8 +227,7 @@ static PyType_Spec reg_spec = {
     .slots = reg_slots,
 };
 
-static PyObject *mod_host_register(PyObject *module, PyObject *ary)
-{
+static PyObject *mod_host_register(PyObject *module, PyObject *ary) {
     GjPyState *st = PyModule_GetState(module);
     int device;
     if (gj_py_device(st, &device) < 0 || gj_py_ensure(st) < 0)
@@ -261,10 +244,9 @@ static PyObject *mod_host_register(PyObject *module, PyObject *ary)
     }
     GjCuError err;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_mem_host_register(device, r->view.buf, (size_t)r->view.len, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK) {
+    Py_BEGIN_ALLOW_THREADS rc =
+        gj_mem_host_register(device, r->view.buf, (size_t)r->view.len, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) {
         PyBuffer_Release(&r->view);
         Py_DECREF(r);
         return gj_py_raise_cuda(st, &err);
@@ -283,8 +265,7 @@ static PyMethodDef hostmem_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-int gj_py_hostmem_register(PyObject *module, GjPyState *st)
-{
+int gj_py_hostmem_register(PyObject *module, GjPyState *st) {
     st->HostAllocType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &alloc_spec, NULL);
     st->HostRegType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &reg_spec, NULL);
     if (!st->HostAllocType || !st->HostRegType)

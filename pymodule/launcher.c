@@ -43,8 +43,7 @@ enum {
 };
 
 typedef struct Launcher {
-    PyObject_HEAD
-    GjDispatcher *disp;
+    PyObject_HEAD GjDispatcher *disp;
     unsigned grid[3], block[3];
     unsigned shared;           /* dynamic shared memory, bytes */
     void *stream;
@@ -82,8 +81,7 @@ typedef struct Arg {
     int has_view;
 } Arg;
 
-static int unsupported_arg(PyObject *func, int i, PyObject *obj)
-{
+static int unsupported_arg(PyObject *func, int i, PyObject *obj) {
     /* The parameter's name, from co_varnames (error path only). */
     PyObject *code = PyObject_GetAttrString(func, "__code__");
     PyObject *names = code ? PyObject_GetAttrString(code, "co_varnames") : NULL;
@@ -94,21 +92,24 @@ static int unsupported_arg(PyObject *func, int i, PyObject *obj)
     /* An array of a dtype gpujit has none for?  (Only for what an array
        argument may be: a buffer or device memory; a PyTorch tensor in host
        memory has a dtype too, but no buffer.) */
-    PyObject *dtype = PyObject_CheckBuffer(obj) || PyObject_HasAttrString(obj,
-                                                                          "__cuda_array_interface__")
-                          ? PyObject_GetAttrString(obj, "dtype") : NULL;
+    PyObject *dtype =
+        PyObject_CheckBuffer(obj) || PyObject_HasAttrString(obj, "__cuda_array_interface__")
+            ? PyObject_GetAttrString(obj, "dtype")
+            : NULL;
     PyErr_Clear();
     PyObject *tname = gj_py_type_name(obj);
     PyObject *what = dtype ? gj_py_dtype_text(dtype) : NULL;
     if (what)
-        PyErr_Format(PyExc_TypeError, "kernel argument %d ('%S') has dtype %U, which gpujit "
-                     "has no type for " GJ_PY_DTYPES, i + 1, name ? name : Py_None, what);
+        PyErr_Format(PyExc_TypeError,
+                     "kernel argument %d ('%S') has dtype %U, which gpujit "
+                     "has no type for " GJ_PY_DTYPES,
+                     i + 1, name ? name : Py_None, what);
     else if (!dtype)
         PyErr_Format(PyExc_TypeError,
                      "kernel argument %d ('%S') has unsupported type '%S'; pass a NumPy array, "
                      "a DeviceArray, an object with __cuda_array_interface__ or __dlpack__, "
-                     "or a bool, int, float, complex or NumPy scalar", i + 1,
-                     name ? name : Py_None, tname);
+                     "or a bool, int, float, complex or NumPy scalar",
+                     i + 1, name ? name : Py_None, tname);
     Py_XDECREF(what);
     Py_XDECREF(dtype);
     Py_XDECREF(name);
@@ -117,11 +118,10 @@ static int unsupported_arg(PyObject *func, int i, PyObject *obj)
 }
 
 static int set_dims(Arg *a, int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
-                    Py_ssize_t itemsize)
-{
+                    Py_ssize_t itemsize) {
     if (ndim > GJ_PY_MAX_NDIM) {
-        PyErr_Format(PyExc_ValueError, "array argument has %d dimensions; at most %d",
-                     ndim, (int)GJ_PY_MAX_NDIM);
+        PyErr_Format(PyExc_ValueError, "array argument has %d dimensions; at most %d", ndim,
+                     (int)GJ_PY_MAX_NDIM);
         return -1;
     }
     a->ndim = ndim;
@@ -138,8 +138,7 @@ static int set_dims(Arg *a, int ndim, const Py_ssize_t *shape, const Py_ssize_t 
     return 0;
 }
 
-static int is_ndarray(GjPyState *st, PyObject *obj)
-{
+static int is_ndarray(GjPyState *st, PyObject *obj) {
     if (!st->np_ndarray && gj_py_numpy(st) < 0) {
         PyErr_Clear();
         return 0;
@@ -147,8 +146,7 @@ static int is_ndarray(GjPyState *st, PyObject *obj)
     return PyObject_TypeCheck(obj, (PyTypeObject *)st->np_ndarray);
 }
 
-static int is_numpy_scalar(GjPyState *st, PyObject *obj)
-{
+static int is_numpy_scalar(GjPyState *st, PyObject *obj) {
     PyObject *generic = st->np ? PyObject_GetAttrString(st->np, "generic") : NULL;
     int r = generic ? PyObject_IsInstance(obj, generic) : 0;
     Py_XDECREF(generic);
@@ -158,8 +156,7 @@ static int is_numpy_scalar(GjPyState *st, PyObject *obj)
 
 /* The dtype id of obj when it is exactly one of NumPy's scalar types whose
    value sits in place (module.c, find_scalar_types), else -1. */
-static int numpy_scalar_id(const GjPyState *st, PyObject *obj)
-{
+static int numpy_scalar_id(const GjPyState *st, PyObject *obj) {
     PyObject *type = (PyObject *)Py_TYPE(obj);
     for (int i = 0; i < GJ_DT_COUNT; i++)
         if (st->np_scalar_types[i] == type)
@@ -169,8 +166,7 @@ static int numpy_scalar_id(const GjPyState *st, PyObject *obj)
 
 /* Whether a's buffer lies in mapped or managed memory (hostmem.c); if so
    it becomes a device argument at its device address. */
-static int in_zero_copy_memory(GjPyState *st, Arg *a)
-{
+static int in_zero_copy_memory(GjPyState *st, Arg *a) {
     const Py_buffer *v = &a->view;   /* PyBUF_RECORDS_RO: strides always given */
     Py_ssize_t lo, len;
     gj_py_extent(v->ndim, v->shape, v->strides, v->itemsize, &lo, &len);
@@ -190,8 +186,7 @@ static int in_zero_copy_memory(GjPyState *st, Arg *a)
    data is not a multiple of its item size from the allocation's start (what
    Dask and np.frombuffer at an offset give), written back after the launch
    when the kernel may write it. */
-static int parse_buffer(GjPyState *st, int device, PyObject *obj, Arg *a)
-{
+static int parse_buffer(GjPyState *st, int device, PyObject *obj, Arg *a) {
     if (PyObject_GetBuffer(obj, &a->view, PyBUF_RECORDS_RO) < 0)
         return -2;   /* no buffer after all (CuPy arrays refuse one) */
     a->has_view = 1;
@@ -222,11 +217,11 @@ static int parse_buffer(GjPyState *st, int device, PyObject *obj, Arg *a)
            go back through numpy.copyto after the launch. */
         PyBuffer_Release(&a->view);
         a->has_view = 0;
-        if (gj_py_numpy(st) < 0
-            || !(a->contig = strided
-                     ? PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL)
-                     : PyObject_CallMethod(st->np, "array", "O", obj))
-            || PyObject_GetBuffer(a->contig, &a->view, PyBUF_RECORDS_RO) < 0)
+        if (gj_py_numpy(st) < 0 ||
+            !(a->contig = strided
+                              ? PyObject_CallFunctionObjArgs(st->np_ascontiguousarray, obj, NULL)
+                              : PyObject_CallMethod(st->np, "array", "O", obj)) ||
+            PyObject_GetBuffer(a->contig, &a->view, PyBUF_RECORDS_RO) < 0)
             return -1;
         a->has_view = 1;
     }
@@ -235,8 +230,7 @@ static int parse_buffer(GjPyState *st, int device, PyObject *obj, Arg *a)
 }
 
 /* Device memory another library exports (cai.c): 0, -1 raised, -2 none. */
-static int parse_device_view(GjPyState *st, int i, PyObject *obj, Arg *a)
-{
+static int parse_device_view(GjPyState *st, int i, PyObject *obj, Arg *a) {
     GjDevView v;
     int rc = gj_py_cai_view(st, obj, &v);
     if (rc < 0 || gj_py_cai_check_pointer(st, &v, i) < 0)
@@ -250,17 +244,19 @@ static int parse_device_view(GjPyState *st, int i, PyObject *obj, Arg *a)
 }
 
 /* A DeviceArray argument, which must live where the launch runs. */
-static int device_array_arg(int device, int i, const GjDeviceArray *da, Arg *a)
-{
+static int device_array_arg(int device, int i, const GjDeviceArray *da, Arg *a) {
     if (da->device != device) {
         if (da->device == GJ_MEM_HOST || device == GJ_MEM_HOST)
-            PyErr_Format(PyExc_ValueError, "kernel argument %d is a device array of the "
-                         "%s target but the current target is %s", i + 1,
-                         da->device == GJ_MEM_HOST ? "cpu" : "cuda",
+            PyErr_Format(PyExc_ValueError,
+                         "kernel argument %d is a device array of the "
+                         "%s target but the current target is %s",
+                         i + 1, da->device == GJ_MEM_HOST ? "cpu" : "cuda",
                          device == GJ_MEM_HOST ? "cpu" : "cuda");
         else
-            PyErr_Format(PyExc_ValueError, "kernel argument %d lives on device %d but the "
-                         "current device is %d", i + 1, da->device, device);
+            PyErr_Format(PyExc_ValueError,
+                         "kernel argument %d lives on device %d but the "
+                         "current device is %d",
+                         i + 1, da->device, device);
         return -1;
     }
     a->kind = ARG_DEVICE;
@@ -280,8 +276,7 @@ static int device_array_arg(int device, int i, const GjDeviceArray *da, Arg *a)
    PyTorch tensor in host memory on the CPU target), seen through
    from_dlpack: 0, -1 raised, -2 when obj has no __dlpack__ (or is a NumPy
    array, here only when its dtype has no buffer format and no gpujit type). */
-static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a)
-{
+static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a) {
     int has = !is_ndarray(st, obj) && PyObject_HasAttrString(obj, "__dlpack__");
     PyErr_Clear();
     if (!has)
@@ -296,8 +291,7 @@ static int parse_dlpack(GjPyState *st, int device, int i, PyObject *obj, Arg *a)
    it, and a misaligned one is a fault on the GPU that ends the context.
    Device memory only: host arrays reach the kernel as aligned copies
    (parse_buffer). */
-static int check_aligned(int i, const Arg *a)
-{
+static int check_aligned(int i, const Arg *a) {
     uint64_t size = (uint64_t)gj_py_dtypes[a->dtype].itemsize;
     uint64_t addr = a->ptr;
     int ok = addr % size == 0;
@@ -305,17 +299,17 @@ static int check_aligned(int i, const Arg *a)
         ok &= a->shape[k] <= 1 || (uint64_t)a->strides[k] % size == 0;
     if (ok)
         return 0;
-    PyErr_Format(PyExc_ValueError, "kernel argument %d is not aligned to its %s items (its "
+    PyErr_Format(PyExc_ValueError,
+                 "kernel argument %d is not aligned to its %s items (its "
                  "data or strides are not multiples of %d bytes; NumPy: flags.aligned is "
-                 "False): pass an aligned copy, np.require(a, requirements='A')", i + 1,
-                 gj_py_dtypes[a->dtype].name, (int)size);
+                 "False): pass an aligned copy, np.require(a, requirements='A')",
+                 i + 1, gj_py_dtypes[a->dtype].name, (int)size);
     return -1;
 }
 
 /* Classifies argument i and computes its key word. */
 static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj, Arg *a,
-                     uint32_t *word)
-{
+                     uint32_t *word) {
     int rc, id;
     a->obj = obj;
     if (Py_IS_TYPE(obj, st->DeviceArrayType)) {   /* the common cases first, by exact type */
@@ -324,8 +318,7 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
     } else if ((id = numpy_scalar_id(st, obj)) >= 0) {
         a->kind = ARG_SCALAR;
         a->dtype = id;
-        memcpy(a->scalar, (const char *)obj + sizeof(PyObject),
-               (size_t)gj_py_dtypes[id].itemsize);
+        memcpy(a->scalar, (const char *)obj + sizeof(PyObject), (size_t)gj_py_dtypes[id].itemsize);
     } else if (PyBool_Check(obj)) {
         a->kind = ARG_SCALAR;
         a->dtype = GJ_DT_BOOL;
@@ -334,8 +327,10 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
         if (overflow) {
-            PyErr_Format(PyExc_OverflowError, "kernel argument %d: Python int does not fit "
-                         "in int64", i + 1);
+            PyErr_Format(PyExc_OverflowError,
+                         "kernel argument %d: Python int does not fit "
+                         "in int64",
+                         i + 1);
             return -1;
         }
         if (v == -1 && PyErr_Occurred())
@@ -363,9 +358,11 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         int has = PyObject_HasAttr(obj, st->str_cai);
         PyErr_Clear();
         if (has) {
-            PyErr_Format(PyExc_TypeError, "kernel argument %d is GPU memory "
+            PyErr_Format(PyExc_TypeError,
+                         "kernel argument %d is GPU memory "
                          "(__cuda_array_interface__), which the CPU target cannot use; pass "
-                         "a NumPy array", i + 1);
+                         "a NumPy array",
+                         i + 1);
             return -1;
         }
         rc = parse_dlpack(st, device, i, obj, a);
@@ -394,8 +391,7 @@ enum { MAX_TUPLE_DEPTH = 16 };
 
 /* Counts the scalars and arrays (Args) and key words of argument obj: a
    tuple is a word and its items'. */
-static int count_arg(PyObject *obj, int *leaves, int *words, int depth)
-{
+static int count_arg(PyObject *obj, int *leaves, int *words, int depth) {
     (*words)++;
     if (!PyTuple_Check(obj)) {
         (*leaves)++;
@@ -403,8 +399,10 @@ static int count_arg(PyObject *obj, int *leaves, int *words, int depth)
     }
     Py_ssize_t m = PyTuple_Size(obj);
     if (m > GJ_KEY_MAX_TUPLE || depth >= MAX_TUPLE_DEPTH) {
-        PyErr_Format(PyExc_ValueError, "a tuple argument may have %d items and %d levels of "
-                     "nesting at most", GJ_KEY_MAX_TUPLE, MAX_TUPLE_DEPTH);
+        PyErr_Format(PyExc_ValueError,
+                     "a tuple argument may have %d items and %d levels of "
+                     "nesting at most",
+                     GJ_KEY_MAX_TUPLE, MAX_TUPLE_DEPTH);
         return -1;
     }
     for (Py_ssize_t k = 0; k < m; k++)
@@ -415,9 +413,8 @@ static int count_arg(PyObject *obj, int *leaves, int *words, int depth)
 
 /* Parses argument i into args[*parsed...] and key[*w...]: a tuple's items
    one Arg each (depth-first), after its marker word. */
-static int parse_tree(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj,
-                      Arg *args, int *parsed, uint32_t *key, int *w)
-{
+static int parse_tree(GjPyState *st, GjDispatcher *d, int device, int i, PyObject *obj, Arg *args,
+                      int *parsed, uint32_t *key, int *w) {
     if (!Py_IS_TYPE(obj, st->DeviceArrayType) && PyTuple_Check(obj)) {
         Py_ssize_t m = PyTuple_Size(obj);
         key[(*w)++] = GJ_KEY_TUPLE(m);
@@ -430,8 +427,7 @@ static int parse_tree(GjPyState *st, GjDispatcher *d, int device, int i, PyObjec
     return parse_arg(st, d, device, i, obj, a, &key[(*w)++]);
 }
 
-static void release_args(Arg *args, int n)
-{
+static void release_args(Arg *args, int n) {
     for (int i = 0; i < n; i++) {
         Arg *a = &args[i];
         if (a->has_view)
@@ -444,16 +440,17 @@ static void release_args(Arg *args, int n)
 /* ---- launch configuration ------------------------------------------------------ */
 
 /* griddim/blockdim: an int or a tuple of 1-3 ints. */
-static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
-{
+static int parse_dim3(PyObject *obj, unsigned out[3], const char *what) {
     out[0] = out[1] = out[2] = 1;
     PyObject *items[3] = {obj, NULL, NULL};
     Py_ssize_t n = 1;
     if (PyTuple_Check(obj)) {
         n = PyTuple_Size(obj);
         if (n < 1 || n > 3) {
-            PyErr_Format(PyExc_ValueError, "%s must be an int or a tuple of 1 to 3 ints, "
-                         "not a tuple of %zd", what, n);
+            PyErr_Format(PyExc_ValueError,
+                         "%s must be an int or a tuple of 1 to 3 ints, "
+                         "not a tuple of %zd",
+                         what, n);
             return -1;
         }
         for (Py_ssize_t i = 0; i < n; i++)
@@ -472,8 +469,10 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
             return -1;
         }
         if (v < 0 || v > 0xffffffffLL) {
-            PyErr_Format(PyExc_ValueError, "%s has %S in dimension %c; it must be a count "
-                         "from 0 to the device's limit", what, items[i], "xyz"[i]);
+            PyErr_Format(PyExc_ValueError,
+                         "%s has %S in dimension %c; it must be a count "
+                         "from 0 to the device's limit",
+                         what, items[i], "xyz"[i]);
             return -1;
         }
         out[i] = (unsigned)v;
@@ -482,8 +481,7 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what)
 }
 
 /* ValueError unless the configuration fits device `ordinal`'s limits. */
-static int check_config(GjPyState *st, const Launcher *l, int ordinal)
-{
+static int check_config(GjPyState *st, const Launcher *l, int ordinal) {
     GjCuDeviceInfo info;
     GjCuError err;
     if (gj_exec_device_info(ordinal, &info, &err) != GJ_CU_OK) {
@@ -494,18 +492,20 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
     for (int i = 0; i < 3; i++) {
         if (l->block[i] > (unsigned)info.max_block_dim[i]) {
             PyErr_Format(PyExc_ValueError, "blockDim.%c of %u exceeds the device's limit of %d",
-                         "xyz"[i], l->block[i], info.max_block_dim[i]);
+                         "xyz"[i], l -> block[i], info.max_block_dim[i]);
             return -1;
         }
         if (l->grid[i] > (unsigned)info.max_grid_dim[i]) {
             PyErr_Format(PyExc_ValueError, "gridDim.%c of %u exceeds the device's limit of %d",
-                         "xyz"[i], l->grid[i], info.max_grid_dim[i]);
+                         "xyz"[i], l -> grid[i], info.max_grid_dim[i]);
             return -1;
         }
     }
     if (threads > (unsigned long long)info.max_threads_per_block) {
-        PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds the device's limit of "
-                     "%d threads per block", threads, info.max_threads_per_block);
+        PyErr_Format(PyExc_ValueError,
+                     "block of %llu threads exceeds the device's limit of "
+                     "%d threads per block",
+                     threads, info.max_threads_per_block);
         return -1;
     }
     return 0;
@@ -514,14 +514,15 @@ static int check_config(GjPyState *st, const Launcher *l, int ordinal)
 /* ---- launching ---------------------------------------------------------------------- */
 
 /* ValueError if the kernel writes a read-only argument. */
-static int check_writable(const GjEntry *e, const Arg *args, int n)
-{
+static int check_writable(const GjEntry *e, const Arg *args, int n) {
     for (int i = 0; i < n; i++) {
         const Arg *a = &args[i];
         if (a->kind == ARG_SCALAR || !e->res.params[i].written || !a->readonly)
             continue;
-        PyErr_Format(PyExc_ValueError, "kernel argument '%s' is read-only, but the "
-                     "kernel writes to it", e->res.params[i].name);
+        PyErr_Format(PyExc_ValueError,
+                     "kernel argument '%s' is read-only, but the "
+                     "kernel writes to it",
+                     e->res.params[i].name);
         return -1;
     }
     return 0;
@@ -545,21 +546,22 @@ typedef struct Num {
 } Num;
 
 /* The value of IEEE binary16 bits h, exactly. */
-static double half_value(uint16_t h)
-{
+static double half_value(uint16_t h) {
     int e = (h >> 10) & 0x1f, m = h & 0x3ff;
     double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 0x400, e - 25);
     return h & 0x8000 ? -v : v;
 }
 
 /* Reads a's value; 0 for a type with no value here. */
-static int read_num(const Arg *a, Num *n)
-{
+static int read_num(const Arg *a, Num *n) {
     memset(n, 0, sizeof *n);
     n->kind = gj_py_dtypes[a->dtype].kind;
     const void *p = a->scalar;
     switch ((GjDtypeId)a->dtype) {
-    case GJ_DT_BOOL: n->i = *(const uint8_t *)p != 0; n->kind = 'i'; break;
+    case GJ_DT_BOOL:
+        n->i = *(const uint8_t *)p != 0;
+        n->kind = 'i';
+        break;
     case GJ_DT_INT8: n->i = *(const int8_t *)p; break;
     case GJ_DT_INT16: n->i = *(const int16_t *)p; break;
     case GJ_DT_INT32: n->i = *(const int32_t *)p; break;
@@ -570,22 +572,26 @@ static int read_num(const Arg *a, Num *n)
     case GJ_DT_UINT64: n->u = *(const uint64_t *)p; break;
     case GJ_DT_FLOAT32: n->re = *(const float *)p; break;
     case GJ_DT_FLOAT64: n->re = *(const double *)p; break;
-    case GJ_DT_COMPLEX64: n->re = ((const float *)p)[0]; n->im = ((const float *)p)[1]; break;
-    case GJ_DT_COMPLEX128: n->re = ((const double *)p)[0]; n->im = ((const double *)p)[1]; break;
+    case GJ_DT_COMPLEX64:
+        n->re = ((const float *)p)[0];
+        n->im = ((const float *)p)[1];
+        break;
+    case GJ_DT_COMPLEX128:
+        n->re = ((const double *)p)[0];
+        n->im = ((const double *)p)[1];
+        break;
     case GJ_DT_FLOAT16: n->re = half_value(*(const uint16_t *)p); break;
     case GJ_DT_COUNT: return 0;
     }
     return 1;
 }
 
-static double num_real(const Num *n)
-{
+static double num_real(const Num *n) {
     return n->kind == 'u' ? (double)n->u : n->kind == 'i' ? (double)n->i : n->re;
 }
 
 /* Whether integer n fits an integer type of kind tk ('i'/'u') and tsz bytes. */
-static int int_fits(const Num *n, char tk, int tsz)
-{
+static int int_fits(const Num *n, char tk, int tsz) {
     int bits = 8 * tsz;
     if (tk == 'i') {
         int64_t hi = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
@@ -597,16 +603,14 @@ static int int_fits(const Num *n, char tk, int tsz)
 
 /* Whether double x is representable in a float of tsz bytes up to rounding
    (infinities and NaN are). */
-static int float_fits(double x, int tsz)
-{
-    return tsz == 8 || x != x || x == (double)INFINITY || x == -(double)INFINITY
-           || (x <= FLT_MAX && x >= -FLT_MAX);
+static int float_fits(double x, int tsz) {
+    return tsz == 8 || x != x || x == (double)INFINITY || x == -(double)INFINITY ||
+           (x <= FLT_MAX && x >= -FLT_MAX);
 }
 
 /* Makes a float n integral (kind 'i' or 'u') if it is an integer in int64 or
    uint64 range; 0 if not. */
-static int float_to_int(Num *n)
-{
+static int float_to_int(Num *n) {
     double x = n->re;
     if (n->im != 0 || x != floor(x) || !(x >= -0x1p63 && x < 0x1p64))
         return 0;
@@ -621,8 +625,7 @@ static int float_to_int(Num *n)
 }
 
 /* How a's value converts to dtype `to`. */
-static Conv scalar_conv(const Arg *a, int to)
-{
+static Conv scalar_conv(const Arg *a, int to) {
     Num n;
     if (a->dtype == to)
         return CONV_EXACT;
@@ -632,7 +635,8 @@ static Conv scalar_conv(const Arg *a, int to)
     int fsz = gj_py_dtypes[a->dtype].itemsize, tsz = gj_py_dtypes[to].itemsize;
     int mantissa = tk == 'c' ? (tsz == 8 ? 24 : 53) : tsz == 4 ? 24 : 53;
     switch (tk) {
-    case 'i': case 'u':
+    case 'i':
+    case 'u':
         if (fk == 'b')
             return CONV_SAFE;
         if (fk == tk && tsz > fsz)
@@ -642,7 +646,8 @@ static Conv scalar_conv(const Arg *a, int to)
         if ((fk == 'f' || fk == 'c') && !float_to_int(&n))
             return CONV_NONE;
         return int_fits(&n, tk, tsz) ? CONV_FITS : CONV_NONE;
-    case 'f': case 'c':
+    case 'f':
+    case 'c':
         if (fk == 'b' || ((fk == 'i' || fk == 'u') && 8 * fsz < mantissa))
             return CONV_SAFE;
         if (fk == 'i' || fk == 'u')
@@ -653,20 +658,18 @@ static Conv scalar_conv(const Arg *a, int to)
             return CONV_PROMOTE;
         if (fk == 'f' && tk == 'c' && tsz >= 2 * fsz)
             return CONV_SAFE;
-        return float_fits(n.re, tk == 'c' ? tsz / 2 : tsz) && float_fits(n.im, tsz / 2)
-                   ? CONV_FITS : CONV_NONE;
-    default:
-        return CONV_NONE;
+        return float_fits(n.re, tk == 'c' ? tsz / 2 : tsz) && float_fits(n.im, tsz / 2) ? CONV_FITS
+                                                                                        : CONV_NONE;
+    default: return CONV_NONE;
     }
 }
 
 /* Converts a's value to dtype `to` (scalar_conv said it converts). */
-static void convert_scalar(Arg *a, int to)
-{
+static void convert_scalar(Arg *a, int to) {
     Num n;
     read_num(a, &n);
-    if (gj_py_dtypes[to].kind != 'f' && gj_py_dtypes[to].kind != 'c'
-        && (n.kind == 'f' || n.kind == 'c'))
+    if (gj_py_dtypes[to].kind != 'f' && gj_py_dtypes[to].kind != 'c' &&
+        (n.kind == 'f' || n.kind == 'c'))
         float_to_int(&n);
     int64_t i = n.kind == 'u' ? (int64_t)n.u : n.i;
     uint64_t u = n.kind == 'i' ? (uint64_t)n.i : n.u;
@@ -684,9 +687,17 @@ static void convert_scalar(Arg *a, int to)
     case GJ_DT_UINT64: *(uint64_t *)p = u; break;
     case GJ_DT_FLOAT32: *(float *)p = (float)x; break;
     case GJ_DT_FLOAT64: *(double *)p = x; break;
-    case GJ_DT_COMPLEX64: ((float *)p)[0] = (float)x; ((float *)p)[1] = (float)n.im; break;
-    case GJ_DT_COMPLEX128: ((double *)p)[0] = x; ((double *)p)[1] = n.im; break;
-    case GJ_DT_BOOL: case GJ_DT_FLOAT16: case GJ_DT_COUNT: return;   /* never chosen */
+    case GJ_DT_COMPLEX64:
+        ((float *)p)[0] = (float)x;
+        ((float *)p)[1] = (float)n.im;
+        break;
+    case GJ_DT_COMPLEX128:
+        ((double *)p)[0] = x;
+        ((double *)p)[1] = n.im;
+        break;
+    case GJ_DT_BOOL:
+    case GJ_DT_FLOAT16:
+    case GJ_DT_COUNT: return;   /* never chosen */
     }
     memcpy(a->scalar, out, sizeof out);
     a->dtype = to;
@@ -694,8 +705,7 @@ static void convert_scalar(Arg *a, int to)
 
 /* Rates entry e for args: counts of each Conv (CONV_NONE set: no match).
    key has n words after the device; args are its scalars and arrays. */
-static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, int count[5])
-{
+static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, int count[5]) {
     memset(count, 0, 5 * sizeof *count);
     for (int i = 0, leaf = 0; i < n && !count[CONV_NONE]; i++) {
         uint32_t want = e->key[1 + i], have = key[1 + i];
@@ -705,10 +715,9 @@ static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, 
         }
         int a = leaf++;
         if (GJ_KEY_IS_ARRAY(want) || GJ_KEY_IS_ARRAY(have)) {
-            int same = want == have
-                       || (GJ_KEY_IS_ARRAY(have) && GJ_KEY_LAYOUT(want) == GJ_LAYOUT_A
-                           && want == GJ_KEY_WORD(GJ_KEY_DTYPE(have), GJ_KEY_NDIM(have),
-                                                  GJ_LAYOUT_A, 1));
+            int same = want == have ||
+                       (GJ_KEY_IS_ARRAY(have) && GJ_KEY_LAYOUT(want) == GJ_LAYOUT_A &&
+                        want == GJ_KEY_WORD(GJ_KEY_DTYPE(have), GJ_KEY_NDIM(have), GJ_LAYOUT_A, 1));
             count[same ? CONV_EXACT : CONV_NONE]++;
         } else {
             count[scalar_conv(&args[a], GJ_KEY_DTYPE(want))]++;
@@ -718,8 +727,7 @@ static void rate(const GjEntry *e, const Arg *args, const uint32_t *key, int n, 
 
 /* Whether rating a is better than b: fewer value conversions, then fewer
    safe conversions, then fewer promotions (numba's order). */
-static int better(const int a[5], const int b[5])
-{
+static int better(const int a[5], const int b[5]) {
     for (int k = CONV_FITS; k > CONV_EXACT; k--)
         if (a[k] != b[k])
             return a[k] < b[k];
@@ -729,8 +737,7 @@ static int better(const int a[5], const int b[5])
 /* The compiled entry of d on key[0]'s device that args convert to best,
    with the scalar arguments converted; NULL without an exception if none
    does; NULL with a TypeError naming the candidates if two are as good. */
-static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t *key, int n)
-{
+static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t *key, int n) {
     GjEntry *best = NULL;
     int best_rate[5], r[5], tie = 0;
     for (size_t b = 0; b < d->nbuckets; b++)
@@ -760,9 +767,11 @@ static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t 
             }
         PyObject *name = names ? PyObject_GetAttrString(d->func, "__name__") : NULL;
         if (name && PyList_Sort(names) == 0)
-            PyErr_Format(PyExc_TypeError, "ambiguous call of %U(): its arguments convert "
+            PyErr_Format(PyExc_TypeError,
+                         "ambiguous call of %U(): its arguments convert "
                          "equally well to the signatures %R; pass NumPy scalars of the "
-                         "intended types (np.float32(x))", name, names);
+                         "intended types (np.float32(x))",
+                         name, names);
         Py_XDECREF(names);
         Py_XDECREF(name);
         return NULL;
@@ -782,9 +791,8 @@ static GjEntry *convert_to_signature(GjDispatcher *d, Arg *args, const uint32_t 
    strides[ndim].  A host array's data slot is left for the runtime, which
    puts its temporary there: copies[] gets one entry per host array.
    Returns their count. */
-static int pack_params(const GjEntry *e, const Arg *args, int n, void **params,
-                       uint64_t *slots, GjHostCopy *copies)
-{
+static int pack_params(const GjEntry *e, const Arg *args, int n, void **params, uint64_t *slots,
+                       GjHostCopy *copies) {
     int p = 0, s = 0, c = 0;
     for (int i = 0; i < n; i++) {
         const Arg *a = &args[i];
@@ -796,8 +804,10 @@ static int pack_params(const GjEntry *e, const Arg *args, int n, void **params,
         }
         slots[s] = a->ptr;
         if (a->kind == ARG_HOST)
-            copies[c++] = (GjHostCopy){.buf = a->view.buf, .nbytes = a->nbytes,
-                                       .written = e->res.params[i].written, .slot = &slots[s]};
+            copies[c++] = (GjHostCopy){.buf = a->view.buf,
+                                       .nbytes = a->nbytes,
+                                       .written = e->res.params[i].written,
+                                       .slot = &slots[s]};
         params[p++] = &slots[s++];
         for (int k = 0; k < a->ndim; k++) {
             memcpy(&slots[s], &a->shape[k], sizeof(int64_t));
@@ -814,15 +824,14 @@ static int pack_params(const GjEntry *e, const Arg *args, int n, void **params,
 /* Written strided host arguments go back from their contiguous copies,
    through an ndarray over the argument's own buffer (a memoryview or
    another exporter is no ndarray for numpy.copyto). */
-static int copy_back_strided(GjPyState *st, const GjEntry *e, const Arg *args, int n)
-{
+static int copy_back_strided(GjPyState *st, const GjEntry *e, const Arg *args, int n) {
     for (int i = 0; i < n; i++) {
         const Arg *a = &args[i];
         if (a->kind != ARG_HOST || !a->contig || !e->res.params[i].written)
             continue;
         PyObject *dst = PyObject_CallMethod(st->np, "asarray", "O", a->obj);
-        PyObject *r = dst ? PyObject_CallFunctionObjArgs(st->np_copyto, dst, a->contig, NULL)
-                          : NULL;
+        PyObject *r =
+            dst ? PyObject_CallFunctionObjArgs(st->np_copyto, dst, a->contig, NULL) : NULL;
         Py_XDECREF(dst);
         if (!r)
             return -1;
@@ -834,8 +843,7 @@ static int copy_back_strided(GjPyState *st, const GjEntry *e, const Arg *args, i
 /* A kernel that prints writes to fd 1 (the CPU target at once, CUDA's
    printf buffer at the next synchronisation): what Python's sys.stdout
    holds goes first. */
-static int flush_stdout(void)
-{
+static int flush_stdout(void) {
     PyObject *out = PySys_GetObject("stdout");   /* borrowed */
     if (!out || out == Py_None)
         return 0;
@@ -850,9 +858,8 @@ enum { IMPLICIT_COPY_WARN_BYTES = 1 << 20 };
    more in all that the runtime copies to the GPU and back at this launch
    (GPUJIT_WARN_ON_IMPLICIT_COPY=0 silences it).  -1 when a filter made it
    an error. */
-static int warn_implicit_copies(GjPyState *st, GjDispatcher *d, const GjHostCopy *copies,
-                                int n, int device)
-{
+static int warn_implicit_copies(GjPyState *st, GjDispatcher *d, const GjHostCopy *copies, int n,
+                                int device) {
     if (d->warned_implicit_copy || n == 0 || !gj_exec_copies_host_arrays(device))
         return 0;
     size_t bytes = 0;
@@ -868,23 +875,26 @@ static int warn_implicit_copies(GjPyState *st, GjDispatcher *d, const GjHostCopy
                                      "copied to the GPU and back, with a synchronize, at each "
                                      "launch; pass device arrays (gpujit.to_device) to keep "
                                      "the data on the GPU (GPUJIT_WARN_ON_IMPLICIT_COPY=0 "
-                                     "silences this)", name, bytes) : -1;
+                                     "silences this)",
+                                     name, bytes)
+                  : -1;
     Py_XDECREF(name);
     return rc;
 }
 
 /* forall(n) with tpb=0: the block size the occupancy calculator gives e
    (occupancy.c), and enough blocks for n tasks. */
-static int forall_config(GjPyState *st, Launcher *l, GjEntry *e, int device)
-{
+static int forall_config(GjPyState *st, Launcher *l, GjEntry *e, int device) {
     int block;
     if (gj_py_entry_best_block(st, e, l->shared, device, &block) < 0)
         return -1;
     l->block[0] = (unsigned)block;
     long long blocks = l->forall_tasks / block + (l->forall_tasks % block != 0);
     if (blocks > 0xffffffffLL) {
-        PyErr_Format(PyExc_ValueError, "forall(%lld) needs %lld blocks of %d threads, more "
-                     "than a grid has", l->forall_tasks, blocks, block);
+        PyErr_Format(PyExc_ValueError,
+                     "forall(%lld) needs %lld blocks of %d threads, more "
+                     "than a grid has",
+                     l->forall_tasks, blocks, block);
         return -1;
     }
     l->grid[0] = (unsigned)blocks;
@@ -893,10 +903,9 @@ static int forall_config(GjPyState *st, Launcher *l, GjEntry *e, int device)
 
 /* The threads of l's grid, ULLONG_MAX for more than that (a 2^31 x 65535 x
    65535 grid of 1024-thread blocks is). */
-static unsigned long long launch_threads(const Launcher *l)
-{
+static unsigned long long launch_threads(const Launcher *l) {
     unsigned long long n = 1;
-    const unsigned dims[6] = {l->grid[0], l->grid[1], l->grid[2],
+    const unsigned dims[6] = {l->grid[0],  l->grid[1],  l->grid[2],
                               l->block[0], l->block[1], l->block[2]};
     for (int i = 0; i < 6; i++)
         if (__builtin_mul_overflow(n, dims[i], &n))
@@ -908,8 +917,7 @@ static unsigned long long launch_threads(const Launcher *l)
    copied in and, when written, back, and then the call has synchronized;
    with device arguments only the launch stays asynchronous. */
 static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void **params,
-                  uint64_t *slots, GjHostCopy *copies, int device)
-{
+                  uint64_t *slots, GjHostCopy *copies, int device) {
     if (e->res.prints && flush_stdout() < 0)
         return -1;
     if (check_writable(e, args, n) < 0)
@@ -938,8 +946,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
     GjCuError err;
     GjCuStatus rc;
     if (gj_exec_blocks(&g)) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = gj_exec_launch(&g, &err);
+        Py_BEGIN_ALLOW_THREADS rc = gj_exec_launch(&g, &err);
         Py_END_ALLOW_THREADS
     } else {
         rc = gj_exec_launch(&g, &err);
@@ -961,8 +968,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
     return gj_py_kernel_error_raise(l->disp, e, record);
 }
 
-static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
-{
+static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw) {
     Launcher *l = (Launcher *)self;
     GjDispatcher *d = l->disp;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
@@ -979,9 +985,10 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         PyObject *defaults = PyObject_GetAttrString(d->func, "__defaults__");
         PyErr_Clear();
         if (n < d->argcount && defaults && defaults != Py_None)
-            PyErr_Format(PyExc_TypeError, "%S() has default parameter values, which a kernel "
-                         "does not use: pass all %d arguments (%zd %s given)", name,
-                         d->argcount, n, n == 1 ? "was" : "were");
+            PyErr_Format(PyExc_TypeError,
+                         "%S() has default parameter values, which a kernel "
+                         "does not use: pass all %d arguments (%zd %s given)",
+                         name, d->argcount, n, n == 1 ? "was" : "were");
         else
             PyErr_Format(PyExc_TypeError, "%S() takes %d argument%s but %zd %s given", name,
                          d->argcount, d->argcount == 1 ? "" : "s", n, n == 1 ? "was" : "were");
@@ -1040,9 +1047,8 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     if (!e && d->explicit_sigs) {   /* exactly, else by converting scalars, as numba */
         if (gj_py_entry_explicit_compile(st, d, (int)key[0]) < 0)
             goto done;
-        if (!(e = gj_py_entry_find(d, key, nkey))
-            && !(e = gj_py_entry_any_layout(d, key, nkey))
-            && !(e = convert_to_signature(d, args, key, nkey - 1))) {
+        if (!(e = gj_py_entry_find(d, key, nkey)) && !(e = gj_py_entry_any_layout(d, key, nkey)) &&
+            !(e = convert_to_signature(d, args, key, nkey - 1))) {
             if (!PyErr_Occurred())
                 gj_py_no_matching_definition(d, key, nkey);
             goto done;
@@ -1052,8 +1058,8 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
     unsigned long long grid_threads = launch_threads(l);
     /* the threads the CPU target's tiers count (forall: its tasks, known before
        its grid) */
-    unsigned long long counted = l->forall_tasks > 0 ? (unsigned long long)l->forall_tasks
-                                                     : grid_threads;
+    unsigned long long counted =
+        l->forall_tasks > 0 ? (unsigned long long)l->forall_tasks : grid_threads;
     if (!e && !(e = gj_py_entry_compile(st, d, key, nkey, counted)))
         goto done;
     gj_py_entry_hold(held = e);   /* the launch and the load run without the GIL */
@@ -1066,14 +1072,17 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw)
         grid_threads = launch_threads(l);
     }
     if (d->launch_bounds[0] > 0 && threads > (unsigned long long)d->launch_bounds[0]) {
-        PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds the kernel's "
-                     "launch_bounds of %d threads per block", threads, d->launch_bounds[0]);
+        PyErr_Format(PyExc_ValueError,
+                     "block of %llu threads exceeds the kernel's "
+                     "launch_bounds of %d threads per block",
+                     threads, d->launch_bounds[0]);
         goto done;
     }
     if (threads > (unsigned long long)e->use.max_threads) {
-        PyErr_Format(PyExc_ValueError, "block of %llu threads exceeds this kernel's limit of "
-                     "%d threads per block (set by its register use)", threads,
-                     e->use.max_threads);
+        PyErr_Format(PyExc_ValueError,
+                     "block of %llu threads exceeds this kernel's limit of "
+                     "%d threads per block (set by its register use)",
+                     threads, e->use.max_threads);
         goto done;
     }
     if (grid_threads == 0) {
@@ -1101,8 +1110,7 @@ done:
 
 /* ---- Launcher type ------------------------------------------------------------------- */
 
-static int launcher_traverse(PyObject *self, visitproc visit, void *arg)
-{
+static int launcher_traverse(PyObject *self, visitproc visit, void *arg) {
     Launcher *l = (Launcher *)self;
     Py_VISIT(Py_TYPE(self));
     Py_VISIT((PyObject *)l->disp);
@@ -1110,16 +1118,14 @@ static int launcher_traverse(PyObject *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int launcher_clear(PyObject *self)
-{
+static int launcher_clear(PyObject *self) {
     Launcher *l = (Launcher *)self;
     Py_CLEAR(l->disp);
     Py_CLEAR(l->stream_obj);
     return 0;
 }
 
-static void launcher_dealloc(PyObject *self)
-{
+static void launcher_dealloc(PyObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     launcher_clear(self);
@@ -1128,8 +1134,7 @@ static void launcher_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-static PyObject *launcher_repr(PyObject *self)
-{
+static PyObject *launcher_repr(PyObject *self) {
     Launcher *l = (Launcher *)self;
     PyObject *name = PyObject_GetAttrString(l->disp->func, "__name__");
     if (!name)
@@ -1137,13 +1142,14 @@ static PyObject *launcher_repr(PyObject *self)
     if (l->forall_best) {
         PyObject *r = PyUnicode_FromFormat("<gpujit forall of %S: %lld tasks, in blocks of the "
                                            "size suggest_config() gives, %u bytes of shared "
-                                           "memory>", name, l->forall_tasks, l->shared);
+                                           "memory>",
+                                           name, l->forall_tasks, l->shared);
         Py_DECREF(name);
         return r;
     }
     PyObject *r = PyUnicode_FromFormat("<gpujit launch of %S: grid (%u, %u, %u), block "
-                                       "(%u, %u, %u), %u bytes of shared memory>", name,
-                                       l->grid[0], l->grid[1], l->grid[2], l->block[0],
+                                       "(%u, %u, %u), %u bytes of shared memory>",
+                                       name, l->grid[0], l->grid[1], l->grid[2], l->block[0],
                                        l->block[1], l->block[2], l->shared);
     Py_DECREF(name);
     return r;
@@ -1162,16 +1168,16 @@ static PyType_Slot launcher_slots[] = {
 static PyType_Spec launcher_spec = {
     .name = "gpujit.Launcher",
     .basicsize = sizeof(Launcher),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE
-             | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = launcher_slots,
 };
 
-PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
-{
+PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config) {
     Py_ssize_t n = PyTuple_Check(config) ? PyTuple_Size(config) : 0;
     if (n < 2 || n > 4) {
-        PyErr_SetString(PyExc_ValueError, "launch configuration must be kernel[griddim, "
+        PyErr_SetString(PyExc_ValueError,
+                        "launch configuration must be kernel[griddim, "
                         "blockdim] or kernel[griddim, blockdim, stream, sharedmem]");
         return NULL;
     }
@@ -1182,13 +1188,15 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
     l->disp = (GjDispatcher *)Py_NewRef((PyObject *)d);
     l->checked_device = INT_MIN;
     l->forall_tasks = -1;
-    if (parse_dim3(PyTuple_GetItem(config, 0), l->grid, "griddim") < 0
-        || parse_dim3(PyTuple_GetItem(config, 1), l->block, "blockdim") < 0)
+    if (parse_dim3(PyTuple_GetItem(config, 0), l->grid, "griddim") < 0 ||
+        parse_dim3(PyTuple_GetItem(config, 1), l->block, "blockdim") < 0)
         goto fail;
     for (int i = 0; i < 3; i++)
         if (l->block[i] == 0) {
-            PyErr_Format(PyExc_ValueError, "blockdim has 0 threads in dimension %c; each "
-                         "dimension needs at least 1", "xyz"[i]);
+            PyErr_Format(PyExc_ValueError,
+                         "blockdim has 0 threads in dimension %c; each "
+                         "dimension needs at least 1",
+                         "xyz"[i]);
             goto fail;
         }
     if (n >= 3) {
@@ -1201,8 +1209,10 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
         PyObject *index = PyNumber_Index(PyTuple_GetItem(config, 3));
         if (!index && PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyObject *tname = gj_py_type_name(PyTuple_GetItem(config, 3));
-            PyErr_Format(PyExc_TypeError, "sharedmem (the launch's 4th item) must be an int "
-                         "count of bytes, not %S", tname);
+            PyErr_Format(PyExc_TypeError,
+                         "sharedmem (the launch's 4th item) must be an int "
+                         "count of bytes, not %S",
+                         tname);
             Py_XDECREF(tname);
         }
         int overflow = 0;
@@ -1211,7 +1221,8 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config)
         if (shared == -1 && PyErr_Occurred())
             goto fail;
         if (overflow || shared < 0 || shared > 0x7fffffffLL) {
-            PyErr_Format(PyExc_ValueError, "sharedmem must be a byte count from 0 to 2**31-1 "
+            PyErr_Format(PyExc_ValueError,
+                         "sharedmem must be a byte count from 0 to 2**31-1 "
                          "(and within the device's shared memory), not %S",
                          PyTuple_GetItem(config, 3));
             goto fail;
@@ -1232,8 +1243,7 @@ fail:
 }
 
 PyObject *gj_py_launcher_forall(GjPyState *st, GjDispatcher *d, long long ntasks, int tpb,
-                                PyObject *stream, PyObject *sharedmem)
-{
+                                PyObject *stream, PyObject *sharedmem) {
     /* tpb=0: one block until each call knows its entry (forall_config) */
     long long block = tpb > 0 ? tpb : 1;
     long long blocks = tpb > 0 ? ntasks / tpb + (ntasks % tpb != 0) : 1;
@@ -1247,8 +1257,7 @@ PyObject *gj_py_launcher_forall(GjPyState *st, GjDispatcher *d, long long ntasks
     return (PyObject *)l;
 }
 
-int gj_py_launcher_register(PyObject *module, GjPyState *st)
-{
+int gj_py_launcher_register(PyObject *module, GjPyState *st) {
     st->LauncherType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &launcher_spec, NULL);
     if (!st->LauncherType)
         return -1;

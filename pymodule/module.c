@@ -35,17 +35,13 @@
 
 /* ---- state ---------------------------------------------------------------- */
 
-GjPyState *gj_py_state_of_type(PyTypeObject *tp)
-{
-    return (GjPyState *)PyType_GetModuleState(tp);
-}
+GjPyState *gj_py_state_of_type(PyTypeObject *tp) { return (GjPyState *)PyType_GetModuleState(tp); }
 
 /* st->np_scalar_types: each dtype's scalar type, kept where a scalar made
    of a known value holds its bytes at sizeof(PyObject), as NumPy lays out
    every scalar (arrayscalars.h: PyObject_HEAD, then obval); any doubt
    leaves the type to the buffer protocol. */
-static void find_scalar_types(GjPyState *st)
-{
+static void find_scalar_types(GjPyState *st) {
     for (int i = 0; i < GJ_DT_COUNT; i++) {
         const GjDtype *t = &gj_py_dtypes[i];
         PyObject *dtype = PyObject_CallFunction(st->np_dtype, "s", t->name);
@@ -56,10 +52,10 @@ static void find_scalar_types(GjPyState *st)
         PyObject *value = type && known ? PyObject_CallFunctionObjArgs(type, known, NULL) : NULL;
         Py_XDECREF(known);
         Py_buffer view;
-        if (value && PyType_Check(type) && Py_IS_TYPE(value, (PyTypeObject *)type)
-            && PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) == 0) {
-            if (view.len == t->itemsize
-                && memcmp(view.buf, (const char *)value + sizeof(PyObject), (size_t)view.len) == 0)
+        if (value && PyType_Check(type) && Py_IS_TYPE(value, (PyTypeObject *)type) &&
+            PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) == 0) {
+            if (view.len == t->itemsize &&
+                memcmp(view.buf, (const char *)value + sizeof(PyObject), (size_t)view.len) == 0)
                 st->np_scalar_types[i] = Py_NewRef(type);
             PyBuffer_Release(&view);
         }
@@ -70,8 +66,7 @@ static void find_scalar_types(GjPyState *st)
     }
 }
 
-int gj_py_numpy(GjPyState *st)
-{
+int gj_py_numpy(GjPyState *st) {
     if (st->np_empty)
         return 0;
     PyObject *np = PyImport_ImportModule("numpy");
@@ -83,8 +78,8 @@ int gj_py_numpy(GjPyState *st)
     st->np_ascontiguousarray = PyObject_GetAttrString(np, "ascontiguousarray");
     st->np_copyto = PyObject_GetAttrString(np, "copyto");
     st->np_ndarray = PyObject_GetAttrString(np, "ndarray");
-    if (!st->np_dtype || !st->np_empty || !st->np_ascontiguousarray || !st->np_copyto
-        || !st->np_ndarray) {
+    if (!st->np_dtype || !st->np_empty || !st->np_ascontiguousarray || !st->np_copyto ||
+        !st->np_ndarray) {
         Py_CLEAR(st->np_dtype);
         Py_CLEAR(st->np_empty);
         Py_CLEAR(st->np_ascontiguousarray);
@@ -97,28 +92,22 @@ int gj_py_numpy(GjPyState *st)
     return 0;
 }
 
-PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj)
-{
+PyObject *gj_py_as_dtype(GjPyState *st, PyObject *obj) {
     if (gj_py_numpy(st) < 0)
         return NULL;
     return PyObject_CallFunctionObjArgs(st->np_dtype, obj, NULL);
 }
 
-PyObject *gj_py_type_name(PyObject *obj)
-{
-    return PyType_GetName(Py_TYPE(obj));
-}
+PyObject *gj_py_type_name(PyObject *obj) { return PyType_GetName(Py_TYPE(obj)); }
 
-const char *gj_py_str(PyObject *obj, const char *message)
-{
+const char *gj_py_str(PyObject *obj, const char *message) {
     const char *s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8AndSize(obj, NULL) : NULL;
     if (!s && !PyErr_Occurred())
         PyErr_SetString(PyExc_TypeError, message);
     return s;
 }
 
-int gj_py_integer(PyObject *obj, long long *v)
-{
+int gj_py_integer(PyObject *obj, long long *v) {
     PyObject *index = PyBool_Check(obj) ? NULL : PyNumber_Index(obj);
     if (!index) {   /* not an integer; an __index__ that raised something else says so */
         if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
@@ -136,16 +125,14 @@ int gj_py_integer(PyObject *obj, long long *v)
     return 1;
 }
 
-PyObject *gj_py_reduce(PyObject *obj, const char *reducer)
-{
+PyObject *gj_py_reduce(PyObject *obj, const char *reducer) {
     PyObject *pickling = PyImport_ImportModule("gpujit._pickling");
     PyObject *r = pickling ? PyObject_CallMethod(pickling, reducer, "O", obj) : NULL;
     Py_XDECREF(pickling);
     return r;
 }
 
-PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message)
-{
+PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *message) {
     PyObject *r = PyObject_GetAttrString(obj, attr);
     if (!r && PyErr_ExceptionMatches(PyExc_AttributeError)) {
         PyObject *tname = gj_py_type_name(obj);
@@ -158,13 +145,9 @@ PyObject *gj_py_protocol_attr(PyObject *obj, const char *attr, const char *messa
 
 /* ---- execution target ------------------------------------------------------ */
 
-static const char *target_name(int target)
-{
-    return target == GJ_TARGET_CPU ? "cpu" : "cuda";
-}
+static const char *target_name(int target) { return target == GJ_TARGET_CPU ? "cpu" : "cuda"; }
 
-static int target_from_name(const char *name, const char *what)
-{
+static int target_from_name(const char *name, const char *what) {
     if (strcmp(name, "cpu") == 0)
         return GJ_TARGET_CPU;
     if (strcmp(name, "cuda") == 0)
@@ -175,8 +158,7 @@ static int target_from_name(const char *name, const char *what)
 
 /* Warns (once per process) about a setting of the CPU target's pool that
    it cannot use; -1 when the warnings filter makes that an error. */
-static int warn_cpu_env(void)
-{
+static int warn_cpu_env(void) {
     static int warned;
     char msg[256];
     if (warned || !gj_cpu_env_problem(msg, sizeof msg))
@@ -186,8 +168,7 @@ static int warn_cpu_env(void)
 }
 
 /* Resolves the initial target; warns about the CPU fallback when `warn`. */
-static int choose_target(GjPyState *st, int warn)
-{
+static int choose_target(GjPyState *st, int warn) {
     if (st->target >= 0)
         return st->target;
     const char *env = getenv("GPUJIT_TARGET");
@@ -198,25 +179,20 @@ static int choose_target(GjPyState *st, int warn)
         return t == GJ_TARGET_CPU && warn && warn_cpu_env() < 0 ? -1 : t;
     }
     int gpu;
-    Py_BEGIN_ALLOW_THREADS
-    gpu = gj_cu_available();
-    Py_END_ALLOW_THREADS
-    st->target = gpu ? GJ_TARGET_NVPTX : GJ_TARGET_CPU;
-    if (!gpu && warn
-        && PyErr_WarnEx(PyExc_RuntimeWarning,
-                        "gpujit: no CUDA GPU found: running kernels on the CPU target "
-                        "(set GPUJIT_TARGET=cpu to silence this warning)", 1) < 0)
+    Py_BEGIN_ALLOW_THREADS gpu = gj_cu_available();
+    Py_END_ALLOW_THREADS st->target = gpu ? GJ_TARGET_NVPTX : GJ_TARGET_CPU;
+    if (!gpu && warn &&
+        PyErr_WarnEx(PyExc_RuntimeWarning,
+                     "gpujit: no CUDA GPU found: running kernels on the CPU target "
+                     "(set GPUJIT_TARGET=cpu to silence this warning)",
+                     1) < 0)
         return -1;
     return !gpu && warn && warn_cpu_env() < 0 ? -1 : st->target;
 }
 
-int gj_py_target(GjPyState *st)
-{
-    return st->target >= 0 ? st->target : choose_target(st, 1);
-}
+int gj_py_target(GjPyState *st) { return st->target >= 0 ? st->target : choose_target(st, 1); }
 
-int gj_py_device(GjPyState *st, int *device)
-{
+int gj_py_device(GjPyState *st, int *device) {
     int t = gj_py_target(st);
     if (t < 0)
         return -1;
@@ -224,8 +200,7 @@ int gj_py_device(GjPyState *st, int *device)
     return 0;
 }
 
-int gj_py_ensure(GjPyState *st)
-{
+int gj_py_ensure(GjPyState *st) {
     int t = gj_py_target(st);
     if (t < 0)
         return -1;
@@ -243,22 +218,22 @@ int gj_py_ensure(GjPyState *st)
 
 /* The libdevice the GPU target links (gpujit/_libdevice.py searches once
    per process), or NULL when there is none; -1 with an exception. */
-static int libdevice_path(GjPyState *st, const char **path)
-{
+static int libdevice_path(GjPyState *st, const char **path) {
     if (!st->libdevice) {
         PyObject *search = PyImport_ImportModule("gpujit._libdevice");
         PyObject *found = search ? PyObject_CallMethod(search, "find", NULL) : NULL;
         Py_XDECREF(search);
         if (!found)
             return -1;
-        PyObject *where = PyTuple_Check(found) && PyTuple_Size(found) == 2
-                              ? PyTuple_GetItem(found, 1) : NULL;
+        PyObject *where =
+            PyTuple_Check(found) && PyTuple_Size(found) == 2 ? PyTuple_GetItem(found, 1) : NULL;
         if (where == Py_None)
             st->libdevice = Py_NewRef(Py_None);
         else if (where)
             PyUnicode_FSConverter(where, &st->libdevice);
         else
-            PyErr_SetString(PyExc_RuntimeError, "gpujit._libdevice.find() returned no (source, path)");
+            PyErr_SetString(PyExc_RuntimeError,
+                            "gpujit._libdevice.find() returned no (source, path)");
         Py_DECREF(found);
         if (!st->libdevice)
             return -1;
@@ -271,8 +246,7 @@ static int libdevice_path(GjPyState *st, const char **path)
    (once per process) only when a kernel first needs libdevice.  Called from
    the compile, which runs without the GIL; an exception the search raises
    stays set for gj_py_run_compile to raise. */
-const char *gj_py_find_libdevice(void *arg)
-{
+const char *gj_py_find_libdevice(void *arg) {
     PyGILState_STATE gil = PyGILState_Ensure();
     const char *path = NULL;
     libdevice_path((GjPyState *)arg, &path);
@@ -283,18 +257,16 @@ const char *gj_py_find_libdevice(void *arg)
 /* ---- raising ---------------------------------------------------------------- */
 
 /* Raises cls(message) with the driver error's details as attributes. */
-static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError *err)
-{
+static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError *err) {
     PyObject *exc = PyObject_CallFunction(cls, "s", message);
     if (!exc)
         return;
     PyObject *name = err->name[0] ? PyUnicode_FromString(err->name) : Py_NewRef(Py_None);
     PyObject *code = PyLong_FromLong(err->code);
     PyObject *call = PyUnicode_FromString(err->call);
-    if (name && code && call
-        && PyObject_SetAttrString(exc, "name", name) == 0
-        && PyObject_SetAttrString(exc, "code", code) == 0
-        && PyObject_SetAttrString(exc, "call", call) == 0) {
+    if (name && code && call && PyObject_SetAttrString(exc, "name", name) == 0 &&
+        PyObject_SetAttrString(exc, "code", code) == 0 &&
+        PyObject_SetAttrString(exc, "call", call) == 0) {
         if (err->requested || err->free_bytes) {
             PyObject *req = PyLong_FromSize_t(err->requested);
             PyObject *fre = PyLong_FromSize_t(err->free_bytes);
@@ -317,8 +289,7 @@ static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError
     Py_DECREF(exc);
 }
 
-PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
-{
+PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err) {
     char msg[sizeof err->message + sizeof err->log + 512];
     switch (err->status) {
     case GJ_CU_OK:
@@ -327,13 +298,15 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
     case GJ_CU_NO_DRIVER:
         snprintf(msg, sizeof msg,
                  "%s. A GPU launch needs an NVIDIA GPU and its driver; "
-                 "gpujit.compile_ptx() works without one", err->message);
+                 "gpujit.compile_ptx() works without one",
+                 err->message);
         raise_with_attrs(st->CudaSupportError, msg, err);
         return NULL;
     case GJ_CU_NO_DEVICE:
         snprintf(msg, sizeof msg,
                  "no CUDA device is available (%s: %s); check nvidia-smi and "
-                 "CUDA_VISIBLE_DEVICES", err->call, err->message);
+                 "CUDA_VISIBLE_DEVICES",
+                 err->call, err->message);
         raise_with_attrs(st->CudaSupportError, msg, err);
         return NULL;
     case GJ_CU_FORKED:
@@ -342,24 +315,24 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
                  "multiprocessing.get_context('spawn').Pool(...), "
                  "concurrent.futures.ProcessPoolExecutor(mp_context="
                  "multiprocessing.get_context('spawn')), or "
-                 "multiprocessing.set_start_method('spawn') once at startup", err->message);
+                 "multiprocessing.set_start_method('spawn') once at startup",
+                 err->message);
         raise_with_attrs(st->CudaError, msg, err);
         return NULL;
-    case GJ_CU_DRIVER_ERROR:
-        break;
+    case GJ_CU_DRIVER_ERROR: break;
     }
     switch (err->kind) {
     case GJ_ERR_OUT_OF_MEMORY:
         if (err->host) {   /* the CPU target's memory: not a CUDA error */
-            PyErr_Format(PyExc_MemoryError, "out of host memory: %s of %zu bytes failed",
-                         err->call, err->requested);
+            PyErr_Format(PyExc_MemoryError, "out of host memory: %s of %zu bytes failed", err->call,
+                         err->requested);
             break;
         }
         if (err->requested)
             snprintf(msg, sizeof msg,
                      "out of GPU memory: %s of %zu bytes failed with %zu of %zu bytes free "
-                     "(%s)", err->call, err->requested, err->free_bytes, err->total_bytes,
-                     err->name);
+                     "(%s)",
+                     err->call, err->requested, err->free_bytes, err->total_bytes, err->name);
         else
             snprintf(msg, sizeof msg, "out of GPU memory in %s (%zu of %zu bytes free; %s)",
                      err->call, err->free_bytes, err->total_bytes, err->name);
@@ -381,13 +354,12 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
         raise_with_attrs(st->CudaKernelFault, msg, err);
         break;
     case GJ_ERR_CPU_TARGET:
-        PyErr_Format(st->GpujitError, "the CPU target could not run the kernel: %s",
-                     err->message);
+        PyErr_Format(st->GpujitError, "the CPU target could not run the kernel: %s", err->message);
         break;
-    case GJ_ERR_INVALID:
-        PyErr_SetString(PyExc_ValueError, err->message);
-        break;
-    case GJ_ERR_DRIVER: case GJ_ERR_NO_DRIVER: case GJ_ERR_LAUNCH_CONFIG:
+    case GJ_ERR_INVALID: PyErr_SetString(PyExc_ValueError, err->message); break;
+    case GJ_ERR_DRIVER:
+    case GJ_ERR_NO_DRIVER:
+    case GJ_ERR_LAUNCH_CONFIG:
     case GJ_ERR_NOT_SUPPORTED:
         snprintf(msg, sizeof msg, "%s failed: %s: %s", err->call, err->name, err->message);
         raise_with_attrs(st->CudaError, msg, err);
@@ -399,14 +371,13 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err)
 /* gj_diag_render_one with the source line read now, by linecache.getline
    (which also knows the sources of notebooks' cells and of exec'd strings
    that registered theirs); NULL when out of memory. */
-static char *render_diag(const GjCtx *ctx, const GjDiag *d, const GjCodeView *cv)
-{
+static char *render_diag(const GjCtx *ctx, const GjDiag *d, const GjCodeView *cv) {
     const char *file = gj_diag_file(ctx, d, cv);
     PyObject *line = NULL;
     if (file && d->loc.line > 0) {
         PyObject *linecache = PyImport_ImportModule("linecache");
-        line = linecache ? PyObject_CallMethod(linecache, "getline", "si", file,
-                                               (int)d->loc.line) : NULL;
+        line = linecache ? PyObject_CallMethod(linecache, "getline", "si", file, (int)d->loc.line)
+                         : NULL;
         Py_XDECREF(linecache);
         PyErr_Clear();   /* no source is no error: the message goes without it */
     }
@@ -417,8 +388,7 @@ static char *render_diag(const GjCtx *ctx, const GjDiag *d, const GjCodeView *cv
     return text;
 }
 
-PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
-{
+PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv) {
     if (!ctx->diag) {
         PyErr_SetString(st->InternalError, "the compiler failed without a diagnostic");
         return NULL;
@@ -430,7 +400,8 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
     case GJ_DIAG_KERNEL_RETURN: cls = st->KernelReturnError; break;
     case GJ_DIAG_LOWERING: cls = st->LoweringError; break;
     case GJ_DIAG_INTERNAL: cls = st->InternalError; break;
-    case GJ_DIAG_WARNING: case GJ_DIAG_NKINDS: break;   /* never the error */
+    case GJ_DIAG_WARNING:
+    case GJ_DIAG_NKINDS: break;   /* never the error */
     }
     char *text = render_diag(ctx, ctx->diag, cv);
     if (text) {
@@ -442,15 +413,14 @@ PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv
     return NULL;
 }
 
-int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
-{
+int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv) {
     for (const GjDiag *w = ctx->warnings; w; w = w->next) {
         char *text = render_diag(ctx, w, cv);
         const GjCodeView *in = w->code ? w->code : cv;
         /* attributed to the kernel's line, not to gpujit's caller */
         int rc = PyErr_WarnExplicit(st->GpujitWarning, text ? text : w->message,
-                                    in && in->filename ? in->filename : "<unknown>",
-                                    w->loc.line, NULL, NULL);
+                                    in && in->filename ? in->filename : "<unknown>", w->loc.line,
+                                    NULL, NULL);
         free(text);
         if (rc < 0)
             return -1;
@@ -461,8 +431,7 @@ int gj_py_warn_diags(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv)
 /* ---- module functions ------------------------------------------------------- */
 
 /* _inject_fault(where, n, code=2): tests' fault injection (runtime/). */
-static PyObject *mod_inject_fault(PyObject *module, PyObject *args)
-{
+static PyObject *mod_inject_fault(PyObject *module, PyObject *args) {
     (void)module;
     const char *where;
     long n;
@@ -478,27 +447,25 @@ static PyObject *mod_inject_fault(PyObject *module, PyObject *args)
     else if (strcmp(where, "host") == 0)
         gj_mem_inject_fault(n);
     else {
-        PyErr_Format(PyExc_ValueError, "_inject_fault(): where must be 'cuda' or 'host', not "
-                     "'%s'", where);
+        PyErr_Format(PyExc_ValueError,
+                     "_inject_fault(): where must be 'cuda' or 'host', not "
+                     "'%s'",
+                     where);
         return NULL;
     }
     Py_RETURN_NONE;
 }
 
-static PyObject *mod_is_available(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_is_available(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
     int ok;
-    Py_BEGIN_ALLOW_THREADS
-    ok = gj_cu_available();
-    Py_END_ALLOW_THREADS
-    return PyBool_FromLong(ok);
+    Py_BEGIN_ALLOW_THREADS ok = gj_cu_available();
+    Py_END_ALLOW_THREADS return PyBool_FromLong(ok);
 }
 
 /* Device `ordinal`'s properties as a dict (the Python layer wraps it). */
-static PyObject *device_info_dict(GjPyState *st, int ordinal)
-{
+static PyObject *device_info_dict(GjPyState *st, int ordinal) {
     GjCuDeviceInfo info;
     GjCuError err;
     if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
@@ -506,22 +473,19 @@ static PyObject *device_info_dict(GjPyState *st, int ordinal)
     int driver = 0;
     gj_cu_driver_version(&driver, &err);
     return Py_BuildValue(
-        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:i,s:n,s:i,s:N}",
-        "id", info.ordinal, "name", info.name,
-        "compute_capability", info.cc_major, info.cc_minor,
-        "max_threads_per_block", info.max_threads_per_block,
-        "max_block_dim", info.max_block_dim[0], info.max_block_dim[1], info.max_block_dim[2],
-        "max_grid_dim", info.max_grid_dim[0], info.max_grid_dim[1], info.max_grid_dim[2],
-        "max_shared_memory_per_block", info.max_shared_per_block,
-        "max_shared_memory_per_block_optin", info.max_shared_per_block_optin,
-        "warp_size", info.warp_size, "multiprocessor_count", info.multiprocessors,
-        "total_memory", (Py_ssize_t)info.total_memory, "driver_version", driver,
-        "pci_bus_id", PyUnicode_FromFormat("%04x:%02x:%02x.0", info.pci_domain, info.pci_bus,
-                                           info.pci_device));
+        "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:i,s:n,s:i,s:N}", "id", info.ordinal,
+        "name", info.name, "compute_capability", info.cc_major, info.cc_minor,
+        "max_threads_per_block", info.max_threads_per_block, "max_block_dim", info.max_block_dim[0],
+        info.max_block_dim[1], info.max_block_dim[2], "max_grid_dim", info.max_grid_dim[0],
+        info.max_grid_dim[1], info.max_grid_dim[2], "max_shared_memory_per_block",
+        info.max_shared_per_block, "max_shared_memory_per_block_optin",
+        info.max_shared_per_block_optin, "warp_size", info.warp_size, "multiprocessor_count",
+        info.multiprocessors, "total_memory", (Py_ssize_t)info.total_memory, "driver_version",
+        driver, "pci_bus_id",
+        PyUnicode_FromFormat("%04x:%02x:%02x.0", info.pci_domain, info.pci_bus, info.pci_device));
 }
 
-static PyObject *mod_select_device(PyObject *module, PyObject *arg)
-{
+static PyObject *mod_select_device(PyObject *module, PyObject *arg) {
     GjPyState *st = PyModule_GetState(module);
     long ordinal = PyLong_AsLong(arg);
     if (ordinal == -1 && PyErr_Occurred())
@@ -532,16 +496,12 @@ static PyObject *mod_select_device(PyObject *module, PyObject *arg)
         PyErr_Format(PyExc_ValueError, "device ordinal must be >= 0, not %ld", ordinal);
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_cu_ensure((int)ordinal, &err);
-    Py_END_ALLOW_THREADS
-    if (rc != GJ_CU_OK)
-        return gj_py_raise_cuda(st, &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure((int)ordinal, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) return gj_py_raise_cuda(st, &err);
     return device_info_dict(st, (int)ordinal);
 }
 
-static PyObject *mod_device_info(PyObject *module, PyObject *args)
-{
+static PyObject *mod_device_info(PyObject *module, PyObject *args) {
     GjPyState *st = PyModule_GetState(module);
     int ordinal = -1;
     if (!PyArg_ParseTuple(args, "|i:_device_info", &ordinal))
@@ -551,8 +511,7 @@ static PyObject *mod_device_info(PyObject *module, PyObject *args)
     return device_info_dict(st, ordinal);
 }
 
-static PyObject *mod_device_count(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_device_count(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
     int n = 0;
@@ -561,8 +520,7 @@ static PyObject *mod_device_count(PyObject *module, PyObject *unused)
     return PyLong_FromLong(n);
 }
 
-static PyObject *mod_to_device(PyObject *module, PyObject *args, PyObject *kw)
-{
+static PyObject *mod_to_device(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"ary", "stream", NULL};
     PyObject *ary, *stream_obj = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:to_device", kwlist, &ary, &stream_obj))
@@ -575,8 +533,7 @@ static PyObject *mod_to_device(PyObject *module, PyObject *args, PyObject *kw)
 }
 
 /* Extents from an int or a tuple of ints; -1 with an exception. */
-static int parse_shape(PyObject *obj, Py_ssize_t *shape, const char *what)
-{
+static int parse_shape(PyObject *obj, Py_ssize_t *shape, const char *what) {
     if (PyLong_Check(obj)) {
         shape[0] = PyLong_AsSsize_t(obj);
         if (shape[0] == -1 && PyErr_Occurred())
@@ -595,8 +552,8 @@ static int parse_shape(PyObject *obj, Py_ssize_t *shape, const char *what)
     Py_ssize_t n = PyTuple_Size(seq);
     if (n > GJ_PY_MAX_NDIM) {
         Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "%s has %zd dimensions; gpujit supports up to %d", what,
-                     n, (int)GJ_PY_MAX_NDIM);
+        PyErr_Format(PyExc_ValueError, "%s has %zd dimensions; gpujit supports up to %d", what, n,
+                     (int)GJ_PY_MAX_NDIM);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -610,8 +567,7 @@ static int parse_shape(PyObject *obj, Py_ssize_t *shape, const char *what)
     return (int)n;
 }
 
-static PyObject *mod_device_array(PyObject *module, PyObject *args, PyObject *kw)
-{
+static PyObject *mod_device_array(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"shape", "dtype", "strides", "order", "stream", NULL};
     PyObject *shape_obj, *dtype_obj = NULL, *strides_obj = Py_None, *stream_obj = NULL;
     const char *order = "C";
@@ -643,8 +599,7 @@ static PyObject *mod_device_array(PyObject *module, PyObject *args, PyObject *kw
         int n = parse_shape(strides_obj, strides, "strides");
         if (n < 0 || n != ndim) {
             if (n >= 0)
-                PyErr_Format(PyExc_ValueError, "strides has %d entries but shape has %d", n,
-                             ndim);
+                PyErr_Format(PyExc_ValueError, "strides has %d entries but shape has %d", n, ndim);
             Py_DECREF(dtype);
             return NULL;
         }
@@ -665,12 +620,10 @@ static PyObject *mod_device_array(PyObject *module, PyObject *args, PyObject *kw
     return (PyObject *)d;
 }
 
-static PyObject *mod_device_array_like(PyObject *module, PyObject *args, PyObject *kw)
-{
+static PyObject *mod_device_array_like(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"ary", "stream", NULL};
     PyObject *ary, *stream_obj = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:device_array_like", kwlist, &ary,
-                                     &stream_obj))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:device_array_like", kwlist, &ary, &stream_obj))
         return NULL;
     PyObject *shape = PyObject_GetAttrString(ary, "shape");
     PyObject *dtype = shape ? PyObject_GetAttrString(ary, "dtype") : NULL;
@@ -709,15 +662,13 @@ static PyObject *mod_device_array_like(PyObject *module, PyObject *args, PyObjec
     return r;
 }
 
-static PyObject *mod_current_target(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_current_target(PyObject *module, PyObject *unused) {
     (void)unused;
     int t = gj_py_target(PyModule_GetState(module));
     return t < 0 ? NULL : PyUnicode_FromString(target_name(t));
 }
 
-static PyObject *mod_set_target(PyObject *module, PyObject *arg)
-{
+static PyObject *mod_set_target(PyObject *module, PyObject *arg) {
     GjPyState *st = PyModule_GetState(module);
     const char *name = gj_py_str(arg, "set_target() takes 'cpu' or 'cuda'");
     if (!name)
@@ -726,8 +677,8 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
     if (t < 0)
         return NULL;
     GjCuError err;
-    if (t == GJ_TARGET_NVPTX && !gj_cu_available()
-        && gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK)
+    if (t == GJ_TARGET_NVPTX && !gj_cu_available() &&
+        gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK)
         return gj_py_raise_cuda(st, &err);   /* no driver or no device: says which */
     /* The previous target, resolved (without the fallback warning: the
        caller chooses explicitly), so that restoring it is exact. */
@@ -744,8 +695,7 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg)
 
 /* _cpu_info(): the CPU the CPU target compiles for, as a dict (GjCpuInfo's
    fields); raises what a CPU compile would when there is no JIT. */
-static PyObject *mod_cpu_info(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_cpu_info(PyObject *module, PyObject *unused) {
     (void)unused;
     GjPyState *st = PyModule_GetState(module);
     GjCtx ctx;
@@ -753,17 +703,15 @@ static PyObject *mod_cpu_info(PyObject *module, PyObject *unused)
     gj_ctx_init(&ctx);
     GjStatus rc;
     Py_BEGIN_ALLOW_THREADS   /* the first call starts LLVM's JIT: milliseconds */
-    rc = gj_cpu_info(&ctx, &info);
-    Py_END_ALLOW_THREADS
-    PyObject *out = rc != GJ_OK ? gj_py_raise_diag(st, &ctx, NULL)
-                                : Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:O,s:s,s:s}",
-                                                "name", info.cpu, "features", info.features,
-                                                "isa", info.isa, "chosen_by", info.chosen_by,
-                                                "vector_bits", info.vector_bits,
-                                                "slow_masked_stores",
-                                                info.slow_masked_stores ? Py_True : Py_False,
-                                                "host_name", info.host_cpu,
-                                                "host_isa", info.host_isa);
+        rc = gj_cpu_info(&ctx, &info);
+    Py_END_ALLOW_THREADS PyObject *out =
+        rc != GJ_OK
+            ? gj_py_raise_diag(st, &ctx, NULL)
+            : Py_BuildValue("{s:s,s:s,s:s,s:s,s:I,s:O,s:s,s:s}", "name", info.cpu, "features",
+                            info.features, "isa", info.isa, "chosen_by", info.chosen_by,
+                            "vector_bits", info.vector_bits, "slow_masked_stores",
+                            info.slow_masked_stores ? Py_True : Py_False, "host_name",
+                            info.host_cpu, "host_isa", info.host_isa);
     gj_ctx_free(&ctx);
     return out;
 }
@@ -823,8 +771,7 @@ static PyMethodDef module_methods[] = {
      "_device_count()\n--\n\nNumber of CUDA devices (0 without a driver)."},
     {"to_device", (PyCFunction)(void (*)(void))mod_to_device, METH_VARARGS | METH_KEYWORDS,
      "to_device(ary, stream=0)\n--\n\nCopies a host array to a new DeviceArray."},
-    {"device_array", (PyCFunction)(void (*)(void))mod_device_array,
-     METH_VARARGS | METH_KEYWORDS,
+    {"device_array", (PyCFunction)(void (*)(void))mod_device_array, METH_VARARGS | METH_KEYWORDS,
      "device_array(shape, dtype=float64, strides=None, order='C', stream=0)\n--\n\n"
      "A new uninitialised DeviceArray."},
     {"device_array_like", (PyCFunction)(void (*)(void))mod_device_array_like,
@@ -837,10 +784,10 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "as_cuda_array(obj, sync=True)\n--\n\nA DeviceArray viewing obj's memory "
      "(__cuda_array_interface__), without copying."},
-    {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx,
-     METH_VARARGS | METH_KEYWORDS,
+    {"compile_ptx", (PyCFunction)(void (*)(void))gj_py_compile_ptx, METH_VARARGS | METH_KEYWORDS,
      "compile_ptx(pyfunc, signature, cc=(9, 0), fastmath=0, contract=True, lineinfo=False, "
-     "debug=False, device=False, boundscheck=False)\n--\n\nCompiles pyfunc for signature (a string, a "
+     "debug=False, device=False, boundscheck=False)\n--\n\nCompiles pyfunc for signature (a "
+     "string, a "
      "gpujit.types signature\nor a tuple of argument types) to PTX without a GPU; "
      "returns (ptx, return type name).\nWith device=True it is compiled as a device function "
      "(a PTX .func that\nreturns a value: 'float32(float32, float32)'), else as a kernel "
@@ -851,8 +798,7 @@ static PyMethodDef module_methods[] = {
 /* ---- module init ------------------------------------------------------------ */
 
 static int add_exception(PyObject *module, PyObject **slot, const char *name, PyObject *bases,
-                         const char *doc)
-{
+                         const char *doc) {
     char full[96];
     snprintf(full, sizeof full, "gpujit.%s", name);
     *slot = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
@@ -864,8 +810,7 @@ static int add_exception(PyObject *module, PyObject **slot, const char *name, Py
 /* An exception class with two bases: gpujit's and the Python class that
    numba raises in that case (so `except MemoryError` code keeps working). */
 static int add_exception2(PyObject *module, PyObject **slot, const char *name, PyObject *base,
-                          PyObject *numba_base, const char *doc)
-{
+                          PyObject *numba_base, const char *doc) {
     PyObject *bases = PyTuple_Pack(2, base, numba_base);
     if (!bases)
         return -1;
@@ -874,56 +819,57 @@ static int add_exception2(PyObject *module, PyObject **slot, const char *name, P
     return rc;
 }
 
-static int add_exceptions(PyObject *m, GjPyState *st)
-{
+static int add_exceptions(PyObject *m, GjPyState *st) {
     if (add_exception(m, &st->GpujitError, "GpujitError", PyExc_Exception,
-                      "Base class of gpujit's errors.") < 0
-        || add_exception(m, &st->TypingError, "TypingError", st->GpujitError,
-                         "A kernel's types do not check (raised when it is compiled).") < 0
-        || add_exception(m, &st->UnsupportedError, "UnsupportedError", st->GpujitError,
-                         "A kernel uses Python that gpujit does not compile.") < 0
-        || add_exception(m, &st->LoweringError, "LoweringError", st->GpujitError,
-                         "Code generation failed for a kernel.") < 0
-        || add_exception(m, &st->InternalError, "InternalError", st->GpujitError,
-                         "A bug in gpujit; please report it.") < 0
-        || add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
-                         "A CUDA driver call failed; .name, .code and .call say which.") < 0
-        || add_exception(m, &st->GpujitWarning, "GpujitWarning", PyExc_UserWarning,
-                         "A kernel compiles, but differs from what Python would do (a "
-                         "variable read before it may be assigned reads as zero).") < 0
-        || add_exception(m, &st->GpujitPerformanceWarning, "GpujitPerformanceWarning",
-                         st->GpujitWarning, "A launch is slower than it needs to be: host "
-                         "arrays copied to the GPU and back at every launch (numba's "
-                         "NumbaPerformanceWarning).") < 0)
+                      "Base class of gpujit's errors.") < 0 ||
+        add_exception(m, &st->TypingError, "TypingError", st->GpujitError,
+                      "A kernel's types do not check (raised when it is compiled).") < 0 ||
+        add_exception(m, &st->UnsupportedError, "UnsupportedError", st->GpujitError,
+                      "A kernel uses Python that gpujit does not compile.") < 0 ||
+        add_exception(m, &st->LoweringError, "LoweringError", st->GpujitError,
+                      "Code generation failed for a kernel.") < 0 ||
+        add_exception(m, &st->InternalError, "InternalError", st->GpujitError,
+                      "A bug in gpujit; please report it.") < 0 ||
+        add_exception(m, &st->CudaError, "CudaError", st->GpujitError,
+                      "A CUDA driver call failed; .name, .code and .call say which.") < 0 ||
+        add_exception(m, &st->GpujitWarning, "GpujitWarning", PyExc_UserWarning,
+                      "A kernel compiles, but differs from what Python would do (a "
+                      "variable read before it may be assigned reads as zero).") < 0 ||
+        add_exception(m, &st->GpujitPerformanceWarning, "GpujitPerformanceWarning",
+                      st->GpujitWarning,
+                      "A launch is slower than it needs to be: host "
+                      "arrays copied to the GPU and back at every launch (numba's "
+                      "NumbaPerformanceWarning).") < 0)
         return -1;
     if (add_exception2(m, &st->KernelReturnError, "KernelReturnError", st->UnsupportedError,
-                       PyExc_TypeError, "A kernel returns a value (a kernel returns nothing); "
-                       "an UnsupportedError and, as in numba, a TypeError.") < 0
-        || add_exception2(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", st->CudaError,
-                          PyExc_MemoryError,
-                          "GPU memory ran out; .requested and .free give bytes.") < 0
-        || add_exception(m, &st->CudaCompileError, "CudaCompileError", st->CudaError,
-                         "The CUDA driver rejected a kernel's PTX; the message holds the "
-                         "JIT log.") < 0
-        || add_exception(m, &st->CudaKernelFault, "CudaKernelFault", st->CudaError,
-                         "A kernel faulted; the CUDA context is lost for this process.") < 0
-        || add_exception2(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
-                          PyExc_ImportError, "No usable CUDA driver or device (an ImportError "
-                          "too, as numba's CudaSupportError).") < 0)
+                       PyExc_TypeError,
+                       "A kernel returns a value (a kernel returns nothing); "
+                       "an UnsupportedError and, as in numba, a TypeError.") < 0 ||
+        add_exception2(m, &st->CudaOutOfMemoryError, "CudaOutOfMemoryError", st->CudaError,
+                       PyExc_MemoryError,
+                       "GPU memory ran out; .requested and .free give bytes.") < 0 ||
+        add_exception(m, &st->CudaCompileError, "CudaCompileError", st->CudaError,
+                      "The CUDA driver rejected a kernel's PTX; the message holds the "
+                      "JIT log.") < 0 ||
+        add_exception(m, &st->CudaKernelFault, "CudaKernelFault", st->CudaError,
+                      "A kernel faulted; the CUDA context is lost for this process.") < 0 ||
+        add_exception2(m, &st->CudaSupportError, "CudaSupportError", st->CudaError,
+                       PyExc_ImportError,
+                       "No usable CUDA driver or device (an ImportError "
+                       "too, as numba's CudaSupportError).") < 0)
         return -1;
     return 0;
 }
 
-static int module_exec(PyObject *m)
-{
+static int module_exec(PyObject *m) {
     GjPyState *st = PyModule_GetState(m);
     memset(st, 0, sizeof *st);
     st->target = -1;
     pthread_mutex_init(&st->write_lock, NULL);
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
-    if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0
-        || gj_py_stream_register(m, st) < 0 || gj_py_hostmem_register(m, st) < 0
-        || gj_py_devicearray_register(m, st) < 0 || gj_py_dispatcher_register(m, st) < 0)
+    if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0 ||
+        gj_py_stream_register(m, st) < 0 || gj_py_hostmem_register(m, st) < 0 ||
+        gj_py_devicearray_register(m, st) < 0 || gj_py_dispatcher_register(m, st) < 0)
         return -1;
     if (PyModule_AddStringConstant(m, "llvm_version", gj_llvm_version()) < 0)
         return -1;
@@ -933,22 +879,42 @@ static int module_exec(PyObject *m)
 /* The module state's object references, for traverse and clear: fills
    objs (at least STATE_OBJECTS entries) and returns how many. */
 enum { STATE_OBJECTS = 29 + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES + GJ_DT_COUNT };
-static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
-{
+static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS]) {
     PyObject **all[] = {
-        &st->GpujitError, &st->TypingError, &st->UnsupportedError, &st->LoweringError,
-        &st->InternalError, &st->np, &st->CudaError, &st->CudaOutOfMemoryError, &st->CudaCompileError,
-        &st->CudaKernelFault, &st->CudaSupportError, (PyObject **)&st->DeviceArrayType,
-        (PyObject **)&st->DispatcherType, (PyObject **)&st->LauncherType,
-        (PyObject **)&st->StreamType, (PyObject **)&st->EventType, &st->np_dtype,
-        &st->np_empty, &st->np_ascontiguousarray, &st->np_copyto, &st->np_ndarray,
-        &st->str_cai, &st->libdevice, &st->KernelReturnError, &st->GpujitWarning,
+        &st->GpujitError,
+        &st->TypingError,
+        &st->UnsupportedError,
+        &st->LoweringError,
+        &st->InternalError,
+        &st->np,
+        &st->CudaError,
+        &st->CudaOutOfMemoryError,
+        &st->CudaCompileError,
+        &st->CudaKernelFault,
+        &st->CudaSupportError,
+        (PyObject **)&st->DeviceArrayType,
+        (PyObject **)&st->DispatcherType,
+        (PyObject **)&st->LauncherType,
+        (PyObject **)&st->StreamType,
+        (PyObject **)&st->EventType,
+        &st->np_dtype,
+        &st->np_empty,
+        &st->np_ascontiguousarray,
+        &st->np_copyto,
+        &st->np_ndarray,
+        &st->str_cai,
+        &st->libdevice,
+        &st->KernelReturnError,
+        &st->GpujitWarning,
         &st->GpujitPerformanceWarning,
-        (PyObject **)&st->HostAllocType, (PyObject **)&st->HostRegType, &st->cache_identity,
+        (PyObject **)&st->HostAllocType,
+        (PyObject **)&st->HostRegType,
+        &st->cache_identity,
     };
     size_t n = sizeof all / sizeof all[0];
-    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES
-                       + GJ_DT_COUNT == STATE_OBJECTS,
+    _Static_assert(sizeof all / sizeof all[0] + GJ_CAI_NTYPES + GJ_CAI_DTYPES + GJ_CAI_NNAMES +
+                           GJ_DT_COUNT ==
+                       STATE_OBJECTS,
                    "update STATE_OBJECTS");
     memcpy(objs, all, sizeof all);
     for (int k = 0; k < GJ_CAI_NTYPES; k++)
@@ -962,8 +928,7 @@ static size_t state_objects(GjPyState *st, PyObject **objs[STATE_OBJECTS])
     return n;
 }
 
-static int module_traverse(PyObject *m, visitproc visit, void *arg)
-{
+static int module_traverse(PyObject *m, visitproc visit, void *arg) {
     GjPyState *st = PyModule_GetState(m);
     if (!st)
         return 0;
@@ -973,8 +938,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     return 0;
 }
 
-static int module_clear(PyObject *m)
-{
+static int module_clear(PyObject *m) {
     GjPyState *st = PyModule_GetState(m);
     if (!st)
         return 0;
@@ -986,10 +950,7 @@ static int module_clear(PyObject *m)
     return 0;
 }
 
-static void module_free(void *m)
-{
-    module_clear((PyObject *)m);
-}
+static void module_free(void *m) { module_clear((PyObject *)m); }
 
 static PyModuleDef_Slot module_slots[] = {
     {Py_mod_exec, (void *)module_exec},
@@ -1010,7 +971,4 @@ static PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__gpujit(void);
 
-PyMODINIT_FUNC PyInit__gpujit(void)
-{
-    return PyModuleDef_Init(&module_def);
-}
+PyMODINIT_FUNC PyInit__gpujit(void) { return PyModuleDef_Init(&module_def); }

@@ -37,24 +37,23 @@ typedef enum UseField {
 
 /* RuntimeError for a device function, which has no launch of its own (numba's
    class, as kernel[...] of one raises); 0 for a kernel. */
-static int refuse_device_function(const GjDispatcher *d, const char *what)
-{
+static int refuse_device_function(const GjDispatcher *d, const char *what) {
     if (!d->device_fn)
         return 0;
     PyObject *name = gj_py_kernel_name(d);
     if (name)
-        PyErr_Format(PyExc_RuntimeError, "%s(): %U is a device function (device=True), "
+        PyErr_Format(PyExc_RuntimeError,
+                     "%s(): %U is a device function (device=True), "
                      "which is compiled into the kernels that call it and never launched on "
-                     "its own", what, name);
+                     "its own",
+                     what, name);
     Py_XDECREF(name);
     return -1;
 }
 
 /* A count argument: an int (or a NumPy integer; not a bool or a float) from
    lo to hi; TypeError or ValueError naming it otherwise. */
-static int count_arg(PyObject *obj, const char *what, long long lo, long long hi,
-                     long long *out)
-{
+static int count_arg(PyObject *obj, const char *what, long long lo, long long hi, long long *out) {
     long long v;
     int is_int = gj_py_integer(obj, &v);
     if (is_int < 0)
@@ -79,8 +78,7 @@ static int count_arg(PyObject *obj, const char *what, long long lo, long long hi
 
 /* Gives `device` an entry for every signature the kernel has anywhere (its
    explicit signatures, its other devices' entries). */
-static int device_entries(GjPyState *st, GjDispatcher *d, int device)
-{
+static int device_entries(GjPyState *st, GjDispatcher *d, int device) {
     if (d->explicit_sigs && gj_py_entry_explicit_compile(st, d, device) < 0)
         return -1;
     return gj_py_entry_twins(st, d, device, -1);
@@ -92,8 +90,7 @@ static int device_entries(GjPyState *st, GjDispatcher *d, int device)
    runs without the GIL, when a recompile() may come): the caller releases
    it. */
 static GjEntry *one_entry(GjPyState *st, GjDispatcher *d, PyObject *sig, int device,
-                          int compile_new, const char *what)
-{
+                          int compile_new, const char *what) {
     GjEntry *e = NULL;
     if (sig && sig != Py_None) {
         e = compile_new ? gj_py_entry_for_signature(st, d, sig, device)
@@ -109,13 +106,16 @@ static GjEntry *one_entry(GjPyState *st, GjDispatcher *d, PyObject *sig, int dev
         if (n != 1) {
             PyObject *name = gj_py_kernel_name(d);
             if (name && n == 0)
-                PyErr_Format(PyExc_TypeError, "%s(): kernel %U has no compiled specialisation "
+                PyErr_Format(PyExc_TypeError,
+                             "%s(): kernel %U has no compiled specialisation "
                              "yet: launch it once, or name its argument types with "
-                             "signature=\"void(float32[::1], ...)\"", what, name);
+                             "signature=\"void(float32[::1], ...)\"",
+                             what, name);
             else if (name)
-                PyErr_Format(PyExc_TypeError, "%s(): kernel %U has %d specialisations; "
-                             "choose one with signature= (a key of %U.signatures)", what,
-                             name, n, name);
+                PyErr_Format(PyExc_TypeError,
+                             "%s(): kernel %U has %d specialisations; "
+                             "choose one with signature= (a key of %U.signatures)",
+                             what, name, n, name);
             Py_XDECREF(name);
             return NULL;
         }
@@ -130,26 +130,19 @@ static GjEntry *one_entry(GjPyState *st, GjDispatcher *d, PyObject *sig, int dev
     return e;
 }
 
-static PyObject *use_value(const GjEntry *e, UseField field)
-{
+static PyObject *use_value(const GjEntry *e, UseField field) {
     switch (field) {
-    case USE_REGS:
-        return PyLong_FromLong(e->use.regs);
-    case USE_SHARED:
-        return PyLong_FromSize_t(e->use.shared_bytes);
-    case USE_LOCAL:
-        return PyLong_FromSize_t(e->use.local_bytes);
-    case USE_CONST:
-        return PyLong_FromSize_t(e->use.const_bytes);
-    case USE_MAX_THREADS:
-        return PyLong_FromLong(e->use.max_threads);
+    case USE_REGS: return PyLong_FromLong(e->use.regs);
+    case USE_SHARED: return PyLong_FromSize_t(e->use.shared_bytes);
+    case USE_LOCAL: return PyLong_FromSize_t(e->use.local_bytes);
+    case USE_CONST: return PyLong_FromSize_t(e->use.const_bytes);
+    case USE_MAX_THREADS: return PyLong_FromLong(e->use.max_threads);
     }
     return NULL;
 }
 
 /* {signature: value} over the current device's entries. */
-static PyObject *use_dict(GjPyState *st, GjDispatcher *d, int device, UseField field)
-{
+static PyObject *use_dict(GjPyState *st, GjDispatcher *d, int device, UseField field) {
     if (device_entries(st, d, device) < 0)
         return NULL;
     /* Held first, then loaded: a load releases the GIL, and a recompile()
@@ -179,21 +172,21 @@ static PyObject *use_dict(GjPyState *st, GjDispatcher *d, int device, UseField f
 }
 
 /* The CudaSupportError of get_regs_per_thread() on the CPU target: NULL. */
-static PyObject *no_host_registers(GjPyState *st, GjDispatcher *d, const char *what)
-{
+static PyObject *no_host_registers(GjPyState *st, GjDispatcher *d, const char *what) {
     PyObject *name = gj_py_kernel_name(d);
     if (name)
-        PyErr_Format(st->CudaSupportError, "%s(): kernel %U runs on the CPU target, as "
+        PyErr_Format(st->CudaSupportError,
+                     "%s(): kernel %U runs on the CPU target, as "
                      "host code, which has no registers per thread; on a GPU "
-                     "(gpujit.set_target(\"cuda\")) the driver reports them", what, name);
+                     "(gpujit.set_target(\"cuda\")) the driver reports them",
+                     what, name);
     Py_XDECREF(name);
     return NULL;
 }
 
 /* get_<what>(signature=None): one value, or a dict (module comment). */
 static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseField field,
-                           const char *what)
-{
+                           const char *what) {
     static char *kwlist[] = {"signature", NULL};
     char format[64];
     PyOS_snprintf(format, sizeof format, "|O:%s", what);
@@ -230,28 +223,23 @@ static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseFiel
     return v;
 }
 
-PyObject *gj_py_get_regs_per_thread(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_get_regs_per_thread(PyObject *self, PyObject *args, PyObject *kw) {
     return use_query(self, args, kw, USE_REGS, "get_regs_per_thread");
 }
 
-PyObject *gj_py_get_shared_mem_per_block(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_get_shared_mem_per_block(PyObject *self, PyObject *args, PyObject *kw) {
     return use_query(self, args, kw, USE_SHARED, "get_shared_mem_per_block");
 }
 
-PyObject *gj_py_get_local_mem_per_thread(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_get_local_mem_per_thread(PyObject *self, PyObject *args, PyObject *kw) {
     return use_query(self, args, kw, USE_LOCAL, "get_local_mem_per_thread");
 }
 
-PyObject *gj_py_get_const_mem_size(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_get_const_mem_size(PyObject *self, PyObject *args, PyObject *kw) {
     return use_query(self, args, kw, USE_CONST, "get_const_mem_size");
 }
 
-PyObject *gj_py_get_max_threads_per_block(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_get_max_threads_per_block(PyObject *self, PyObject *args, PyObject *kw) {
     return use_query(self, args, kw, USE_MAX_THREADS, "get_max_threads_per_block");
 }
 
@@ -261,18 +249,18 @@ PyObject *gj_py_get_max_threads_per_block(PyObject *self, PyObject *args, PyObje
    that opted in to that much dynamic shared memory, so the attribute is set
    first (at each such launch: it is one cheap driver call).  The CPU target
    applies the same limits (gj_exec_device_info). */
-int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned shared,
-                         int device)
-{
+int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned shared, int device) {
     enum { PORTABLE_SHARED = 48 * 1024 };
     if (e->res.dynamic_shared && shared == 0) {
         /* Its arrays would have no element: every access would fault on the
            GPU and overwrite the executor's memory on the CPU target. */
         PyObject *name = gj_py_kernel_name(d);
         if (name)
-            PyErr_Format(PyExc_ValueError, "kernel %U uses dynamic shared memory (shared.array(0, "
+            PyErr_Format(PyExc_ValueError,
+                         "kernel %U uses dynamic shared memory (shared.array(0, "
                          "...)) but the launch gives none: launch it as kernel[griddim, blockdim, "
-                         "stream, sharedmem] with sharedmem the bytes it needs", name);
+                         "stream, sharedmem] with sharedmem the bytes it needs",
+                         name);
         Py_XDECREF(name);
         return -1;
     }
@@ -284,10 +272,11 @@ int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned sh
     if (gj_exec_device_info(device, &info, &err) != GJ_CU_OK)
         goto cuda_error;
     if (total > (size_t)info.max_shared_per_block_optin) {
-        PyErr_Format(PyExc_ValueError, "shared memory of %zu bytes per block (%zu static, %u "
+        PyErr_Format(PyExc_ValueError,
+                     "shared memory of %zu bytes per block (%zu static, %u "
                      "dynamic) exceeds the device's limit of %d bytes (%d KiB) per block",
-                     total, e->res.shared_static_bytes, shared,
-                     info.max_shared_per_block_optin, info.max_shared_per_block_optin / 1024);
+                     total, e->res.shared_static_bytes, shared, info.max_shared_per_block_optin,
+                     info.max_shared_per_block_optin / 1024);
         return -1;
     }
     if (gj_exec_allow_dynamic_shared(device, e->func, shared, &err) == GJ_CU_OK)
@@ -297,22 +286,22 @@ cuda_error:
     return -1;
 }
 
-int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int device, int *block)
-{
+int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int device, int *block) {
     /* a loop of forall launches asks each time: the last answer is kept */
     if (e->best_block > 0 && e->best_block_shared == shared) {
         *block = e->best_block;
         return 0;
     }
     GjCuError err;
-    if (gj_exec_best_block(device, e->func, shared, e->use.max_threads, block, &err)
-        != GJ_CU_OK) {
+    if (gj_exec_best_block(device, e->func, shared, e->use.max_threads, block, &err) != GJ_CU_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
     if (*block <= 0) {   /* gj_py_prepare_shared let the shared memory through */
-        PyErr_Format(st->InternalError, "the occupancy calculator found no block size for "
-                     "%u bytes of dynamic shared memory", shared);
+        PyErr_Format(st->InternalError,
+                     "the occupancy calculator found no block size for "
+                     "%u bytes of dynamic shared memory",
+                     shared);
         return -1;
     }
     e->best_block = *block;
@@ -320,29 +309,27 @@ int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int devic
     return 0;
 }
 
-PyObject *gj_py_suggest_config(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_suggest_config(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"n", "sharedmem", "signature", NULL};
     PyObject *n_obj, *shared_obj = NULL, *sig = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:suggest_config", kwlist, &n_obj,
-                                     &shared_obj, &sig))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:suggest_config", kwlist, &n_obj, &shared_obj,
+                                     &sig))
         return NULL;
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     long long n, shared = 0;
     int device, block;
-    if (refuse_device_function(d, "suggest_config") < 0
-        || count_arg(n_obj, "suggest_config(): n (threads to launch)", 1,
-                     LLONG_MAX, &n) < 0
-        || (shared_obj && count_arg(shared_obj, "suggest_config(): sharedmem (bytes per block)", 0,
-                                    INT_MAX, &shared) < 0)
-        || gj_py_device(st, &device) < 0)
+    if (refuse_device_function(d, "suggest_config") < 0 ||
+        count_arg(n_obj, "suggest_config(): n (threads to launch)", 1, LLONG_MAX, &n) < 0 ||
+        (shared_obj && count_arg(shared_obj, "suggest_config(): sharedmem (bytes per block)", 0,
+                                 INT_MAX, &shared) < 0) ||
+        gj_py_device(st, &device) < 0)
         return NULL;
     GjEntry *e = one_entry(st, d, sig, device, 1, "suggest_config");
     if (!e)
         return NULL;
-    int rc = gj_py_prepare_shared(st, d, e, (unsigned)shared, device) < 0
-             || gj_py_entry_best_block(st, e, (unsigned)shared, device, &block) < 0;
+    int rc = gj_py_prepare_shared(st, d, e, (unsigned)shared, device) < 0 ||
+             gj_py_entry_best_block(st, e, (unsigned)shared, device, &block) < 0;
     gj_py_entry_release(e);
     if (rc)
         return NULL;
@@ -352,17 +339,18 @@ PyObject *gj_py_suggest_config(PyObject *self, PyObject *args, PyObject *kw)
     if (gj_exec_device_info(device, &info, &err) != GJ_CU_OK)
         return gj_py_raise_cuda(st, &err);
     if (blocks > info.max_grid_dim[0]) {
-        PyErr_Format(PyExc_ValueError, "suggest_config(): %lld threads need %lld blocks of %d, "
+        PyErr_Format(PyExc_ValueError,
+                     "suggest_config(): %lld threads need %lld blocks of %d, "
                      "more than the device's %d along x; cover them with a grid-stride loop "
                      "(for i in range(gpujit.grid(1), n, gpujit.gridsize(1))) over fewer "
-                     "blocks", n, blocks, block, info.max_grid_dim[0]);
+                     "blocks",
+                     n, blocks, block, info.max_grid_dim[0]);
         return NULL;
     }
     return Py_BuildValue("(Li)", blocks, block);
 }
 
-PyObject *gj_py_forall(PyObject *self, PyObject *args, PyObject *kw)
-{
+PyObject *gj_py_forall(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"ntasks", "tpb", "stream", "sharedmem", NULL};
     PyObject *ntasks_obj, *tpb_obj = NULL, *stream = NULL, *shared = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOO:forall", kwlist, &ntasks_obj, &tpb_obj,
@@ -371,14 +359,17 @@ PyObject *gj_py_forall(PyObject *self, PyObject *args, PyObject *kw)
     GjDispatcher *d = (GjDispatcher *)self;
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     long long ntasks, tpb = 0;
-    if (refuse_device_function(d, "forall") < 0
-        || count_arg(ntasks_obj, "forall(): ntasks", 0, LLONG_MAX, &ntasks) < 0
-        || (tpb_obj && count_arg(tpb_obj, "forall(): tpb (threads per block, 0 to let gpujit "
-                                 "choose)", 0, INT_MAX, &tpb) < 0))
+    if (refuse_device_function(d, "forall") < 0 ||
+        count_arg(ntasks_obj, "forall(): ntasks", 0, LLONG_MAX, &ntasks) < 0 ||
+        (tpb_obj && count_arg(tpb_obj,
+                              "forall(): tpb (threads per block, 0 to let gpujit "
+                              "choose)",
+                              0, INT_MAX, &tpb) < 0))
         return NULL;
     PyObject *zero = PyLong_FromLong(0);
     PyObject *l = zero ? gj_py_launcher_forall(st, d, ntasks, (int)tpb, stream ? stream : zero,
-                                               shared ? shared : zero) : NULL;
+                                               shared ? shared : zero)
+                       : NULL;
     Py_XDECREF(zero);
     return l;
 }
@@ -386,29 +377,29 @@ PyObject *gj_py_forall(PyObject *self, PyObject *args, PyObject *kw)
 /* ---- docstrings (the rows of dispatcher.c's method table) ------------------------ */
 
 /* What the resource queries' docstrings end with (Raises goes on). */
-#define USE_QUERY_DOC \
-    "Parameters\n" \
-    "----------\n" \
-    "signature : signature, optional\n" \
-    "    A specialisation compiled before (by a launch, ``compile()`` or\n" \
+#define USE_QUERY_DOC                                                            \
+    "Parameters\n"                                                               \
+    "----------\n"                                                               \
+    "signature : signature, optional\n"                                          \
+    "    A specialisation compiled before (by a launch, ``compile()`` or\n"      \
     "    ``jit``'s signatures): a string (``\"void(float32[::1], int64)\"``),\n" \
-    "    a signature object, or a key of ``signatures``.  As numba's, a\n" \
-    "    query compiles nothing.\n" \
-    "\n" \
-    "Returns\n" \
-    "-------\n" \
-    "int or dict\n" \
-    "    With a signature, or for a specialized kernel (``jit`` with one\n" \
+    "    a signature object, or a key of ``signatures``.  As numba's, a\n"       \
+    "    query compiles nothing.\n"                                              \
+    "\n"                                                                         \
+    "Returns\n"                                                                  \
+    "-------\n"                                                                  \
+    "int or dict\n"                                                              \
+    "    With a signature, or for a specialized kernel (``jit`` with one\n"      \
     "    signature, or ``specialize()``), the value; otherwise, as numba's, a\n" \
-    "    dict ``{signature: value}`` of every specialisation (``{}`` before\n" \
-    "    the first compile).\n" \
-    "\n" \
-    "Raises\n" \
-    "------\n" \
-    "KeyError\n" \
-    "    For a signature the kernel has not compiled.\n" \
-    "RuntimeError\n" \
-    "    For a device function (``device=True``), which is never launched on\n" \
+    "    dict ``{signature: value}`` of every specialisation (``{}`` before\n"   \
+    "    the first compile).\n"                                                  \
+    "\n"                                                                         \
+    "Raises\n"                                                                   \
+    "------\n"                                                                   \
+    "KeyError\n"                                                                 \
+    "    For a signature the kernel has not compiled.\n"                         \
+    "RuntimeError\n"                                                             \
+    "    For a device function (``device=True``), which is never launched on\n"  \
     "    its own."
 
 const char gj_py_doc_get_regs_per_thread[] =
@@ -417,8 +408,7 @@ const char gj_py_doc_get_regs_per_thread[] =
     "\n"
     "Registers each thread of the kernel uses on the current GPU (the driver's\n"
     "``CU_FUNC_ATTRIBUTE_NUM_REGS``), as numba's.\n"
-    "\n"
-    USE_QUERY_DOC "\n"
+    "\n" USE_QUERY_DOC "\n"
     "CudaSupportError\n"
     "    On the CPU target, whose host code has no registers per thread.";
 
@@ -430,8 +420,7 @@ const char gj_py_doc_get_shared_mem_per_block[] =
     "``shared.array`` calls with constant shapes, and its device functions'),\n"
     "as numba's; a launch's dynamic shared memory (``sharedmem``) comes on\n"
     "top.  On the CPU target, the static part of each block's buffer.\n"
-    "\n"
-    USE_QUERY_DOC;
+    "\n" USE_QUERY_DOC;
 
 const char gj_py_doc_get_local_mem_per_thread[] =
     "get_local_mem_per_thread(signature=None)\n"
@@ -442,8 +431,7 @@ const char gj_py_doc_get_local_mem_per_thread[] =
     "registers, and spilled registers); on the CPU target the bytes of its\n"
     "local arrays (its device functions' included), which each thread's stack\n"
     "holds.\n"
-    "\n"
-    USE_QUERY_DOC;
+    "\n" USE_QUERY_DOC;
 
 const char gj_py_doc_get_const_mem_size[] =
     "get_const_mem_size(signature=None)\n"
@@ -455,8 +443,7 @@ const char gj_py_doc_get_const_mem_size[] =
     "values).  On the CPU target, what lowering placed there; on a GPU the\n"
     "driver counts what is left after LLVM dropped what the kernel never\n"
     "reads.\n"
-    "\n"
-    USE_QUERY_DOC;
+    "\n" USE_QUERY_DOC;
 
 const char gj_py_doc_get_max_threads_per_block[] =
     "get_max_threads_per_block(signature=None)\n"
@@ -466,8 +453,7 @@ const char gj_py_doc_get_max_threads_per_block[] =
     "the device's limit, or fewer where its registers or its\n"
     "``launch_bounds`` say so.  On the CPU target, a CUDA device's 1024 (or\n"
     "``launch_bounds``).\n"
-    "\n"
-    USE_QUERY_DOC;
+    "\n" USE_QUERY_DOC;
 
 const char gj_py_doc_suggest_config[] =
     "suggest_config(n, sharedmem=0, signature=None)\n"

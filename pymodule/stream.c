@@ -25,23 +25,20 @@
 
 /* The driver's names for the default streams (cuda.h: CU_STREAM_LEGACY,
    CU_STREAM_PER_THREAD); a handle of 0 is the legacy default stream too. */
-#define LEGACY_STREAM ((void *)0x1)
+#define LEGACY_STREAM     ((void *)0x1)
 #define PER_THREAD_STREAM ((void *)0x2)
 
 typedef struct GjStream {
-    PyObject_HEAD
-    void *handle;
+    PyObject_HEAD void *handle;
     int device;
     int owned;            /* made by stream(): destroyed with the object */
 } GjStream;
 
 typedef struct GjEvent {
-    PyObject_HEAD
-    GjExecEvent ev;
+    PyObject_HEAD GjExecEvent ev;
 } GjEvent;
 
-int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream)
-{
+int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream) {
     *stream = NULL;
     if (obj == NULL || obj == Py_None)
         return 0;
@@ -60,14 +57,14 @@ int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream)
     PyObject *tname = gj_py_type_name(obj);
     PyErr_Format(PyExc_TypeError,
                  "stream must be 0, None, a gpujit stream or a CUstream handle (int), "
-                 "not %S", tname);
+                 "not %S",
+                 tname);
     Py_XDECREF(tname);
     return -1;
 }
 
 /* Returns None, or raises err (-> NULL). */
-static PyObject *done(GjPyState *st, GjCuStatus rc, const GjCuError *err)
-{
+static PyObject *done(GjPyState *st, GjCuStatus rc, const GjCuError *err) {
     if (rc != GJ_CU_OK)
         return gj_py_raise_cuda(st, err);
     Py_RETURN_NONE;
@@ -75,8 +72,7 @@ static PyObject *done(GjPyState *st, GjCuStatus rc, const GjCuError *err)
 
 /* ---- Stream ------------------------------------------------------------------- */
 
-static GjStream *stream_new(GjPyState *st, int device, void *handle, int owned)
-{
+static GjStream *stream_new(GjPyState *st, int device, void *handle, int owned) {
     GjStream *s = PyObject_New(GjStream, st->StreamType);
     if (!s) {
         if (owned)
@@ -89,8 +85,7 @@ static GjStream *stream_new(GjPyState *st, int device, void *handle, int owned)
     return s;
 }
 
-static void stream_dealloc(PyObject *self)
-{
+static void stream_dealloc(PyObject *self) {
     GjStream *s = (GjStream *)self;
     PyTypeObject *tp = Py_TYPE(self);
     if (s->owned)
@@ -100,45 +95,38 @@ static void stream_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
-static PyObject *stream_synchronize(PyObject *self, PyObject *unused)
-{
+static PyObject *stream_synchronize(PyObject *self, PyObject *unused) {
     (void)unused;
     GjStream *s = (GjStream *)self;
     GjCuError err;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_exec_stream_synchronize(s->device, s->handle, &err);
-    Py_END_ALLOW_THREADS
-    return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_stream_synchronize(s->device, s->handle, &err);
+    Py_END_ALLOW_THREADS return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
-static PyObject *stream_auto_synchronize(PyObject *self, PyObject *unused)
-{
+static PyObject *stream_auto_synchronize(PyObject *self, PyObject *unused) {
     (void)unused;
     return Py_NewRef(self);
 }
 
-static PyObject *stream_exit(PyObject *self, PyObject *args)
-{
+static PyObject *stream_exit(PyObject *self, PyObject *args) {
     (void)args;
     return stream_synchronize(self, NULL);
 }
 
-static PyObject *stream_get_handle(PyObject *self, void *closure)
-{
+static PyObject *stream_get_handle(PyObject *self, void *closure) {
     (void)closure;
     return PyLong_FromVoidPtr(((GjStream *)self)->handle);
 }
 
-static PyObject *stream_repr(PyObject *self)
-{
+static PyObject *stream_repr(PyObject *self) {
     GjStream *s = (GjStream *)self;
     const char *what = s->handle == NULL || s->handle == LEGACY_STREAM ? "legacy default "
-                       : s->handle == PER_THREAD_STREAM ? "per-thread default " : "";
+                       : s->handle == PER_THREAD_STREAM                ? "per-thread default "
+                                                                       : "";
     if (s->device == GJ_MEM_HOST)   /* its streams have no handle and never wait */
         return PyUnicode_FromString("<gpujit.Stream of the CPU target>");
-    return PyUnicode_FromFormat("<gpujit.Stream %s%p on device %d>", what, s->handle,
-                                s->device);
+    return PyUnicode_FromFormat("<gpujit.Stream %s%p on device %d>", what, s->handle, s->device);
 }
 
 static PyMethodDef stream_methods[] = {
@@ -178,8 +166,7 @@ static PyType_Spec stream_spec = {
 
 /* ---- Event ---------------------------------------------------------------------- */
 
-static void event_dealloc(PyObject *self)
-{
+static void event_dealloc(PyObject *self) {
     PyTypeObject *tp = Py_TYPE(self);
     gj_exec_event_destroy(&((GjEvent *)self)->ev);
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
@@ -189,8 +176,7 @@ static void event_dealloc(PyObject *self)
 
 /* The stream argument of record() and wait(); -1 raised. */
 static int stream_arg(PyObject *self, PyObject *args, PyObject *kw, const char *format,
-                      void **stream)
-{
+                      void **stream) {
     static char *kwlist[] = {"stream", NULL};
     PyObject *obj = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kw, format, kwlist, &obj))
@@ -198,8 +184,7 @@ static int stream_arg(PyObject *self, PyObject *args, PyObject *kw, const char *
     return gj_py_stream_handle(gj_py_state_of_type(Py_TYPE(self)), obj, stream);
 }
 
-static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw) {
     void *stream;
     if (stream_arg(self, args, kw, "|O:record", &stream) < 0)
         return NULL;
@@ -208,8 +193,7 @@ static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw)
     return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
-static PyObject *event_wait(PyObject *self, PyObject *args, PyObject *kw)
-{
+static PyObject *event_wait(PyObject *self, PyObject *args, PyObject *kw) {
     void *stream;
     if (stream_arg(self, args, kw, "|O:wait", &stream) < 0)
         return NULL;
@@ -218,19 +202,15 @@ static PyObject *event_wait(PyObject *self, PyObject *args, PyObject *kw)
     return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
-static PyObject *event_synchronize(PyObject *self, PyObject *unused)
-{
+static PyObject *event_synchronize(PyObject *self, PyObject *unused) {
     (void)unused;
     GjCuError err;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_exec_event_synchronize(&((GjEvent *)self)->ev, &err);
-    Py_END_ALLOW_THREADS
-    return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_event_synchronize(&((GjEvent *)self)->ev, &err);
+    Py_END_ALLOW_THREADS return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
-static PyObject *event_query(PyObject *self, PyObject *unused)
-{
+static PyObject *event_query(PyObject *self, PyObject *unused) {
     (void)unused;
     GjCuError err;
     int finished;
@@ -239,8 +219,7 @@ static PyObject *event_query(PyObject *self, PyObject *unused)
     return PyBool_FromLong(finished);
 }
 
-static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
-{
+static PyObject *event_elapsed_time(PyObject *self, PyObject *end) {
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     if (!Py_IS_TYPE(end, st->EventType)) {
         PyErr_SetString(PyExc_TypeError, "elapsed_time() needs another gpujit event");
@@ -248,8 +227,7 @@ static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
     }
     GjCuError err;
     float ms;
-    if (gj_exec_event_elapsed(&((GjEvent *)self)->ev, &((GjEvent *)end)->ev, &ms, &err)
-        != GJ_CU_OK)
+    if (gj_exec_event_elapsed(&((GjEvent *)self)->ev, &((GjEvent *)end)->ev, &ms, &err) != GJ_CU_OK)
         return gj_py_raise_cuda(st, &err);
     return PyFloat_FromDouble((double)ms);
 }
@@ -292,13 +270,11 @@ static PyType_Spec event_spec = {
 /* ---- module functions ------------------------------------------------------------- */
 
 /* The current target's device, its context made current; -1 raised. */
-static int current_device(GjPyState *st, int *device)
-{
+static int current_device(GjPyState *st, int *device) {
     return gj_py_device(st, device) < 0 || gj_py_ensure(st) < 0 ? -1 : 0;
 }
 
-static PyObject *mod_synchronize(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_synchronize(PyObject *module, PyObject *unused) {
     (void)unused;
     GjPyState *st = PyModule_GetState(module);
     int device;
@@ -306,14 +282,11 @@ static PyObject *mod_synchronize(PyObject *module, PyObject *unused)
         return NULL;
     GjCuError err;
     GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = gj_exec_synchronize(device, &err);
-    Py_END_ALLOW_THREADS
-    return done(st, rc, &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_synchronize(device, &err);
+    Py_END_ALLOW_THREADS return done(st, rc, &err);
 }
 
-static PyObject *mod_stream(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_stream(PyObject *module, PyObject *unused) {
     (void)unused;
     GjPyState *st = PyModule_GetState(module);
     int device;
@@ -327,8 +300,7 @@ static PyObject *mod_stream(PyObject *module, PyObject *unused)
 }
 
 /* A Stream object for one of the driver's default streams. */
-static PyObject *default_stream(PyObject *module, void *handle)
-{
+static PyObject *default_stream(PyObject *module, void *handle) {
     GjPyState *st = PyModule_GetState(module);
     int device;
     if (current_device(st, &device) < 0)
@@ -336,26 +308,22 @@ static PyObject *default_stream(PyObject *module, void *handle)
     return (PyObject *)stream_new(st, device, handle, 0);
 }
 
-static PyObject *mod_default_stream(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_default_stream(PyObject *module, PyObject *unused) {
     (void)unused;
     return default_stream(module, NULL);
 }
 
-static PyObject *mod_legacy_default_stream(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_legacy_default_stream(PyObject *module, PyObject *unused) {
     (void)unused;
     return default_stream(module, LEGACY_STREAM);
 }
 
-static PyObject *mod_per_thread_default_stream(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_per_thread_default_stream(PyObject *module, PyObject *unused) {
     (void)unused;
     return default_stream(module, PER_THREAD_STREAM);
 }
 
-static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw)
-{
+static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"timing", NULL};
     int timing = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|p:event", kwlist, &timing))
@@ -376,8 +344,7 @@ static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw)
     return (PyObject *)e;
 }
 
-static PyObject *mod_memory_info(PyObject *module, PyObject *unused)
-{
+static PyObject *mod_memory_info(PyObject *module, PyObject *unused) {
     (void)unused;
     GjPyState *st = PyModule_GetState(module);
     int device;
@@ -411,16 +378,14 @@ static PyMethodDef stream_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static int add_type(PyObject *m, PyTypeObject **slot, PyType_Spec *spec, const char *name)
-{
+static int add_type(PyObject *m, PyTypeObject **slot, PyType_Spec *spec, const char *name) {
     *slot = (PyTypeObject *)PyType_FromModuleAndSpec(m, spec, NULL);
     return *slot ? PyModule_AddObjectRef(m, name, (PyObject *)*slot) : -1;
 }
 
-int gj_py_stream_register(PyObject *module, GjPyState *st)
-{
-    if (add_type(module, &st->StreamType, &stream_spec, "Stream") < 0
-        || add_type(module, &st->EventType, &event_spec, "Event") < 0)
+int gj_py_stream_register(PyObject *module, GjPyState *st) {
+    if (add_type(module, &st->StreamType, &stream_spec, "Stream") < 0 ||
+        add_type(module, &st->EventType, &event_spec, "Event") < 0)
         return -1;
     return PyModule_AddFunctions(module, stream_functions);
 }

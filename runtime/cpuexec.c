@@ -49,15 +49,15 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define MAX_WORKERS 1024u
-#define GUARD_BUDGET 16384u   /* guard pages in all, to stay far below vm.max_map_count */
+#define MAX_WORKERS   1024u
+#define GUARD_BUDGET  16384u   /* guard pages in all, to stay far below vm.max_map_count */
 #define CHUNK_THREADS 4096u   /* the most threads' worth of blocks a worker takes at once */
 
 /* ---- context switch ------------------------------------------------------ */
 
 /* -DGJ_CPUEXEC_UCONTEXT builds the fallback everywhere (tests use it). */
-#if (defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__) \
-    && !defined(GJ_CPUEXEC_UCONTEXT)
+#if (defined(__x86_64__) || defined(__aarch64__)) && defined(__ELF__) && \
+    !defined(GJ_CPUEXEC_UCONTEXT)
 #define HAVE_ASM_SWITCH 1
 /* Saves the callee-saved registers on the current stack, stores the stack
    pointer in *save, loads `load` as the stack pointer and restores the
@@ -71,93 +71,91 @@ __attribute__((visibility("hidden"))) void gj_cpu_fiber_start(void);
 
 #if HAVE_ASM_SWITCH && defined(__x86_64__)
 /* Frame, from the saved sp up: r15 r14 r13 r12 rbx rbp return-address. */
-__asm__(
-    ".text\n"
-    ".p2align 4\n"
-    ".globl gj_cpu_fiber_switch\n"
-    ".hidden gj_cpu_fiber_switch\n"
-    ".type gj_cpu_fiber_switch,@function\n"
-    "gj_cpu_fiber_switch:\n"
-    "    pushq %rbp\n"
-    "    pushq %rbx\n"
-    "    pushq %r12\n"
-    "    pushq %r13\n"
-    "    pushq %r14\n"
-    "    pushq %r15\n"
-    "    movq %rsp, (%rdi)\n"
-    "    movq %rsi, %rsp\n"
-    "    popq %r15\n"
-    "    popq %r14\n"
-    "    popq %r13\n"
-    "    popq %r12\n"
-    "    popq %rbx\n"
-    "    popq %rbp\n"
-    "    ret\n"
-    ".size gj_cpu_fiber_switch, .-gj_cpu_fiber_switch\n"
-    ".p2align 4\n"
-    ".globl gj_cpu_fiber_start\n"
-    ".hidden gj_cpu_fiber_start\n"
-    ".type gj_cpu_fiber_start,@function\n"
-    "gj_cpu_fiber_start:\n"
-    "    movq %rbx, %rdi\n"
-    "    callq *%r12\n"
-    "    ud2\n"
-    ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
-#define FRAME_WORDS 7
-#define FRAME_ENTRY 3      /* r12 */
-#define FRAME_ARG 4        /* rbx */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl gj_cpu_fiber_switch\n"
+        ".hidden gj_cpu_fiber_switch\n"
+        ".type gj_cpu_fiber_switch,@function\n"
+        "gj_cpu_fiber_switch:\n"
+        "    pushq %rbp\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    pushq %r13\n"
+        "    pushq %r14\n"
+        "    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n"
+        "    popq %r14\n"
+        "    popq %r13\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
+        ".size gj_cpu_fiber_switch, .-gj_cpu_fiber_switch\n"
+        ".p2align 4\n"
+        ".globl gj_cpu_fiber_start\n"
+        ".hidden gj_cpu_fiber_start\n"
+        ".type gj_cpu_fiber_start,@function\n"
+        "gj_cpu_fiber_start:\n"
+        "    movq %rbx, %rdi\n"
+        "    callq *%r12\n"
+        "    ud2\n"
+        ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
+#define FRAME_WORDS  7
+#define FRAME_ENTRY  3      /* r12 */
+#define FRAME_ARG    4        /* rbx */
 #define FRAME_RETURN 6
-#define FRAME_PAD 2        /* words above the frame: sp is 16-aligned after the ret */
+#define FRAME_PAD    2        /* words above the frame: sp is 16-aligned after the ret */
 #elif HAVE_ASM_SWITCH && defined(__aarch64__)
 /* Frame, from the saved sp up: x19..x28, x29, x30 (return address), d8..d15. */
-__asm__(
-    ".text\n"
-    ".p2align 4\n"
-    ".globl gj_cpu_fiber_switch\n"
-    ".hidden gj_cpu_fiber_switch\n"
-    ".type gj_cpu_fiber_switch,%function\n"
-    "gj_cpu_fiber_switch:\n"
-    "    sub sp, sp, #160\n"
-    "    stp x19, x20, [sp, #0]\n"
-    "    stp x21, x22, [sp, #16]\n"
-    "    stp x23, x24, [sp, #32]\n"
-    "    stp x25, x26, [sp, #48]\n"
-    "    stp x27, x28, [sp, #64]\n"
-    "    stp x29, x30, [sp, #80]\n"
-    "    stp d8, d9, [sp, #96]\n"
-    "    stp d10, d11, [sp, #112]\n"
-    "    stp d12, d13, [sp, #128]\n"
-    "    stp d14, d15, [sp, #144]\n"
-    "    mov x2, sp\n"
-    "    str x2, [x0]\n"
-    "    mov sp, x1\n"
-    "    ldp x19, x20, [sp, #0]\n"
-    "    ldp x21, x22, [sp, #16]\n"
-    "    ldp x23, x24, [sp, #32]\n"
-    "    ldp x25, x26, [sp, #48]\n"
-    "    ldp x27, x28, [sp, #64]\n"
-    "    ldp x29, x30, [sp, #80]\n"
-    "    ldp d8, d9, [sp, #96]\n"
-    "    ldp d10, d11, [sp, #112]\n"
-    "    ldp d12, d13, [sp, #128]\n"
-    "    ldp d14, d15, [sp, #144]\n"
-    "    add sp, sp, #160\n"
-    "    ret\n"
-    ".size gj_cpu_fiber_switch, .-gj_cpu_fiber_switch\n"
-    ".p2align 4\n"
-    ".globl gj_cpu_fiber_start\n"
-    ".hidden gj_cpu_fiber_start\n"
-    ".type gj_cpu_fiber_start,%function\n"
-    "gj_cpu_fiber_start:\n"
-    "    mov x0, x19\n"
-    "    blr x20\n"
-    "    brk #0\n"
-    ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
-#define FRAME_WORDS 20
-#define FRAME_ENTRY 1      /* x20 */
-#define FRAME_ARG 0        /* x19 */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl gj_cpu_fiber_switch\n"
+        ".hidden gj_cpu_fiber_switch\n"
+        ".type gj_cpu_fiber_switch,%function\n"
+        "gj_cpu_fiber_switch:\n"
+        "    sub sp, sp, #160\n"
+        "    stp x19, x20, [sp, #0]\n"
+        "    stp x21, x22, [sp, #16]\n"
+        "    stp x23, x24, [sp, #32]\n"
+        "    stp x25, x26, [sp, #48]\n"
+        "    stp x27, x28, [sp, #64]\n"
+        "    stp x29, x30, [sp, #80]\n"
+        "    stp d8, d9, [sp, #96]\n"
+        "    stp d10, d11, [sp, #112]\n"
+        "    stp d12, d13, [sp, #128]\n"
+        "    stp d14, d15, [sp, #144]\n"
+        "    mov x2, sp\n"
+        "    str x2, [x0]\n"
+        "    mov sp, x1\n"
+        "    ldp x19, x20, [sp, #0]\n"
+        "    ldp x21, x22, [sp, #16]\n"
+        "    ldp x23, x24, [sp, #32]\n"
+        "    ldp x25, x26, [sp, #48]\n"
+        "    ldp x27, x28, [sp, #64]\n"
+        "    ldp x29, x30, [sp, #80]\n"
+        "    ldp d8, d9, [sp, #96]\n"
+        "    ldp d10, d11, [sp, #112]\n"
+        "    ldp d12, d13, [sp, #128]\n"
+        "    ldp d14, d15, [sp, #144]\n"
+        "    add sp, sp, #160\n"
+        "    ret\n"
+        ".size gj_cpu_fiber_switch, .-gj_cpu_fiber_switch\n"
+        ".p2align 4\n"
+        ".globl gj_cpu_fiber_start\n"
+        ".hidden gj_cpu_fiber_start\n"
+        ".type gj_cpu_fiber_start,%function\n"
+        "gj_cpu_fiber_start:\n"
+        "    mov x0, x19\n"
+        "    blr x20\n"
+        "    brk #0\n"
+        ".size gj_cpu_fiber_start, .-gj_cpu_fiber_start\n");
+#define FRAME_WORDS  20
+#define FRAME_ENTRY  1      /* x20 */
+#define FRAME_ARG    0        /* x19 */
 #define FRAME_RETURN 11    /* x30 */
-#define FRAME_PAD 0
+#define FRAME_PAD    0
 #endif
 
 #ifdef GJ_ASAN
@@ -231,8 +229,7 @@ static Pool P = {
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
     if (!err || errlen == 0)
         return;
     va_list ap;
@@ -243,8 +240,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- switching ------------------------------------------------------------ */
 
-static void raw_switch(GjCpuBlock *b, Ctx *from, Ctx *to)
-{
+static void raw_switch(GjCpuBlock *b, Ctx *from, Ctx *to) {
 #ifdef GJ_TSAN
     __tsan_switch_to_fiber(to->tsan, 0);   /* 0: the switch orders the two fibers */
 #endif
@@ -261,8 +257,7 @@ static void raw_switch(GjCpuBlock *b, Ctx *from, Ctx *to)
 /* ASan: a fiber that was switched to learns the scheduler's stack when the
    switch came from there. */
 #ifdef GJ_ASAN
-static void switched_in(GjCpuBlock *b, void *fake)
-{
+static void switched_in(GjCpuBlock *b, void *fake) {
     if (b->from_sched)
         __sanitizer_finish_switch_fiber(fake, &b->sched_bottom, &b->sched_size);
     else
@@ -271,8 +266,7 @@ static void switched_in(GjCpuBlock *b, void *fake)
 #endif
 
 /* Scheduler -> fiber i; returns when the sweep that starts there ends. */
-static void resume(GjCpuBlock *b, unsigned i)
-{
+static void resume(GjCpuBlock *b, unsigned i) {
     b->current = i;
     b->from_sched = 1;
 #ifdef GJ_ASAN
@@ -290,8 +284,7 @@ static void resume(GjCpuBlock *b, unsigned i)
    scheduler), or back to the scheduler at the end or when the block has
    failed.  Returns when fiber i is switched to again (never, once it has
    returned or the block has failed). */
-void gj_cpu_switch_away(GjCpuBlock *b, unsigned i)
-{
+void gj_cpu_switch_away(GjCpuBlock *b, unsigned i) {
     unsigned j = b->failed ? b->nthreads : i + 1;
     while (j < b->nthreads && (b->fibers[j].done || b->fibers[j].wait))
         j++;
@@ -313,8 +306,7 @@ void gj_cpu_switch_away(GjCpuBlock *b, unsigned i)
 }
 
 /* Opens the block barrier: hands each syncthreads_count/and/or its result. */
-static void barrier_release(GjCpuBlock *b)
-{
+static void barrier_release(GjCpuBlock *b) {
     Barrier *g = &b->bar;
     for (unsigned j = 0; j < b->nthreads; j++) {
         Fiber *f = &b->fibers[j];
@@ -323,16 +315,15 @@ static void barrier_release(GjCpuBlock *b)
         f->wait = RUNNABLE;
         if (f->slot.op == OP_SYNCTHREADS)
             f->slot.result = f->slot.mode == GJ_CPU_SYNC_COUNT ? g->ntrue
-                           : f->slot.mode == GJ_CPU_SYNC_AND ? g->ntrue == g->npred
-                           : g->ntrue > 0;
+                             : f->slot.mode == GJ_CPU_SYNC_AND ? g->ntrue == g->npred
+                                                               : g->ntrue > 0;
     }
     g->arrived = g->npred = g->ntrue = 0;
 }
 
 /* Parks fiber i at the block barrier until every live fiber has arrived;
    the last one to arrive opens it and carries on without switching. */
-void gj_cpu_barrier_arrive(GjCpuBlock *b, unsigned i)
-{
+void gj_cpu_barrier_arrive(GjCpuBlock *b, unsigned i) {
     b->fibers[i].wait = AT_BARRIER;
     if (++b->bar.arrived >= b->bar.live) {
         barrier_release(b);
@@ -341,8 +332,7 @@ void gj_cpu_barrier_arrive(GjCpuBlock *b, unsigned i)
     gj_cpu_switch_away(b, i);
 }
 
-static void fiber_main(void *arg)
-{
+static void fiber_main(void *arg) {
     GjCpuBlock *b = arg;
     unsigned i = b->current;
 #ifdef GJ_ASAN
@@ -359,14 +349,12 @@ static void fiber_main(void *arg)
 }
 
 /* makecontext passes ints: the block pointer travels in two halves. */
-static void fiber_main_uc(int hi, int lo)
-{
+static void fiber_main_uc(int hi, int lo) {
     uint64_t p = ((uint64_t)(unsigned)hi << 32) | (uint64_t)(unsigned)lo;
     fiber_main((void *)(uintptr_t)p);
 }
 
-static void fiber_init(GjCpuBlock *b, unsigned i)
-{
+static void fiber_init(GjCpuBlock *b, unsigned i) {
     Fiber *f = &b->fibers[i];
     f->wait = RUNNABLE;
     f->done = 0;
@@ -400,8 +388,7 @@ static void fiber_init(GjCpuBlock *b, unsigned i)
    failing those, a warp operation waits for a lane that is parked elsewhere
    (at the block barrier, or at a warp operation with another mask): a hang
    on the GPU, an error here. */
-static void schedule(GjCpuBlock *b)
-{
+static void schedule(GjCpuBlock *b) {
     while (b->live > 0 && !b->failed) {
         unsigned i = 0;
         while (i < b->nthreads && (b->fibers[i].done || b->fibers[i].wait))
@@ -417,8 +404,7 @@ static void schedule(GjCpuBlock *b)
 
 /* t's threadIdx, lane and warp for the thread of linear index i in its
    block (x fastest). */
-static void set_thread(GjCpuThread *t, const GjCpuLaunch *l, unsigned i)
-{
+static void set_thread(GjCpuThread *t, const GjCpuLaunch *l, unsigned i) {
     unsigned bx = l->block[0], by = l->block[1];
     t->tid[0] = i % bx;
     t->tid[1] = (i / bx) % by;
@@ -427,15 +413,14 @@ static void set_thread(GjCpuThread *t, const GjCpuLaunch *l, unsigned i)
     t->warp = i / WARP;
 }
 
-static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *base)
-{
+static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *base) {
     unsigned n = b->nthreads;
     b->failed = 0;
     b->live = n;
-    b->bar = (Barrier){ .live = n };
+    b->bar = (Barrier){.live = n};
     for (unsigned w = 0; w * WARP < n; w++) {
         unsigned c = n - w * WARP;
-        b->warps[w] = (Warp){ .exited = c < WARP ? ~0u << c : 0 };
+        b->warps[w] = (Warp){.exited = c < WARP ? ~0u << c : 0};
     }
 #ifdef GJ_TSAN
     b->sched.tsan = __tsan_get_current_fiber();
@@ -458,8 +443,7 @@ static void run_fibers(GjCpuBlock *b, const GjCpuLaunch *l, const GjCpuThread *b
 /* A block of a kernel compiled per thread without barriers: each thread in
    turn, in the order of the executor's linear index (x fastest), on the
    worker's own stack.  t's thread fields are left as the block found them. */
-static void run_threads(const GjCpuLaunch *l, GjCpuThread *t, unsigned nthreads)
-{
+static void run_threads(const GjCpuLaunch *l, GjCpuThread *t, unsigned nthreads) {
     for (unsigned i = 0; i < nthreads; i++) {
         set_thread(t, l, i);
         l->fn(l->params, t);
@@ -470,8 +454,7 @@ static void run_threads(const GjCpuLaunch *l, GjCpuThread *t, unsigned nthreads)
 /* Runs blocks first .. first + count - 1 (linear indices, x fastest) unless
    the launch fails; returns how many ran.  The division into blockIdx is
    done once, then carried: a block costs its call, not three divisions. */
-static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count)
-{
+static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count) {
     const GjCpuLaunch *l = job->launch;
     GjCpuBlock *b = &w->block;
     GjCpuThread t;
@@ -512,26 +495,21 @@ static uint64_t run_blocks(Worker *w, Job *job, uint64_t first, uint64_t count)
 /* getcontext() returns twice (a later setcontext comes back through it), so
    a caller's locals held in registers may be clobbered (gcc's -Wclobbered);
    kept out of line, the loop around it needs no volatile. */
-__attribute__((noinline)) static int capture_context(ucontext_t *uc)
-{
-    return getcontext(uc);
-}
+__attribute__((noinline)) static int capture_context(ucontext_t *uc) { return getcontext(uc); }
 
 /* Maps n fiber stacks of stack bytes (a multiple of the page), each above
    a guard page while the pool's guards stay within GUARD_BUDGET. */
 /* munmap of fiber stacks.  Under ASan, their frames' redzones are unpoisoned
    first: ASan keeps a region's shadow through munmap, and the addresses,
    mapped again by malloc, would read as stack redzones. */
-static void unmap_stacks(void *stacks, size_t bytes)
-{
+static void unmap_stacks(void *stacks, size_t bytes) {
 #ifdef GJ_ASAN
     __asan_unpoison_memory_region(stacks, bytes);
 #endif
     munmap(stacks, bytes);
 }
 
-static int grow_fibers(Worker *w, unsigned n, size_t stack)
-{
+static int grow_fibers(Worker *w, unsigned n, size_t stack) {
     size_t slot = P.page + stack;
     size_t bytes = slot * n;
     unsigned char *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
@@ -591,8 +569,7 @@ static int grow_fibers(Worker *w, unsigned n, size_t stack)
 }
 
 /* Readies worker w for the job: shared memory and, if needed, fibers. */
-static int prepare(Worker *w, Job *job)
-{
+static int prepare(Worker *w, Job *job) {
     const GjCpuLaunch *l = job->launch;
     w->err[0] = '\0';
     size_t need = l->shared_bytes > 64 ? l->shared_bytes : 64;
@@ -620,8 +597,10 @@ static int prepare(Worker *w, Job *job)
        usual frames (GPUJIT_CPU_STACK_KIB). */
     size_t stack = P.stack_bytes + (l->local_bytes + P.page - 1) / P.page * P.page;
     if (stack < l->local_bytes) {
-        snprintf(w->err, sizeof w->err, "local arrays of %zu bytes per thread do not fit a "
-                 "fiber stack", l->local_bytes);
+        snprintf(w->err, sizeof w->err,
+                 "local arrays of %zu bytes per thread do not fit a "
+                 "fiber stack",
+                 l->local_bytes);
         return -1;
     }
     if ((w->capacity < job->nthreads || w->stack_bytes < stack) &&
@@ -642,8 +621,7 @@ static int prepare(Worker *w, Job *job)
    is given besides (GPUJIT_CPU_STACK_KIB).  *room gets the bytes left; 1
    when that cannot be told (the frame is not on the thread's stack, as with
    AddressSanitizer's fake stacks). */
-static int stack_has_room(size_t local_bytes, size_t *room)
-{
+static int stack_has_room(size_t local_bytes, size_t *room) {
     pthread_attr_t attr;
     void *addr = NULL;
     size_t size = 0;
@@ -665,8 +643,7 @@ static int stack_has_room(size_t local_bytes, size_t *room)
    a grid of many cheap blocks costs few atomic operations, and its last
    blocks still spread over the workers when blocks differ in cost or a
    worker loses its core to another process for a while. */
-static uint64_t take_blocks(Job *job, uint64_t *first)
-{
+static uint64_t take_blocks(Job *job, uint64_t *first) {
     uint64_t k = atomic_load_explicit(&job->next, memory_order_relaxed), count;
     uint64_t most = CHUNK_THREADS / job->nthreads ? CHUNK_THREADS / job->nthreads : 1;
     do {
@@ -674,14 +651,13 @@ static uint64_t take_blocks(Job *job, uint64_t *first)
             return 0;
         count = (job->nblocks - k) / job->share;
         count = count < 1 ? 1 : count > most ? most : count;
-    } while (!atomic_compare_exchange_weak_explicit(&job->next, &k, k + count,
-                                                    memory_order_relaxed, memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&job->next, &k, k + count, memory_order_relaxed,
+                                                    memory_order_relaxed));
     *first = k;
     return count;
 }
 
-static void run_job(Worker *w, Job *job)
-{
+static void run_job(Worker *w, Job *job) {
     if (prepare(w, job) != 0)
         return;
     uint64_t ran = 0, first, count, k;
@@ -695,8 +671,7 @@ static void run_job(Worker *w, Job *job)
 
 /* ---- the pool -------------------------------------------------------------- */
 
-static void *helper_main(void *arg)
-{
+static void *helper_main(void *arg) {
     Worker *w = arg;
     pthread_setspecific(P.helper_key, w);
     pthread_mutex_lock(&P.lock);
@@ -720,8 +695,7 @@ static void *helper_main(void *arg)
 /* Starts helper threads 1..want that are not running yet (under
    launch_lock); returns how many run.  A thread that cannot be created
    just means fewer workers. */
-static unsigned start_helpers(unsigned want)
-{
+static unsigned start_helpers(unsigned want) {
     if (P.nstarted >= want)
         return want;
     sigset_t all, old;
@@ -742,8 +716,7 @@ static unsigned start_helpers(unsigned want)
     return P.nstarted;
 }
 
-static void init_launch_lock(void)
-{
+static void init_launch_lock(void) {
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
     pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
@@ -753,8 +726,7 @@ static void init_launch_lock(void)
 
 /* In a fork() child only the forking thread exists: forget the helpers (they
    restart on the next launch) and any launch that was running. */
-static void on_fork_child(void)
-{
+static void on_fork_child(void) {
     init_launch_lock();
     pthread_mutex_init(&P.lock, NULL);
     gj_cpu_print_after_fork();
@@ -766,8 +738,7 @@ static void on_fork_child(void)
     P.job = NULL;
 }
 
-static unsigned env_unsigned(const char *name, unsigned lo, unsigned hi)
-{
+static unsigned env_unsigned(const char *name, unsigned lo, unsigned hi) {
     const char *s = getenv(name);
     if (!s || !*s)
         return 0;
@@ -781,8 +752,7 @@ static unsigned env_unsigned(const char *name, unsigned lo, unsigned hi)
 
 /* True where x86 shadow stacks are enforced: the assembly switch would
    break them, ucontext keeps them. */
-static int shadow_stack_active(void)
-{
+static int shadow_stack_active(void) {
 #if HAVE_ASM_SWITCH && defined(__x86_64__)
     uint64_t ssp = 0;
     __asm__ volatile("rdsspq %0" : "+r"(ssp));   /* a no-op without CET */
@@ -792,9 +762,11 @@ static int shadow_stack_active(void)
 #endif
 }
 
-int gj_cpu_env_problem(char *msg, size_t size)
-{
-    static const struct { const char *name, *what, *fallback; unsigned lo, hi; } vars[] = {
+int gj_cpu_env_problem(char *msg, size_t size) {
+    static const struct {
+        const char *name, *what, *fallback;
+        unsigned lo, hi;
+    } vars[] = {
         {"GPUJIT_CPU_THREADS", "a number of worker threads", "one per core", 1, MAX_WORKERS},
         {"GPUJIT_CPU_STACK_KIB", "a fiber stack size in KiB", "64", 16, 1u << 20},
     };
@@ -809,8 +781,7 @@ int gj_cpu_env_problem(char *msg, size_t size)
     return 0;
 }
 
-static void init_pool(void)
-{
+static void init_pool(void) {
     unsigned n = env_unsigned("GPUJIT_CPU_THREADS", 1, MAX_WORKERS);
     if (n == 0) {
         cpu_set_t set;
@@ -841,22 +812,20 @@ static void init_pool(void)
     pthread_atfork(NULL, NULL, on_fork_child);
 }
 
-int gj_cpu_workers(void)
-{
+int gj_cpu_workers(void) {
     pthread_once(&P.once, init_pool);
     return P.init_failed ? 1 : (int)P.nworkers;
 }
 
-static int check_launch(const GjCpuLaunch *l, char *err, size_t errlen)
-{
+static int check_launch(const GjCpuLaunch *l, char *err, size_t errlen) {
     if (!l || !l->fn) {
         set_err(err, errlen, "no kernel function to launch");
         return -1;
     }
     uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
     if (threads == 0 || threads > MAX_THREADS_PER_BLOCK) {
-        set_err(err, errlen, "invalid block (%u, %u, %u): 1 to %u threads per block",
-                l->block[0], l->block[1], l->block[2], MAX_THREADS_PER_BLOCK);
+        set_err(err, errlen, "invalid block (%u, %u, %u): 1 to %u threads per block", l->block[0],
+                l->block[1], l->block[2], MAX_THREADS_PER_BLOCK);
         return -1;
     }
     if (l->grid[0] == 0 || l->grid[1] == 0 || l->grid[2] == 0) {
@@ -867,8 +836,7 @@ static int check_launch(const GjCpuLaunch *l, char *err, size_t errlen)
     return 0;
 }
 
-int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
-{
+int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen) {
     if (check_launch(launch, err, errlen) != 0)
         return -1;
     pthread_once(&P.once, init_pool);
@@ -897,11 +865,12 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
     if (!job.fibered && launch->local_bytes > 0 && !stack_has_room(launch->local_bytes, &room)) {
         /* the launching thread runs blocks on its own stack: an overflow there
            would end the process */
-        set_err(err, errlen, "the kernel's local arrays (%zu KiB a thread) and the usual "
+        set_err(err, errlen,
+                "the kernel's local arrays (%zu KiB a thread) and the usual "
                 "frames (GPUJIT_CPU_STACK_KIB, %zu KiB) need more stack than the launching "
                 "thread has left (%zu KiB): launch from the main thread, or from a thread "
-                "started after threading.stack_size() gave it more", (launch->local_bytes + 1023)
-                / 1024, P.stack_bytes / 1024, room / 1024);
+                "started after threading.stack_size() gave it more",
+                (launch->local_bytes + 1023) / 1024, P.stack_bytes / 1024, room / 1024);
         pthread_mutex_unlock(&P.launch_lock);
         return -1;
     }
@@ -947,16 +916,15 @@ int gj_cpu_launch(const GjCpuLaunch *launch, char *err, size_t errlen)
         set_err(err, errlen, "CPU launch failed: %s", why);
         status = -1;
     } else if (atomic_load(&job.misuse)) {
-        set_err(err, errlen, "internal error: a kernel compiled without barriers or warp "
+        set_err(err, errlen,
+                "internal error: a kernel compiled without barriers or warp "
                 "operations (needs_fibers = 0) synchronised a block of %u threads; the "
-                "synchronisation did not happen", job.nthreads);
+                "synchronisation did not happen",
+                job.nthreads);
         status = -1;
     }
     pthread_mutex_unlock(&P.launch_lock);
     return status;
 }
 
-int64_t *gj_cpu_error_record(GjCpuThread *t)
-{
-    return t->block->job->launch->error_record;
-}
+int64_t *gj_cpu_error_record(GjCpuThread *t) { return t->block->job->launch->error_record; }

@@ -45,9 +45,15 @@ typedef struct GjCpuThread {
 
 /* Field indices for the host lowering's struct GEPs (grep tag: GJ_CPU_THREAD_ABI). */
 enum {
-    GJ_CPU_THREAD_TID = 0, GJ_CPU_THREAD_BID = 1, GJ_CPU_THREAD_BDIM = 2,
-    GJ_CPU_THREAD_GDIM = 3, GJ_CPU_THREAD_SHARED = 4, GJ_CPU_THREAD_BLOCK = 5,
-    GJ_CPU_THREAD_LANE = 6, GJ_CPU_THREAD_WARP = 7, GJ_CPU_THREAD_SHARED_BYTES = 8,
+    GJ_CPU_THREAD_TID = 0,
+    GJ_CPU_THREAD_BID = 1,
+    GJ_CPU_THREAD_BDIM = 2,
+    GJ_CPU_THREAD_GDIM = 3,
+    GJ_CPU_THREAD_SHARED = 4,
+    GJ_CPU_THREAD_BLOCK = 5,
+    GJ_CPU_THREAD_LANE = 6,
+    GJ_CPU_THREAD_WARP = 7,
+    GJ_CPU_THREAD_SHARED_BYTES = 8,
 };
 
 typedef void (*GjCpuKernelFn)(void **params, GjCpuThread *t);

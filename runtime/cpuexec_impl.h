@@ -23,8 +23,8 @@
 #include "cpuexec.h"
 
 #define MAX_THREADS_PER_BLOCK 1024u
-#define WARP 32u
-#define ERRLEN 200
+#define WARP                  32u
+#define ERRLEN                200
 
 /* AddressSanitizer must be told about stack switches, or it reports the
    fibers' frames as overflows of the thread's stack (cpuexec.c); a block

@@ -23,10 +23,7 @@
 /* One line at a time, process-wide (re-made in a fork() child). */
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void gj_cpu_print_after_fork(void)
-{
-    pthread_mutex_init(&print_lock, NULL);
-}
+void gj_cpu_print_after_fork(void) { pthread_mutex_init(&print_lock, NULL); }
 
 /* The line being formatted: on the caller's stack while it is short. */
 typedef struct Line {
@@ -37,8 +34,7 @@ typedef struct Line {
 
 static void put(Line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void put(Line *l, const char *fmt, ...)
-{
+static void put(Line *l, const char *fmt, ...) {
     va_list ap, again;
     va_start(ap, fmt);
     va_copy(again, ap);
@@ -67,8 +63,7 @@ static void put(Line *l, const char *fmt, ...)
 
 /* The next argument of `size` bytes, at its natural alignment; 0 without
    an argument buffer. */
-static int fetch(const unsigned char *args, size_t *off, size_t size, void *out)
-{
+static int fetch(const unsigned char *args, size_t *off, size_t size, void *out) {
     if (!args)
         return 0;
     *off = (*off + size - 1) & ~(size - 1);
@@ -80,9 +75,7 @@ static int fetch(const unsigned char *args, size_t *off, size_t size, void *out)
 /* A field width or precision at *pp: digits, or '*' taking an int
    argument.  Returns whether there is one, its value in *v (clamped to
    keep lines sane). */
-static int field(const char **pp, const unsigned char *args, size_t *off, int32_t *nargs,
-                 long *v)
-{
+static int field(const char **pp, const unsigned char *args, size_t *off, int32_t *nargs, long *v) {
     const char *p = *pp;
     *v = 0;
     if (*p == '*') {
@@ -103,8 +96,7 @@ static int field(const char **pp, const unsigned char *args, size_t *off, int32_
 /* Formats the conversion at p (just after its '%') into l; returns where
    the format goes on.  An unknown conversion is copied as it stands. */
 static const char *convert(Line *l, const char *p, const unsigned char *args, size_t *off,
-                           int32_t *nargs)
-{
+                           int32_t *nargs) {
     const char *start = p - 1;
     char spec[48] = "%";
     size_t n = 1;
@@ -162,12 +154,11 @@ static const char *convert(Line *l, const char *p, const unsigned char *args, si
     return p;
 }
 
-int32_t gj_cpu_vprintf(const char *format, const void *args)
-{
+int32_t gj_cpu_vprintf(const char *format, const void *args) {
     if (!format)
         return -1;
     char stack[256];
-    Line l = { .p = stack, .cap = sizeof stack };
+    Line l = {.p = stack, .cap = sizeof stack};
     size_t off = 0;
     int32_t nargs = 0;
     for (const char *p = format; *p && !l.oom;) {

@@ -26,13 +26,13 @@
 static void record(GjCpuBlock *b, const GjCpuThread *t, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void record(GjCpuBlock *b, const GjCpuThread *t, const char *fmt, ...)
-{
+static void record(GjCpuBlock *b, const GjCpuThread *t, const char *fmt, ...) {
     Job *job = b->job;
     if (atomic_exchange(&job->failed, 1))
         return;
-    int k = snprintf(job->why, sizeof job->why, "thread (%u, %u, %u) of block (%u, %u, %u): ",
-                     t->tid[0], t->tid[1], t->tid[2], t->bid[0], t->bid[1], t->bid[2]);
+    int k = snprintf(job->why, sizeof job->why,
+                     "thread (%u, %u, %u) of block (%u, %u, %u): ", t->tid[0], t->tid[1], t->tid[2],
+                     t->bid[0], t->bid[1], t->bid[2]);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(job->why + k, sizeof job->why - (size_t)k, fmt, ap);
@@ -42,50 +42,46 @@ static void record(GjCpuBlock *b, const GjCpuThread *t, const char *fmt, ...)
 /* A misuse in kernel code: recorded, then with fibers the block is
    abandoned (the running fiber switches to the scheduler, never to return);
    a thread without fibers carries on and the launch fails at its end. */
-#define FAIL(t, ...)                                                     \
-    do {                                                                 \
-        GjCpuBlock *b_ = (t)->block;                                     \
-        record(b_, (t), __VA_ARGS__);                                    \
-        if (b_->fibered) {                                               \
-            b_->failed = 1;                                              \
-            gj_cpu_switch_away(b_, b_->current);                                \
-        }                                                                \
+#define FAIL(t, ...)                             \
+    do {                                         \
+        GjCpuBlock *b_ = (t)->block;             \
+        record(b_, (t), __VA_ARGS__);            \
+        if (b_->fibered) {                       \
+            b_->failed = 1;                      \
+            gj_cpu_switch_away(b_, b_->current); \
+        }                                        \
     } while (0)
 
 /* Without fibers there is nothing to switch to: a group of one passes, a
    larger one is the compiler's error (the launcher must ask for fibers when
    a kernel may synchronise), reported by the launch. */
-static void unsynchronised(GjCpuBlock *b, unsigned members)
-{
+static void unsynchronised(GjCpuBlock *b, unsigned members) {
     if (members > 1)
         atomic_store_explicit(&b->job->misuse, 1, memory_order_relaxed);
 }
 
 /* The lanes of warp w that exist (fewer in a partial last warp). */
-static uint32_t warp_lanes(const GjCpuBlock *b, unsigned w)
-{
+static uint32_t warp_lanes(const GjCpuBlock *b, unsigned w) {
     unsigned c = b->nthreads - w * WARP;
     return c < WARP ? ~(~0u << c) : ~0u;
 }
 
 /* numba.cuda's names, for messages. */
-static const char *op_name(const Slot *s)
-{
+static const char *op_name(const Slot *s) {
     static const char *const names[][4] = {
-        [OP_BARRIER] = { "syncthreads" },
-        [OP_SYNCTHREADS] = { "syncthreads_count", "syncthreads_and", "syncthreads_or" },
-        [OP_SYNCWARP] = { "syncwarp" },
-        [OP_SHFL] = { "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync" },
-        [OP_VOTE] = { "all_sync", "any_sync", "eq_sync", "ballot_sync" },
-        [OP_MATCH] = { "match_any_sync", "match_all_sync" },
-        [OP_ACTIVEMASK] = { "activemask" },
+        [OP_BARRIER] = {"syncthreads"},
+        [OP_SYNCTHREADS] = {"syncthreads_count", "syncthreads_and", "syncthreads_or"},
+        [OP_SYNCWARP] = {"syncwarp"},
+        [OP_SHFL] = {"shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"},
+        [OP_VOTE] = {"all_sync", "any_sync", "eq_sync", "ballot_sync"},
+        [OP_MATCH] = {"match_any_sync", "match_all_sync"},
+        [OP_ACTIVEMASK] = {"activemask"},
     };
     return names[s->op][s->mode];
 }
 
 /* An out-of-range mode is the compiler's error: reported, mode 0 used. */
-static int32_t check_mode(GjCpuThread *t, const char *what, int32_t mode, int32_t max)
-{
+static int32_t check_mode(GjCpuThread *t, const char *what, int32_t mode, int32_t max) {
     if (mode >= 0 && mode <= max)
         return mode;
     FAIL(t, "internal error: %s called with mode %d", what, mode);
@@ -97,8 +93,7 @@ static int32_t check_mode(GjCpuThread *t, const char *what, int32_t mode, int32_
    so every other lane is parked elsewhere or has returned: the lanes that
    reached activemask() together are those that would run it together on
    the GPU, in divergent code too.  0 if none was waiting. */
-static int settle_activemask(GjCpuBlock *b)
-{
+static int settle_activemask(GjCpuBlock *b) {
     int any = 0;
     for (unsigned w = 0; w * WARP < b->nthreads; w++) {
         Fiber *l0 = &b->fibers[w * WARP];
@@ -119,8 +114,7 @@ static int settle_activemask(GjCpuBlock *b)
 /* Nothing can run and a warp operation still waits (schedule()): the
    activemask() calls complete, or else name the first waiting lane and the
    lane it waits for, and abandon the block. */
-int gj_cpu_settle(GjCpuBlock *b)
-{
+int gj_cpu_settle(GjCpuBlock *b) {
     if (settle_activemask(b))
         return 1;
     b->failed = 1;
@@ -136,13 +130,15 @@ int gj_cpu_settle(GjCpuBlock *b)
             if (l0[j].wait == AT_WARP_OP && o->mask == s->mask)
                 continue;
             if (l0[j].wait == AT_BARRIER)
-                record(b, &b->threads[i], "%s with mask 0x%08x waited for lane %u, which "
-                       "reached %s instead (a deadlock on the GPU)", op_name(s), s->mask, j,
-                       op_name(o));
+                record(b, &b->threads[i],
+                       "%s with mask 0x%08x waited for lane %u, which "
+                       "reached %s instead (a deadlock on the GPU)",
+                       op_name(s), s->mask, j, op_name(o));
             else
-                record(b, &b->threads[i], "%s with mask 0x%08x waited for lane %u, which "
-                       "waits at %s with mask 0x%08x (a deadlock on the GPU)", op_name(s),
-                       s->mask, j, op_name(o), o->mask);
+                record(b, &b->threads[i],
+                       "%s with mask 0x%08x waited for lane %u, which "
+                       "waits at %s with mask 0x%08x (a deadlock on the GPU)",
+                       op_name(s), s->mask, j, op_name(o), o->mask);
             return 0;
         }
     }
@@ -157,26 +153,36 @@ int gj_cpu_settle(GjCpuBlock *b)
    caller's section, idx wraps within it, xor may reach lower sections but
    not higher ones; a lane out of those bounds, or not taking part, reads
    its own value (on the GPU a lane not taking part gives an undefined one). */
-static unsigned shfl_source(unsigned lane, const Slot *s, uint32_t part)
-{
+static unsigned shfl_source(unsigned lane, const Slot *s, uint32_t part) {
     uint32_t seg = (WARP - (uint32_t)s->width) & (WARP - 1);   /* lane bits naming the section */
     int64_t lo = lane & seg, hi = lo | (~seg & (WARP - 1));
     uint32_t arg = (uint32_t)s->arg;
     int64_t j;
     int ok;
     switch (s->mode) {
-    case GJ_CPU_SHFL_IDX: j = lo | (arg & ~seg & (WARP - 1)); ok = 1; break;
-    case GJ_CPU_SHFL_UP: j = (int64_t)lane - arg; ok = j >= lo; break;
-    case GJ_CPU_SHFL_DOWN: j = (int64_t)lane + arg; ok = j <= hi; break;
-    default: j = lane ^ arg; ok = j <= hi; break;
+    case GJ_CPU_SHFL_IDX:
+        j = lo | (arg & ~seg & (WARP - 1));
+        ok = 1;
+        break;
+    case GJ_CPU_SHFL_UP:
+        j = (int64_t)lane - arg;
+        ok = j >= lo;
+        break;
+    case GJ_CPU_SHFL_DOWN:
+        j = (int64_t)lane + arg;
+        ok = j <= hi;
+        break;
+    default:
+        j = lane ^ arg;
+        ok = j <= hi;
+        break;
     }
     return ok && (part >> j & 1) ? (unsigned)j : lane;
 }
 
 /* Computes every result of a warp operation whose lanes `part` (bits of
    lanes l0[0..31]) have all arrived with the same operation and mask. */
-static void collect(Fiber *l0, uint32_t part)
-{
+static void collect(Fiber *l0, uint32_t part) {
     uint32_t ballot = 0;
     int same = 1;
     const Slot *first = &l0[__builtin_ctz(part)].slot;
@@ -191,10 +197,10 @@ static void collect(Fiber *l0, uint32_t part)
         if (s->op == OP_SHFL) {
             s->result = l0[shfl_source(j, s, part)].slot.value;
         } else if (s->op == OP_VOTE) {
-            s->result = s->mode == GJ_CPU_VOTE_ALL ? ballot == part
-                      : s->mode == GJ_CPU_VOTE_ANY ? ballot != 0
-                      : s->mode == GJ_CPU_VOTE_EQ ? ballot == 0 || ballot == part
-                      : ballot;
+            s->result = s->mode == GJ_CPU_VOTE_ALL   ? ballot == part
+                        : s->mode == GJ_CPU_VOTE_ANY ? ballot != 0
+                        : s->mode == GJ_CPU_VOTE_EQ  ? ballot == 0 || ballot == part
+                                                     : ballot;
         } else if (s->op == OP_MATCH && s->mode == GJ_CPU_MATCH_ANY) {
             uint32_t m = 0;
             for (uint32_t q = part; q; q &= q - 1)
@@ -211,8 +217,7 @@ static void collect(Fiber *l0, uint32_t part)
    that has not returned is parked at one with mask m; 0 if some are still
    to come.  Lanes that met with one mask at different operations are a
    misuse. */
-static int warp_try(GjCpuBlock *b, unsigned w, uint32_t m)
-{
+static int warp_try(GjCpuBlock *b, unsigned w, uint32_t m) {
     Warp *wp = &b->warps[w];
     Fiber *l0 = &b->fibers[w * WARP];
     uint32_t part = m & ~wp->exited;
@@ -225,9 +230,10 @@ static int warp_try(GjCpuBlock *b, unsigned w, uint32_t m)
     for (uint32_t r = part; r; r &= r - 1) {
         unsigned j = (unsigned)__builtin_ctz(r);
         if (l0[j].slot.op != l0[a].slot.op || l0[j].slot.mode != l0[a].slot.mode)
-            FAIL(&b->threads[w * WARP + a], "lanes %u and %u of warp %u met with mask 0x%08x at "
-                 "different warp operations, %s and %s", a, j, w, m, op_name(&l0[a].slot),
-                 op_name(&l0[j].slot));
+            FAIL(&b->threads[w * WARP + a],
+                 "lanes %u and %u of warp %u met with mask 0x%08x at "
+                 "different warp operations, %s and %s",
+                 a, j, w, m, op_name(&l0[a].slot), op_name(&l0[j].slot));
     }
     collect(l0, part);
     wp->parked &= ~part;
@@ -237,8 +243,7 @@ static int warp_try(GjCpuBlock *b, unsigned w, uint32_t m)
 }
 
 /* Fiber i has returned: the warp operations waiting only for it complete. */
-void gj_cpu_warp_exit(GjCpuBlock *b, unsigned i)
-{
+void gj_cpu_warp_exit(GjCpuBlock *b, unsigned i) {
     unsigned w = i / WARP;
     Warp *wp = &b->warps[w];
     wp->exited |= 1u << (i % WARP);
@@ -253,13 +258,12 @@ void gj_cpu_warp_exit(GjCpuBlock *b, unsigned i)
 /* Runs warp operation a for thread t and returns t's slot, holding the
    result.  With fibers, t parks until its mask's lanes have all come;
    without (a block of one thread), t is the only lane. */
-static const Slot *warp_op(GjCpuThread *t, Fiber *alone, Slot a)
-{
+static const Slot *warp_op(GjCpuThread *t, Fiber *alone, Slot a) {
     GjCpuBlock *b = t->block;
     uint32_t me = 1u << t->lane;
     if (!(a.mask & me)) {
-        FAIL(t, "%s with mask 0x%08x, which does not name the calling lane %u", op_name(&a),
-             a.mask, t->lane);
+        FAIL(t, "%s with mask 0x%08x, which does not name the calling lane %u", op_name(&a), a.mask,
+             t->lane);
         a.mask |= me;
     }
     if (a.op == OP_SHFL && (a.width < 1 || a.width > (int32_t)WARP || (a.width & (a.width - 1)))) {
@@ -283,8 +287,7 @@ static const Slot *warp_op(GjCpuThread *t, Fiber *alone, Slot a)
     return &f->slot;
 }
 
-void gj_cpu_barrier(GjCpuThread *t)
-{
+void gj_cpu_barrier(GjCpuThread *t) {
     GjCpuBlock *b = t->block;
     if (!b->fibered) {
         unsynchronised(b, b->nthreads);
@@ -296,8 +299,7 @@ void gj_cpu_barrier(GjCpuThread *t)
     gj_cpu_barrier_arrive(b, i);
 }
 
-int32_t gj_cpu_syncthreads_op(GjCpuThread *t, int32_t predicate, int32_t op)
-{
+int32_t gj_cpu_syncthreads_op(GjCpuThread *t, int32_t predicate, int32_t op) {
     GjCpuBlock *b = t->block;
     op = check_mode(t, "syncthreads_op", op, GJ_CPU_SYNC_OR);
     if (!b->fibered) {
@@ -314,48 +316,48 @@ int32_t gj_cpu_syncthreads_op(GjCpuThread *t, int32_t predicate, int32_t op)
     return (int32_t)s->result;
 }
 
-void gj_cpu_syncwarp(GjCpuThread *t)
-{
-    gj_cpu_syncwarp_mask(t, 0xffffffffu);
-}
+void gj_cpu_syncwarp(GjCpuThread *t) { gj_cpu_syncwarp_mask(t, 0xffffffffu); }
 
-void gj_cpu_syncwarp_mask(GjCpuThread *t, uint32_t mask)
-{
+void gj_cpu_syncwarp_mask(GjCpuThread *t, uint32_t mask) {
     Fiber alone;
-    warp_op(t, &alone, (Slot){ .op = OP_SYNCWARP, .mask = mask });
+    warp_op(t, &alone, (Slot){.op = OP_SYNCWARP, .mask = mask});
 }
 
 uint64_t gj_cpu_warp_shfl(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t lane_or_delta,
-                          int32_t width, int32_t mode)
-{
+                          int32_t width, int32_t mode) {
     Fiber alone;
-    Slot a = { .op = OP_SHFL, .mode = check_mode(t, "warp_shfl", mode, GJ_CPU_SHFL_XOR),
-               .mask = mask, .value = value, .arg = lane_or_delta, .width = width };
+    Slot a = {.op = OP_SHFL,
+              .mode = check_mode(t, "warp_shfl", mode, GJ_CPU_SHFL_XOR),
+              .mask = mask,
+              .value = value,
+              .arg = lane_or_delta,
+              .width = width};
     return warp_op(t, &alone, a)->result;
 }
 
-uint32_t gj_cpu_warp_vote(GjCpuThread *t, uint32_t mask, int32_t predicate, int32_t mode)
-{
+uint32_t gj_cpu_warp_vote(GjCpuThread *t, uint32_t mask, int32_t predicate, int32_t mode) {
     Fiber alone;
-    Slot a = { .op = OP_VOTE, .mode = check_mode(t, "warp_vote", mode, GJ_CPU_VOTE_BALLOT),
-               .mask = mask, .value = predicate != 0 };
+    Slot a = {.op = OP_VOTE,
+              .mode = check_mode(t, "warp_vote", mode, GJ_CPU_VOTE_BALLOT),
+              .mask = mask,
+              .value = predicate != 0};
     return (uint32_t)warp_op(t, &alone, a)->result;
 }
 
 uint32_t gj_cpu_warp_match(GjCpuThread *t, uint32_t mask, uint64_t value, int32_t mode,
-                           int32_t *all_pred)
-{
+                           int32_t *all_pred) {
     Fiber alone;
-    Slot a = { .op = OP_MATCH, .mode = check_mode(t, "warp_match", mode, GJ_CPU_MATCH_ALL),
-               .mask = mask, .value = value };
+    Slot a = {.op = OP_MATCH,
+              .mode = check_mode(t, "warp_match", mode, GJ_CPU_MATCH_ALL),
+              .mask = mask,
+              .value = value};
     const Slot *s = warp_op(t, &alone, a);
     if (all_pred && a.mode == GJ_CPU_MATCH_ALL)
         *all_pred = s->pred;
     return (uint32_t)s->result;
 }
 
-uint32_t gj_cpu_activemask(GjCpuThread *t)
-{
+uint32_t gj_cpu_activemask(GjCpuThread *t) {
     GjCpuBlock *b = t->block;
     if (!b->fibered) {
         unsynchronised(b, (unsigned)__builtin_popcount(warp_lanes(b, t->warp)));
@@ -365,15 +367,14 @@ uint32_t gj_cpu_activemask(GjCpuThread *t)
        else can run (gj_cpu_settle). */
     unsigned i = (unsigned)(t - b->threads);
     Fiber *f = &b->fibers[i];
-    f->slot = (Slot){ .op = OP_ACTIVEMASK };
+    f->slot = (Slot){.op = OP_ACTIVEMASK};
     f->wait = AT_WARP_OP;
     b->warps[t->warp].parked |= 1u << t->lane;
     gj_cpu_switch_away(b, i);
     return (uint32_t)f->slot.result;
 }
 
-void gj_cpu_threadfence(GjCpuThread *t)
-{
+void gj_cpu_threadfence(GjCpuThread *t) {
     (void)t;
     atomic_thread_fence(memory_order_seq_cst);
 }

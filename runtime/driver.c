@@ -55,44 +55,47 @@ enum {
 };
 
 enum {                                      /* CUdevice_attribute */
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
-    CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,      /* Y = 3, Z = 4 */
-    CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,       /* Y = 6, Z = 7 */
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-    CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
-    CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
-    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+       CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,      /* Y = 3, Z = 4 */
+       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,       /* Y = 6, Z = 7 */
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+       CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+       CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+       CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+       CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+       CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
 enum {                                      /* CUjit_option */
-    CU_JIT_ERROR_LOG_BUFFER = 5,
-    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-    CU_JIT_GENERATE_LINE_INFO = 13,
+       CU_JIT_ERROR_LOG_BUFFER = 5,
+       CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+       CU_JIT_GENERATE_LINE_INFO = 13,
 };
 
 enum { CU_JIT_INPUT_PTX = 1 };             /* CUjitInputType */
 
 enum {                                      /* CUfunction_attribute */
-    CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
-    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
-    CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
-    CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
-    CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
-    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+       CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+       CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+       CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2,
+       CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+       CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+       CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 enum {                                      /* CUpointer_attribute */
-    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
-    CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+       CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
 };
 enum { CU_GET_PROC_ADDRESS_DEFAULT = 0 };
 enum { CU_GET_PROC_ADDRESS_SUCCESS = 0 };
-enum { CU_MEMHOSTALLOC_PORTABLE = 1, CU_MEMHOSTALLOC_DEVICEMAP = 2,
-       CU_MEMHOSTALLOC_WRITECOMBINED = 4 };
+enum {
+    CU_MEMHOSTALLOC_PORTABLE = 1,
+    CU_MEMHOSTALLOC_DEVICEMAP = 2,
+    CU_MEMHOSTALLOC_WRITECOMBINED = 4
+};
 enum { CU_MEM_ATTACH_GLOBAL = 1, CU_MEM_ATTACH_HOST = 2 };
 enum { CU_MEMHOSTREGISTER_PORTABLE = 1 };
 enum { CU_EVENT_DEFAULT = 0, CU_EVENT_DISABLE_TIMING = 2 };
@@ -109,6 +112,7 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
                                      unsigned long long flags, int *symbol_status);
 
 /* Every entry point gpujit calls: X(name, parameter list). */
+/* clang-format off */
 #define GJ_CU_FUNCS(X)                                                                 \
     X(cuGetErrorName, (CUresult, const char **))                                       \
     X(cuGetErrorString, (CUresult, const char **))                                     \
@@ -168,6 +172,7 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
     X(cuEventSynchronize, (CUevent))                                                   \
     X(cuEventQuery, (CUevent))                                                         \
     X(cuEventElapsedTime, (float *, CUevent, CUevent))
+/* clang-format on */
 
 /* ---- process-wide state -------------------------------------------------- */
 
@@ -187,12 +192,12 @@ typedef struct Driver {
     Device *devs;            /* [ndevices] */
     pid_t pid;               /* process that loaded the driver */
     volatile int forked;     /* set in a fork() child: CUDA is unusable there */
-#define X(name, params) CUresult (*name) params;
+#define X(name, params) CUresult(*name) params;
     GJ_CU_FUNCS(X)
 #undef X
 } Driver;
 
-static Driver D = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER };
+static Driver D = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The calling thread's current device and the context made current for it. */
 static _Thread_local int tl_device = -1;
@@ -200,12 +205,11 @@ static _Thread_local CUcontext tl_ctx;
 
 /* ---- errors ------------------------------------------------------------- */
 
-static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
-                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call, const char *fmt,
+                      ...) __attribute__((format(printf, 5, 6)));
 
-static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
-                      const char *fmt, ...)
-{
+static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call, const char *fmt,
+                      ...) {
     err->status = st;
     err->kind = st == GJ_CU_DRIVER_ERROR ? GJ_ERR_DRIVER : GJ_ERR_NO_DRIVER;
     if (code == CUDA_ERROR_OUT_OF_MEMORY)
@@ -227,8 +231,7 @@ static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
 }
 
 /* Records a failed driver call (res != CUDA_SUCCESS) in err. */
-static GjCuStatus check(GjCuError *err, const char *call, CUresult res)
-{
+static GjCuStatus check(GjCuError *err, const char *call, CUresult res) {
     if (res == CUDA_SUCCESS)
         return GJ_CU_OK;
     const char *name = NULL, *text = NULL;
@@ -253,14 +256,12 @@ static GjCuStatus check(GjCuError *err, const char *call, CUresult res)
 static long inject_countdown;
 static CUresult inject_code;
 
-static int injected(void)
-{
-    return __atomic_load_n(&inject_countdown, __ATOMIC_RELAXED) > 0
-           && __atomic_sub_fetch(&inject_countdown, 1, __ATOMIC_RELAXED) == 0;
+static int injected(void) {
+    return __atomic_load_n(&inject_countdown, __ATOMIC_RELAXED) > 0 &&
+           __atomic_sub_fetch(&inject_countdown, 1, __ATOMIC_RELAXED) == 0;
 }
 
-void gj_cu_inject_fault(long n, int code)
-{
+void gj_cu_inject_fault(long n, int code) {
     inject_code = code;
     __atomic_store_n(&inject_countdown, n, __ATOMIC_RELAXED);
 }
@@ -269,15 +270,14 @@ void gj_cu_inject_fault(long n, int code)
 #define CU(err, fn, args) check((err), #fn, injected() ? inject_code : D.fn args)
 
 /* Returns from the calling function unless the driver call succeeded. */
-#define CU_TRY(err, fn, args)                                                  \
-    do {                                                                       \
-        GjCuStatus st_ = CU(err, fn, args);                                    \
-        if (st_ != GJ_CU_OK)                                                   \
-            return st_;                                                        \
+#define CU_TRY(err, fn, args)               \
+    do {                                    \
+        GjCuStatus st_ = CU(err, fn, args); \
+        if (st_ != GJ_CU_OK)                \
+            return st_;                     \
     } while (0)
 
-int gj_cu_is_fault(int code)
-{
+int gj_cu_is_fault(int code) {
     switch (code) {
     case 700:   /* ILLEGAL_ADDRESS */
     case 702:   /* LAUNCH_TIMEOUT */
@@ -287,38 +287,34 @@ int gj_cu_is_fault(int code)
     case 716:   /* MISALIGNED_ADDRESS */
     case 717:   /* INVALID_ADDRESS_SPACE */
     case 718:   /* INVALID_PC */
-    case 719:   /* LAUNCH_FAILED */
-        return 1;
-    default:
-        return 0;
+    case 719: /* LAUNCH_FAILED */ return 1;
+    default: return 0;
     }
 }
 
 /* ---- loading ------------------------------------------------------------ */
 
-static void on_fork_child(void)
-{
+static void on_fork_child(void) {
     D.forked = 1;
     tl_device = -1;
     tl_ctx = NULL;
 }
 
-static int resolve_all(GetProcAddressFn get_proc)
-{
+static int resolve_all(GetProcAddressFn get_proc) {
     void *p;
     int sym_status;
-#define X(name, params)                                                              \
-    p = NULL;                                                                        \
-    sym_status = -1;                                                                 \
-    if (get_proc(#name, &p, GJ_CUDA_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT,        \
-                 &sym_status) != CUDA_SUCCESS || sym_status != CU_GET_PROC_ADDRESS_SUCCESS \
-        || !p) {                                                                     \
-        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "cuGetProcAddress_v2",            \
-                  "the CUDA driver (libcuda.so.1) lacks %s at API version %d; "      \
-                  "a driver for CUDA 12.0 or newer is needed", #name,                \
-                  GJ_CUDA_API_VERSION);                                              \
-        return -1;                                                                   \
-    }                                                                                \
+#define X(name, params)                                                                       \
+    p = NULL;                                                                                 \
+    sym_status = -1;                                                                          \
+    if (get_proc(#name, &p, GJ_CUDA_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &sym_status) != \
+            CUDA_SUCCESS ||                                                                   \
+        sym_status != CU_GET_PROC_ADDRESS_SUCCESS || !p) {                                    \
+        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "cuGetProcAddress_v2",                     \
+                  "the CUDA driver (libcuda.so.1) lacks %s at API version %d; "               \
+                  "a driver for CUDA 12.0 or newer is needed",                                \
+                  #name, GJ_CUDA_API_VERSION);                                                \
+        return -1;                                                                            \
+    }                                                                                         \
     memcpy(&D.name, &p, sizeof p);
     GJ_CU_FUNCS(X)
 #undef X
@@ -326,8 +322,7 @@ static int resolve_all(GetProcAddressFn get_proc)
 }
 
 /* Runs once per process: dlopen, resolve, cuInit, count devices. */
-static void load_driver(void)
-{
+static void load_driver(void) {
     D.pid = getpid();
     D.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!D.lib) {
@@ -362,8 +357,8 @@ static void load_driver(void)
         D.status = D.load_err.status;
         return;
     }
-    if (check(&D.load_err, "cuDriverGetVersion", D.cuDriverGetVersion(&D.version)) != GJ_CU_OK
-        || check(&D.load_err, "cuDeviceGetCount", D.cuDeviceGetCount(&D.ndevices)) != GJ_CU_OK) {
+    if (check(&D.load_err, "cuDriverGetVersion", D.cuDriverGetVersion(&D.version)) != GJ_CU_OK ||
+        check(&D.load_err, "cuDeviceGetCount", D.cuDeviceGetCount(&D.ndevices)) != GJ_CU_OK) {
         D.status = D.load_err.status;
         return;
     }
@@ -385,13 +380,13 @@ static void load_driver(void)
 }
 
 /* Loads the driver once; GJ_CU_OK when it and a device can be used. */
-static GjCuStatus loaded(GjCuError *err)
-{
+static GjCuStatus loaded(GjCuError *err) {
     pthread_once(&D.once, load_driver);
     if (D.forked) {
         set_error(err, GJ_CU_FORKED, 0, "fork",
                   "CUDA was initialised in process %d and cannot be used in a child created "
-                  "by fork()", (int)D.pid);
+                  "by fork()",
+                  (int)D.pid);
         return GJ_CU_FORKED;
     }
     if (D.status != GJ_CU_OK) {
@@ -403,28 +398,42 @@ static GjCuStatus loaded(GjCuError *err)
 
 /* ---- devices and contexts ----------------------------------------------- */
 
-static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjCuError *err)
-{
+static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjCuError *err) {
     static const int attrs[] = {
-        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + 1,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + 1,
         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + 2,
-        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 1,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 1,
         CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + 2,
-        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+        CU_DEVICE_ATTRIBUTE_WARP_SIZE,
         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
         CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID,
+        CU_DEVICE_ATTRIBUTE_PCI_BUS_ID,
         CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
     };
     int *dst[] = {
-        &info->cc_major, &info->cc_minor, &info->max_threads_per_block,
-        &info->max_block_dim[0], &info->max_block_dim[1], &info->max_block_dim[2],
-        &info->max_grid_dim[0], &info->max_grid_dim[1], &info->max_grid_dim[2],
-        &info->max_shared_per_block, &info->warp_size, &info->multiprocessors,
+        &info->cc_major,
+        &info->cc_minor,
+        &info->max_threads_per_block,
+        &info->max_block_dim[0],
+        &info->max_block_dim[1],
+        &info->max_block_dim[2],
+        &info->max_grid_dim[0],
+        &info->max_grid_dim[1],
+        &info->max_grid_dim[2],
+        &info->max_shared_per_block,
+        &info->warp_size,
+        &info->multiprocessors,
         &info->max_shared_per_block_optin,
-        &info->pci_domain, &info->pci_bus, &info->pci_device,
+        &info->pci_domain,
+        &info->pci_bus,
+        &info->pci_device,
     };
     memset(info, 0, sizeof *info);
     info->ordinal = ordinal;
@@ -435,8 +444,7 @@ static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjC
     return GJ_CU_OK;
 }
 
-static GjCuStatus check_ordinal(int ordinal, GjCuError *err)
-{
+static GjCuStatus check_ordinal(int ordinal, GjCuError *err) {
     if (ordinal < 0 || ordinal >= D.ndevices) {
         set_error(err, GJ_CU_DRIVER_ERROR, 101, "select_device",
                   "device %d does not exist (%d device%s)", ordinal, D.ndevices,
@@ -448,8 +456,7 @@ static GjCuStatus check_ordinal(int ordinal, GjCuError *err)
 }
 
 /* The primary context of device `ordinal`, retained on first use. */
-static GjCuStatus primary_ctx(int ordinal, CUcontext *ctx, GjCuError *err)
-{
+static GjCuStatus primary_ctx(int ordinal, CUcontext *ctx, GjCuError *err) {
     GjCuStatus st = GJ_CU_OK;
     pthread_mutex_lock(&D.lock);
     Device *d = &D.devs[ordinal];
@@ -469,8 +476,7 @@ static GjCuStatus primary_ctx(int ordinal, CUcontext *ctx, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_ensure(int ordinal, GjCuError *err)
-{
+GjCuStatus gj_cu_ensure(int ordinal, GjCuError *err) {
     if (ordinal == tl_device && tl_ctx && !D.forked)
         return GJ_CU_OK;
     GjCuStatus st = loaded(err);
@@ -490,21 +496,18 @@ GjCuStatus gj_cu_ensure(int ordinal, GjCuError *err)
 
 /* Makes sure a context is current on this thread before a driver call:
    device 0's when the thread has not chosen one yet. */
-static GjCuStatus ready(GjCuError *err)
-{
+static GjCuStatus ready(GjCuError *err) {
     if (tl_ctx && !D.forked)
         return GJ_CU_OK;
     return gj_cu_ensure(tl_device >= 0 ? tl_device : 0, err);
 }
 
-int gj_cu_available(void)
-{
+int gj_cu_available(void) {
     GjCuError err;
     return loaded(&err) == GJ_CU_OK;
 }
 
-GjCuStatus gj_cu_device_count(int *n, GjCuError *err)
-{
+GjCuStatus gj_cu_device_count(int *n, GjCuError *err) {
     *n = 0;
     GjCuStatus st = loaded(err);
     if (st == GJ_CU_OK)
@@ -512,8 +515,7 @@ GjCuStatus gj_cu_device_count(int *n, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err)
-{
+GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err) {
     GjCuStatus st = loaded(err);
     if (st == GJ_CU_OK)
         st = check_ordinal(ordinal, err);
@@ -525,8 +527,7 @@ GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_driver_version(int *version, GjCuError *err)
-{
+GjCuStatus gj_cu_driver_version(int *version, GjCuError *err) {
     *version = 0;
     GjCuStatus st = loaded(err);
     if (st == GJ_CU_OK)
@@ -534,20 +535,13 @@ GjCuStatus gj_cu_driver_version(int *version, GjCuError *err)
     return st;
 }
 
-int gj_cu_current_device(void)
-{
-    return tl_device >= 0 ? tl_device : 0;
-}
+int gj_cu_current_device(void) { return tl_device >= 0 ? tl_device : 0; }
 
-int gj_cu_thread_device(void)
-{
-    return tl_device;
-}
+int gj_cu_thread_device(void) { return tl_device; }
 
 /* ---- memory ------------------------------------------------------------- */
 
-GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err)
-{
+GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err) {
     *dptr = 0;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
@@ -565,16 +559,14 @@ GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err)
     return GJ_CU_OK;
 }
 
-GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err)
-{
+GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err) {
     if (dptr == 0)
         return GJ_CU_OK;
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuMemFree, (dptr));
 }
 
-GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK || bytes == 0)
         return st;
@@ -583,8 +575,7 @@ GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream,
     return CU(err, cuMemcpyHtoD, (dst, src, bytes));
 }
 
-GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK || bytes == 0)
         return st;
@@ -593,8 +584,7 @@ GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuE
     return CU(err, cuMemcpyDtoH, (dst, src, bytes));
 }
 
-GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK || bytes == 0)
         return st;
@@ -603,15 +593,14 @@ GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, Gj
     return CU(err, cuMemcpyDtoD, (dst, src, bytes));
 }
 
-GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src,
-                           size_t bytes, void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src, size_t bytes,
+                           void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     CUcontext dst_ctx, src_ctx;
-    if (st != GJ_CU_OK || (st = check_ordinal(dst_device, err)) != GJ_CU_OK
-        || (st = check_ordinal(src_device, err)) != GJ_CU_OK
-        || (st = primary_ctx(dst_device, &dst_ctx, err)) != GJ_CU_OK
-        || (st = primary_ctx(src_device, &src_ctx, err)) != GJ_CU_OK || bytes == 0)
+    if (st != GJ_CU_OK || (st = check_ordinal(dst_device, err)) != GJ_CU_OK ||
+        (st = check_ordinal(src_device, err)) != GJ_CU_OK ||
+        (st = primary_ctx(dst_device, &dst_ctx, err)) != GJ_CU_OK ||
+        (st = primary_ctx(src_device, &src_ctx, err)) != GJ_CU_OK || bytes == 0)
         return st;
     if (stream)
         return CU(err, cuMemcpyPeerAsync, (dst, dst_ctx, src, src_ctx, bytes, (CUstream)stream));
@@ -621,11 +610,12 @@ GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_
 /* Allocation ranges the calling thread has seen the driver know: a launch
    with the same arrays again costs a lookup, not a driver call. */
 enum { KNOWN_RANGES = 8 };
-static _Thread_local struct { uint64_t lo, hi; } tl_known[KNOWN_RANGES];
+static _Thread_local struct {
+    uint64_t lo, hi;
+} tl_known[KNOWN_RANGES];
 static _Thread_local unsigned tl_known_next;
 
-GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err)
-{
+GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err) {
     uint64_t end = ptr + (bytes ? bytes : 1);
     for (unsigned i = 0; i < KNOWN_RANGES; i++)
         if (ptr >= tl_known[i].lo && end <= tl_known[i].hi && end > ptr)
@@ -635,10 +625,10 @@ GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err)
         return st;
     CUdeviceptr lo = 0;
     size_t size = 0;
-    if ((st = CU(err, cuPointerGetAttribute, (&lo, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr)))
-            != GJ_CU_OK
-        || (st = CU(err, cuPointerGetAttribute, (&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr)))
-               != GJ_CU_OK) {
+    if ((st = CU(err, cuPointerGetAttribute, (&lo, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr))) !=
+            GJ_CU_OK ||
+        (st = CU(err, cuPointerGetAttribute, (&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr))) !=
+            GJ_CU_OK) {
         err->kind = GJ_ERR_INVALID;
         return st;
     }
@@ -655,8 +645,7 @@ GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err)
     return GJ_CU_OK;
 }
 
-GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK || bytes == 0)
         return st;
@@ -665,8 +654,7 @@ GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream
     return CU(err, cuMemsetD8, (dst, value, bytes));
 }
 
-GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err)
-{
+GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err) {
     *ptr = NULL;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
@@ -682,8 +670,7 @@ GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCu
     return st;
 }
 
-GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err)
-{
+GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err) {
     *dptr = 0;
     GjCuStatus st = ready(err);
     CUdeviceptr p = 0;
@@ -693,37 +680,33 @@ GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr,
-                               GjCuError *err)
-{
+GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr, GjCuError *err) {
     *dptr = 0;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
         return st;
     CUdeviceptr p = 0;
-    st = CU(err, cuMemAllocManaged, (&p, bytes ? bytes : 1,
-                                     attach_global ? CU_MEM_ATTACH_GLOBAL : CU_MEM_ATTACH_HOST));
+    st = CU(err, cuMemAllocManaged,
+            (&p, bytes ? bytes : 1, attach_global ? CU_MEM_ATTACH_GLOBAL : CU_MEM_ATTACH_HOST));
     if (st != GJ_CU_OK)
         err->requested = bytes;
     *dptr = (uint64_t)p;
     return st;
 }
 
-GjCuStatus gj_cu_host_register(void *ptr, size_t bytes, GjCuError *err)
-{
+GjCuStatus gj_cu_host_register(void *ptr, size_t bytes, GjCuError *err) {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK || bytes == 0
-               ? st : CU(err, cuMemHostRegister, (ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE));
+               ? st
+               : CU(err, cuMemHostRegister, (ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE));
 }
 
-GjCuStatus gj_cu_host_unregister(void *ptr, GjCuError *err)
-{
+GjCuStatus gj_cu_host_unregister(void *ptr, GjCuError *err) {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuMemHostUnregister, (ptr));
 }
 
-GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err)
-{
+GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err) {
     if (!ptr)
         return GJ_CU_OK;
     GjCuStatus st = ready(err);
@@ -734,8 +717,7 @@ GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err)
 
 /* The JIT options of a module load or a link: the error log into log (of
    GjCuError.log's size), line info when asked.  Returns their number. */
-static unsigned jit_options(int opts[3], void *vals[3], char *log, size_t logsize, int lineinfo)
-{
+static unsigned jit_options(int opts[3], void *vals[3], char *log, size_t logsize, int lineinfo) {
     log[0] = '\0';
     opts[0] = CU_JIT_ERROR_LOG_BUFFER;
     vals[0] = log;
@@ -746,14 +728,12 @@ static unsigned jit_options(int opts[3], void *vals[3], char *log, size_t logsiz
     return lineinfo ? 3u : 2u;
 }
 
-static void keep_log(GjCuError *err, char *log)
-{
+static void keep_log(GjCuError *err, char *log) {
     log[sizeof err->log - 1] = '\0';
     memcpy(err->log, log, sizeof err->log);
 }
 
-GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjCuError *err)
-{
+GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjCuError *err) {
     *module = NULL;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
@@ -775,8 +755,7 @@ GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjC
 }
 
 GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *size,
-                          GjCuError *err)
-{
+                          GjCuError *err) {
     *cubin = NULL;
     *size = 0;
     GjCuStatus st = ready(err);
@@ -791,8 +770,9 @@ GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *s
     size_t n = 0;
     st = CU(err, cuLinkCreate, (nopts, opts, vals, &link));
     if (st == GJ_CU_OK)
-        st = CU(err, cuLinkAddData, (link, CU_JIT_INPUT_PTX, (void *)(uintptr_t)ptx,
-                                     strlen(ptx) + 1, "gpujit.ptx", 0, NULL, NULL));
+        st = CU(err, cuLinkAddData,
+                (link, CU_JIT_INPUT_PTX, (void *)(uintptr_t)ptx, strlen(ptx) + 1, "gpujit.ptx", 0,
+                 NULL, NULL));
     if (st == GJ_CU_OK)
         st = CU(err, cuLinkComplete, (link, &out, &n));
     if (st == GJ_CU_OK && !(*cubin = malloc(n ? n : 1))) {
@@ -813,8 +793,7 @@ GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *s
     return st;
 }
 
-GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err)
-{
+GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err) {
     CUfunction f = NULL;
     GjCuStatus st = CU(err, cuModuleGetFunction, (&f, (CUmodule)module, kernel));
     *func = f;
@@ -822,31 +801,27 @@ GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, 
 }
 
 GjCuStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
-                               GjCuError *err)
-{
+                               GjCuError *err) {
     CUdeviceptr p = 0;
     GjCuStatus st = CU(err, cuModuleGetGlobal, (&p, bytes, (CUmodule)module, name));
     *dptr = (uint64_t)p;
     return st;
 }
 
-GjCuStatus gj_cu_module_unload(void *module, GjCuError *err)
-{
+GjCuStatus gj_cu_module_unload(void *module, GjCuError *err) {
     if (!module)
         return GJ_CU_OK;
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuModuleUnload, ((CUmodule)module));
 }
 
-GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjCuError *err)
-{
+GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjCuError *err) {
     static const int attrs[] = {
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
-        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
         CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
     };
-    int *dst[] = {&a->max_threads, &a->regs, &a->shared_bytes, &a->local_bytes,
-                  &a->const_bytes};
+    int *dst[] = {&a->max_threads, &a->regs, &a->shared_bytes, &a->local_bytes, &a->const_bytes};
     memset(a, 0, sizeof *a);
     GjCuStatus st = ready(err);
     for (size_t i = 0; st == GJ_CU_OK && i < sizeof attrs / sizeof attrs[0]; i++)
@@ -854,50 +829,47 @@ GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit,
-                                 int *block, GjCuError *err)
-{
+GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit, int *block,
+                                 GjCuError *err) {
     int min_grid = 0;
     *block = 0;
     GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuOccupancyMaxPotentialBlockSize,
-                                    (&min_grid, block, (CUfunction)func, NULL,
-                                     dynamic_shared, block_limit));
+    return st != GJ_CU_OK
+               ? st
+               : CU(err, cuOccupancyMaxPotentialBlockSize,
+                    (&min_grid, block, (CUfunction)func, NULL, dynamic_shared, block_limit));
 }
 
-GjCuStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjCuError *err)
-{
+GjCuStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjCuError *err) {
     GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuFuncSetAttribute,
-                                    ((CUfunction)func,
-                                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
+    return st != GJ_CU_OK
+               ? st
+               : CU(err, cuFuncSetAttribute,
+                    ((CUfunction)func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
 }
 
 GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
-                        unsigned shared_bytes, void *stream, void **params, GjCuError *err)
-{
+                        unsigned shared_bytes, void *stream, void **params, GjCuError *err) {
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
         return st;
-    st = CU(err, cuLaunchKernel, ((CUfunction)func, grid[0], grid[1], grid[2],
-                                  block[0], block[1], block[2], shared_bytes,
-                                  (CUstream)stream, params, NULL));
-    if (st != GJ_CU_OK && (err->code == CUDA_ERROR_INVALID_VALUE
-                           || err->code == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES))
+    st = CU(err, cuLaunchKernel,
+            ((CUfunction)func, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+             shared_bytes, (CUstream)stream, params, NULL));
+    if (st != GJ_CU_OK &&
+        (err->code == CUDA_ERROR_INVALID_VALUE || err->code == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES))
         err->kind = GJ_ERR_LAUNCH_CONFIG;
     return st;
 }
 
 /* ---- synchronisation, streams, events ----------------------------------- */
 
-GjCuStatus gj_cu_synchronize(GjCuError *err)
-{
+GjCuStatus gj_cu_synchronize(GjCuError *err) {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuCtxSynchronize, ());
 }
 
-GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err)
-{
+GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err) {
     *stream = NULL;
     GjCuStatus st = ready(err);
     CUstream s = NULL;
@@ -907,22 +879,19 @@ GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err) {
     if (!stream)
         return GJ_CU_OK;
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuStreamDestroy, ((CUstream)stream));
 }
 
-GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuStreamSynchronize, ((CUstream)stream));
 }
 
-GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     CUevent e = NULL;
     if (st == GJ_CU_OK)
@@ -940,8 +909,7 @@ GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err)
-{
+GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err) {
     *event = NULL;
     GjCuStatus st = ready(err);
     CUevent e = NULL;
@@ -951,8 +919,7 @@ GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err)
     return st;
 }
 
-GjCuStatus gj_cu_event_query(void *event, int *done, GjCuError *err)
-{
+GjCuStatus gj_cu_event_query(void *event, int *done, GjCuError *err) {
     *done = 0;
     GjCuStatus st = ready(err);
     if (st != GJ_CU_OK)
@@ -964,44 +931,36 @@ GjCuStatus gj_cu_event_query(void *event, int *done, GjCuError *err)
     return check(err, "cuEventQuery", r);
 }
 
-GjCuStatus gj_cu_stream_wait_event(void *stream, void *event, GjCuError *err)
-{
+GjCuStatus gj_cu_stream_wait_event(void *stream, void *event, GjCuError *err) {
     GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st
-                          : CU(err, cuStreamWaitEvent, ((CUstream)stream, (CUevent)event, 0));
+    return st != GJ_CU_OK ? st : CU(err, cuStreamWaitEvent, ((CUstream)stream, (CUevent)event, 0));
 }
 
-GjCuStatus gj_cu_memory_info(size_t *free_bytes, size_t *total_bytes, GjCuError *err)
-{
+GjCuStatus gj_cu_memory_info(size_t *free_bytes, size_t *total_bytes, GjCuError *err) {
     *free_bytes = *total_bytes = 0;
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuMemGetInfo, (free_bytes, total_bytes));
 }
 
-GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err)
-{
+GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err) {
     if (!event)
         return GJ_CU_OK;
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuEventDestroy, ((CUevent)event));
 }
 
-GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err)
-{
+GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err) {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuEventRecord, ((CUevent)event, (CUstream)stream));
 }
 
-GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err)
-{
+GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err) {
     GjCuStatus st = ready(err);
     return st != GJ_CU_OK ? st : CU(err, cuEventSynchronize, ((CUevent)event));
 }
 
-GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err)
-{
+GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err) {
     *ms = 0.0f;
     GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st
-                          : CU(err, cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
+    return st != GJ_CU_OK ? st : CU(err, cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
 }

@@ -92,8 +92,8 @@ GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, Gj
 /* Copies between two devices' memory (cuMemcpyPeer: over NVLink or PCIe
    peer to peer where the devices allow it, else staged by the driver);
    asynchronous on `stream` when one is given. */
-GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src,
-                           size_t bytes, void *stream, GjCuError *err);
+GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src, size_t bytes,
+                           void *stream, GjCuError *err);
 /* GJ_CU_OK when [ptr, ptr + bytes) lies in one allocation the driver knows
    (device, managed, or page-locked host memory), which a kernel can use;
    else an error of kind GJ_ERR_INVALID (plain host memory, a wild pointer).
@@ -128,8 +128,8 @@ GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *attrs, GjCuError *err);
    block size, at most block_limit threads (0: the kernel's limit), that
    keeps the most of func's threads resident per multiprocessor when each
    block also has dynamic_shared bytes of dynamic shared memory. */
-GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit,
-                                 int *block, GjCuError *err);
+GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit, int *block,
+                                 GjCuError *err);
 
 /* Lets `func` be launched with up to `bytes` of dynamic shared memory
    (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): needed when its static
@@ -170,8 +170,7 @@ GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCu
 GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err);
 /* Unified memory, reachable from the host and every device; freed with
    gj_cu_free.  attach_global 0: attached to the host until a stream takes it. */
-GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr,
-                               GjCuError *err);
+GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr, GjCuError *err);
 /* Page-locks (and unlocks) existing host memory. */
 GjCuStatus gj_cu_host_register(void *ptr, size_t bytes, GjCuError *err);
 GjCuStatus gj_cu_host_unregister(void *ptr, GjCuError *err);

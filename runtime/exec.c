@@ -33,8 +33,7 @@ GjCuStatus gj_exec_device_info(int device, GjCuDeviceInfo *info, GjCuError *err)
     return gj_cu_device_info(device, info, err);
 }
 
-GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes,
-                                        GjCuError *err) {
+GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes, GjCuError *err) {
     if (device == GJ_MEM_HOST)
         return GJ_CU_OK;
     return gj_cu_func_set_max_dynamic_shared(func, (int)bytes, err);
@@ -51,15 +50,16 @@ GjCuStatus gj_exec_kernel_use(int device, void *func, GjKernelUse *use, GjCuErro
     GjCuFuncAttrs a;
     GjCuStatus st = gj_cu_func_attrs(func, &a, err);
     if (st == GJ_CU_OK)
-        *use = (GjKernelUse){.max_threads = a.max_threads, .regs = a.regs,
+        *use = (GjKernelUse){.max_threads = a.max_threads,
+                             .regs = a.regs,
                              .shared_bytes = (size_t)a.shared_bytes,
                              .local_bytes = (size_t)a.local_bytes,
                              .const_bytes = (size_t)a.const_bytes};
     return st;
 }
 
-GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_threads,
-                              int *block, GjCuError *err) {
+GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_threads, int *block,
+                              GjCuError *err) {
     if (device == GJ_MEM_HOST) {
         *block = max_threads < GJ_EXEC_CPU_BLOCK ? max_threads : GJ_EXEC_CPU_BLOCK;
         return GJ_CU_OK;
@@ -67,9 +67,7 @@ GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_thr
     return gj_cu_occupancy_block(func, shared, max_threads, block, err);
 }
 
-int gj_exec_copies_host_arrays(int device) {
-    return device != GJ_MEM_HOST;
-}
+int gj_exec_copies_host_arrays(int device) { return device != GJ_MEM_HOST; }
 
 int gj_exec_blocks(const GjLaunch *l) {
     return l->device == GJ_MEM_HOST || l->ncopies > 0 || l->error_record;
@@ -146,8 +144,8 @@ static GjCuStatus launch_cuda(GjLaunch *l, GjCuError *err) {
         st = gj_cu_launch(l->func, l->grid, l->block, l->shared, l->stream, l->params, err);
     for (int i = 0; i < l->ncopies && st == GJ_CU_OK; i++)
         if (l->copies[i].written)
-            st = gj_mem_dtoh(l->device, l->copies[i].buf, l->copies[i].temp,
-                             l->copies[i].nbytes, l->stream, err);
+            st = gj_mem_dtoh(l->device, l->copies[i].buf, l->copies[i].temp, l->copies[i].nbytes,
+                             l->stream, err);
     if (st == GJ_CU_OK && l->error_record)
         st = read_error_record(l, err);
     else if (st == GJ_CU_OK && gj_exec_blocks(l))
@@ -188,7 +186,8 @@ GjCuStatus gj_exec_stream_create(int device, void **stream, GjCuError *err) {
 void gj_exec_stream_destroy(int device, void *stream) {
     GjCuError ignored;   /* a destroyed context took its streams already */
     int prev;
-    if (device == GJ_MEM_HOST || !stream || (prev = gj_mem_enter(device, &ignored)) == GJ_MEM_NO_ENTRY)
+    if (device == GJ_MEM_HOST || !stream ||
+        (prev = gj_mem_enter(device, &ignored)) == GJ_MEM_NO_ENTRY)
         return;
     gj_cu_stream_destroy(stream, &ignored);
     gj_mem_leave(device, prev);
@@ -216,8 +215,8 @@ GjCuStatus gj_exec_event_create(int device, int timing, GjExecEvent *ev, GjCuErr
 void gj_exec_event_destroy(GjExecEvent *ev) {
     GjCuError ignored;
     int prev;
-    if (ev->device == GJ_MEM_HOST || !ev->handle
-        || (prev = gj_mem_enter(ev->device, &ignored)) == GJ_MEM_NO_ENTRY)
+    if (ev->device == GJ_MEM_HOST || !ev->handle ||
+        (prev = gj_mem_enter(ev->device, &ignored)) == GJ_MEM_NO_ENTRY)
         return;
     gj_cu_event_destroy(ev->handle, &ignored);
     ev->handle = NULL;

@@ -65,8 +65,7 @@ GjCuStatus gj_exec_device_info(int device, GjCuDeviceInfo *info, GjCuError *err)
 
 /* Lets `func` be launched on `device` with `bytes` of dynamic shared memory
    past the 48 KiB every kernel may have (nothing to do on the CPU target). */
-GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes,
-                                        GjCuError *err);
+GjCuStatus gj_exec_allow_dynamic_shared(int device, void *func, unsigned bytes, GjCuError *err);
 
 /* What a compiled kernel uses (numba's get_regs_per_thread() and kin). */
 typedef struct GjKernelUse {
@@ -95,8 +94,8 @@ enum { GJ_EXEC_CPU_BLOCK = 128 };
    occupancy calculator's, the one that keeps the most threads resident per
    multiprocessor; on the CPU target, which has no occupancy to gain,
    GJ_EXEC_CPU_BLOCK (or max_threads, when fewer). */
-GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_threads,
-                              int *block, GjCuError *err);
+GjCuStatus gj_exec_best_block(int device, void *func, size_t shared, int max_threads, int *block,
+                              GjCuError *err);
 
 /* Whether host arrays given to a launch on `device` are copied (to a GPU
    and back), rather than used in place (the CPU target). */
@@ -145,7 +144,6 @@ GjCuStatus gj_exec_event_elapsed(const GjExecEvent *a, const GjExecEvent *b, flo
                                  GjCuError *err);
 
 /* Free and total bytes of the device's memory (the host's on the CPU target). */
-GjCuStatus gj_exec_memory_info(int device, size_t *free_bytes, size_t *total_bytes,
-                               GjCuError *err);
+GjCuStatus gj_exec_memory_info(int device, size_t *free_bytes, size_t *total_bytes, GjCuError *err);
 
 #endif

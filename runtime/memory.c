@@ -45,26 +45,23 @@ void gj_mem_leave(int device, int prev) {
    memory that brings the countdown to 0 fails. */
 static long inject_countdown;
 
-void gj_mem_inject_fault(long n) {
-    __atomic_store_n(&inject_countdown, n, __ATOMIC_RELAXED);
-}
+void gj_mem_inject_fault(long n) { __atomic_store_n(&inject_countdown, n, __ATOMIC_RELAXED); }
 
 GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err) {
     if (device >= 0)
         GJ_MEM_ON_DEVICE(device, err, gj_cu_alloc(bytes, ptr, err));
     size_t rounded = (bytes + HOST_ALIGN - 1) / HOST_ALIGN * HOST_ALIGN;
-    if (rounded < bytes
-        || (__atomic_load_n(&inject_countdown, __ATOMIC_RELAXED) > 0
-            && __atomic_sub_fetch(&inject_countdown, 1, __ATOMIC_RELAXED) == 0))
+    if (rounded < bytes || (__atomic_load_n(&inject_countdown, __ATOMIC_RELAXED) > 0 &&
+                            __atomic_sub_fetch(&inject_countdown, 1, __ATOMIC_RELAXED) == 0))
         return host_oom(bytes, err);
     size_t align = rounded >= HUGE_FROM ? HUGE_PAGE : HOST_ALIGN;
     if (align == HUGE_PAGE)
-        rounded = (rounded + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;   /* no wrap: < SIZE_MAX / 2 */
+        rounded = (rounded + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE; /* no wrap: < SIZE_MAX / 2 */
     void *p = aligned_alloc(align, rounded ? rounded : HOST_ALIGN);
     if (!p)
         return host_oom(bytes, err);
     if (align == HUGE_PAGE)
-        (void)madvise(p, rounded, MADV_HUGEPAGE);   /* best effort */
+        (void)madvise(p, rounded, MADV_HUGEPAGE); /* best effort */
     *ptr = (uint64_t)(uintptr_t)p;
     return GJ_CU_OK;
 }
@@ -113,8 +110,8 @@ GjCuStatus gj_mem_copy_between(int dst_device, uint64_t dst, int src_device, uin
 
 /* ---- host memory kinds ------------------------------------------------------------ */
 
-GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags,
-                             void **host, uint64_t *dptr, GjCuError *err) {
+GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags, void **host,
+                             uint64_t *dptr, GjCuError *err) {
     *host = NULL;
     *dptr = 0;
     GjCuStatus st;
@@ -132,11 +129,11 @@ GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned
         st = gj_cu_managed_alloc(bytes, !(flags & GJ_HOST_ATTACH_HOST), dptr, err);
         *host = (void *)(uintptr_t)*dptr;
     } else {
-        unsigned f = (kind == GJ_HOST_MAPPED ? GJ_HOST_MAPPED_FLAG : 0)
-                     | (flags & GJ_HOST_WC ? GJ_HOST_WRITE_COMBINED : 0);
+        unsigned f = (kind == GJ_HOST_MAPPED ? GJ_HOST_MAPPED_FLAG : 0) |
+                     (flags & GJ_HOST_WC ? GJ_HOST_WRITE_COMBINED : 0);
         st = gj_cu_host_alloc_flags(bytes, f, host, err);
-        if (st == GJ_CU_OK && kind == GJ_HOST_MAPPED
-            && (st = gj_cu_host_device_ptr(*host, dptr, err)) != GJ_CU_OK) {
+        if (st == GJ_CU_OK && kind == GJ_HOST_MAPPED &&
+            (st = gj_cu_host_device_ptr(*host, dptr, err)) != GJ_CU_OK) {
             GjCuError ignored;
             gj_cu_host_free(*host, &ignored);
             *host = NULL;
@@ -147,7 +144,7 @@ GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned
 }
 
 void gj_mem_host_free(int device, GjHostKind kind, void *host) {
-    GjCuError ignored;   /* a lost context took its memory already */
+    GjCuError ignored; /* a lost context took its memory already */
     if (!host)
         return;
     if (device == GJ_MEM_HOST) {

@@ -28,12 +28,12 @@ int gj_mem_enter(int device, GjCuError *err);
 void gj_mem_leave(int device, int prev);
 /* In a function returning GjCuStatus: returns call's status, made with CUDA
    device `device`'s context current (err's when it cannot be made so). */
-#define GJ_MEM_ON_DEVICE(device, err, call)                                      \
-    do {                                                                         \
-        int prev_ = gj_mem_enter((device), (err));                               \
-        GjCuStatus st_ = prev_ == GJ_MEM_NO_ENTRY ? (err)->status : (call);      \
-        gj_mem_leave((device), prev_);                                           \
-        return st_;                                                              \
+#define GJ_MEM_ON_DEVICE(device, err, call)                                 \
+    do {                                                                    \
+        int prev_ = gj_mem_enter((device), (err));                          \
+        GjCuStatus st_ = prev_ == GJ_MEM_NO_ENTRY ? (err)->status : (call); \
+        gj_mem_leave((device), prev_);                                      \
+        return st_;                                                         \
     } while (0)
 
 GjCuStatus gj_mem_alloc(int device, size_t bytes, uint64_t *ptr, GjCuError *err);
@@ -65,8 +65,8 @@ enum {
     GJ_HOST_WC = 1,               /* write-combined: fast to write from the host, slow to read */
     GJ_HOST_ATTACH_HOST = 2,      /* managed: attached to the host until a stream takes it */
 };
-GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags,
-                             void **host, uint64_t *dptr, GjCuError *err);
+GjCuStatus gj_mem_host_alloc(int device, GjHostKind kind, size_t bytes, unsigned flags, void **host,
+                             uint64_t *dptr, GjCuError *err);
 void gj_mem_host_free(int device, GjHostKind kind, void *host);
 /* Page-locks existing host memory for faster, asynchronous copies (nothing
    on the CPU target), and unlocks it. */

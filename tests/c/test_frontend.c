@@ -29,14 +29,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            failures++;                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-        }                                                                       \
+#define CHECK(cond, ...)                                         \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+        }                                                        \
     } while (0)
 
 /* ---- hand-written dis listings ---------------------------------------- */
@@ -54,7 +54,7 @@ typedef struct Row {
 
 #define NAME(op, arg, name, off, line, jt) {op, arg, name, NULL, 0, 0, off, line, jt}
 #define INT(op, arg, value, off, line, jt) {op, arg, NULL, NULL, value, 0, off, line, jt}
-#define NONE(op, arg, off, line, jt) {op, arg, NULL, NULL, 0, 1, off, line, jt}
+#define NONE(op, arg, off, line, jt)       {op, arg, NULL, NULL, 0, 1, off, line, jt}
 
 static const Row f_311[] = {
     INT("RESUME", 0, 0, 0, 2, 0),
@@ -146,16 +146,29 @@ static GjCodeView *view(GjCtx *c, int minor, const char *name, const Row *rows, 
             v = (GjConst){.kind = GJ_CONST_TUPLE, .items = pair, .n = 2};
         } else if (r->s)
             v = (GjConst){.kind = GJ_CONST_STR, .s = r->s};
-        ins[k] = (GjInstr){.opname = r->opname, .arg = r->arg, .argval = v, .offset = r->offset,
-                           .loc = {r->line, 4, 8}, .is_jump_target = r->is_jump_target};
+        ins[k] = (GjInstr){.opname = r->opname,
+                           .arg = r->arg,
+                           .argval = v,
+                           .offset = r->offset,
+                           .loc = {r->line, 4, 8},
+                           .is_jump_target = r->is_jump_target};
     }
     *range = (GjGlobal){.key = "range", .kind = GJ_GLOBAL_BUILTIN, .name = "range"};
     types[0] = t0;
     types[1] = t1;
-    *cv = (GjCodeView){.py_major = 3, .py_minor = minor, .name = name, .qualname = name,
-                       .filename = "test.py", .firstlineno = rows[0].line, .argcount = 2,
-                       .nvarnames = nvarnames, .varnames = varnames, .ninstrs = n,
-                       .instrs = ins, .argtypes = t0 ? types : NULL, .nglobals = 1,
+    *cv = (GjCodeView){.py_major = 3,
+                       .py_minor = minor,
+                       .name = name,
+                       .qualname = name,
+                       .filename = "test.py",
+                       .firstlineno = rows[0].line,
+                       .argcount = 2,
+                       .nvarnames = nvarnames,
+                       .varnames = varnames,
+                       .ninstrs = n,
+                       .instrs = ins,
+                       .argtypes = t0 ? types : NULL,
+                       .nglobals = 1,
                        .globals = range};
     return cv;
 }
@@ -191,12 +204,16 @@ static const char *diag_text(const GjCtx *c) {
 
 static void test_decode_versions(void) {
     static const GjBcOp want[] = {
-        GJ_BC_LOAD_FAST, GJ_BC_LOAD_FAST, GJ_BC_COMPARE_OP, GJ_BC_POP_JUMP_IF_FALSE,
-        GJ_BC_LOAD_FAST, GJ_BC_LOAD_FAST, GJ_BC_BINARY_OP, GJ_BC_STORE_FAST,
+        GJ_BC_LOAD_FAST, GJ_BC_LOAD_FAST,    GJ_BC_COMPARE_OP, GJ_BC_POP_JUMP_IF_FALSE,
+        GJ_BC_LOAD_FAST, GJ_BC_LOAD_FAST,    GJ_BC_BINARY_OP,  GJ_BC_STORE_FAST,
         GJ_BC_LOAD_FAST, GJ_BC_RETURN_VALUE,
     };
     static const char *want_names[] = {"a", "b", NULL, NULL, "a", "b", NULL, "a", "a", NULL};
-    struct { int minor; const Row *rows; int32_t n; } cases[] = {
+    struct {
+        int minor;
+        const Row *rows;
+        int32_t n;
+    } cases[] = {
         {11, f_311, (int32_t)(sizeof f_311 / sizeof *f_311)},
         {12, f_312, (int32_t)(sizeof f_312 / sizeof *f_312)},
         {13, f_313, (int32_t)(sizeof f_313 / sizeof *f_313)},
@@ -204,8 +221,8 @@ static void test_decode_versions(void) {
     for (size_t v = 0; v < sizeof cases / sizeof *cases; v++) {
         GjCtx c;
         ctx(&c);
-        GjCodeView *cv = view(&c, cases[v].minor, "f", cases[v].rows, cases[v].n, f_names, 2,
-                              NULL, NULL);
+        GjCodeView *cv =
+            view(&c, cases[v].minor, "f", cases[v].rows, cases[v].n, f_names, 2, NULL, NULL);
         GjBcCode bc;
         GjStatus st = gj_bc_decode(&c, cv, &bc);
         CHECK(st == GJ_OK, "3.%d: decode failed: %s", cases[v].minor, diag_text(&c));
@@ -222,8 +239,10 @@ static void test_decode_versions(void) {
         if (st == GJ_OK && bc.n == n) {
             CHECK(bc.ins[2].arg == GJ_CMP_LT, "3.%d: compare %d", cases[v].minor, bc.ins[2].arg);
             CHECK(bc.ins[6].arg == GJ_BIN_ADD, "3.%d: binop %d", cases[v].minor, bc.ins[6].arg);
-            CHECK(bc.ins[3].target == 8, "3.%d: jump to op %d, want 8 (an index, not an "
-                  "offset)", cases[v].minor, bc.ins[3].target);
+            CHECK(bc.ins[3].target == 8,
+                  "3.%d: jump to op %d, want 8 (an index, not an "
+                  "offset)",
+                  cases[v].minor, bc.ins[3].target);
         }
         gj_ctx_free(&c);
     }
@@ -250,7 +269,8 @@ static void test_decode_refuses_construct(void) {
     GjCodeView *cv = view(&c, 11, "f", rows, 3, f_names, 2, NULL, NULL);
     GjBcCode bc;
     CHECK(gj_bc_decode(&c, cv, &bc) == GJ_ERR && c.diag && c.diag->kind == GJ_DIAG_UNSUPPORTED &&
-          c.diag->loc.line == 3, "BEFORE_WITH: %s", diag_text(&c));
+              c.diag->loc.line == 3,
+          "BEFORE_WITH: %s", diag_text(&c));
     gj_ctx_free(&c);
 }
 
@@ -260,8 +280,7 @@ static void test_build_f(void) {
     GjCtx c;
     ctx(&c);
     GjFunc *f = NULL;
-    CHECK(frontend(&c, F_VIEW(&c, 12, f_312, NULL, NULL), &f, 0) == GJ_OK, "f: %s",
-          diag_text(&c));
+    CHECK(frontend(&c, F_VIEW(&c, 12, f_312, NULL, NULL), &f, 0) == GJ_OK, "f: %s", diag_text(&c));
     if (f) {
         CHECK(f->nblocks == 3, "f has %d blocks, want 3", f->nblocks);
         const GjBlock *b0 = f->blocks[0];
@@ -279,9 +298,9 @@ static void test_infer_f(void) {
         GjCtx c;
         ctx(&c);
         const Row *rows = minor == 11 ? f_311 : minor == 12 ? f_312 : f_313;
-        int32_t n = minor == 11 ? (int32_t)(sizeof f_311 / sizeof *f_311)
-                  : minor == 12 ? (int32_t)(sizeof f_312 / sizeof *f_312)
-                                : (int32_t)(sizeof f_313 / sizeof *f_313);
+        int32_t n = minor == 11   ? (int32_t)(sizeof f_311 / sizeof *f_311)
+                    : minor == 12 ? (int32_t)(sizeof f_312 / sizeof *f_312)
+                                  : (int32_t)(sizeof f_313 / sizeof *f_313);
         GjCodeView *cv = view(&c, minor, "f", rows, n, f_names, 2, &gj_ty_int64, &gj_ty_float32);
         GjFunc *f = NULL;
         CHECK(frontend(&c, cv, &f, 1) == GJ_OK, "3.%d: %s", minor, diag_text(&c));
@@ -360,12 +379,33 @@ static void drop_ins(GjBlock *b, int32_t k) {
 }
 
 typedef enum Break {
-    BR_NO_TERMINATOR, BR_TERMINATOR_INSIDE, BR_EMPTY_BLOCK, BR_NSUCC, BR_SUCC_RANGE,
-    BR_ENTRY_PRED, BR_UNREACHABLE, BR_NARGS, BR_ARG_RANGE, BR_ARG_OTHER_BLOCK,
-    BR_ARG_BEFORE_DEF, BR_DEF_TWICE, BR_DST_ON_STORE, BR_NO_DST, BR_VAR_RANGE, BR_BINOP_SUB,
-    BR_OP_RANGE, BR_SLOT_LOAD_ELSEWHERE, BR_SLOT_STORE_NOT_PRED, BR_SLOT_DEPTH,
-    BR_SLOT_LOAD_AFTER_STORE, BR_BLOCK_ID, BR_RAISE_CLASS,
-    BR_UNTYPED_TEMP, BR_UNTYPED_VAR, BR_BRANCH_NOT_BOOL, BR_KEYWORDS_LEFT,
+    BR_NO_TERMINATOR,
+    BR_TERMINATOR_INSIDE,
+    BR_EMPTY_BLOCK,
+    BR_NSUCC,
+    BR_SUCC_RANGE,
+    BR_ENTRY_PRED,
+    BR_UNREACHABLE,
+    BR_NARGS,
+    BR_ARG_RANGE,
+    BR_ARG_OTHER_BLOCK,
+    BR_ARG_BEFORE_DEF,
+    BR_DEF_TWICE,
+    BR_DST_ON_STORE,
+    BR_NO_DST,
+    BR_VAR_RANGE,
+    BR_BINOP_SUB,
+    BR_OP_RANGE,
+    BR_SLOT_LOAD_ELSEWHERE,
+    BR_SLOT_STORE_NOT_PRED,
+    BR_SLOT_DEPTH,
+    BR_SLOT_LOAD_AFTER_STORE,
+    BR_BLOCK_ID,
+    BR_RAISE_CLASS,
+    BR_UNTYPED_TEMP,
+    BR_UNTYPED_VAR,
+    BR_BRANCH_NOT_BOOL,
+    BR_KEYWORDS_LEFT,
     NBREAKS
 } Break;
 
@@ -460,7 +500,8 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
         for (int32_t v = 0; v < f->nvars; v++) {
             const GjVar *var = &f->vars[v];
             if (var->kind == GJ_VAR_STACK && var->block != b0->succ[0] &&
-                (b0->nsucc < 2 || var->block != b0->succ[1]) && (k = find(b0, GJ_OP_STORE_VAR, 0)) >= 0) {
+                (b0->nsucc < 2 || var->block != b0->succ[1]) &&
+                (k = find(b0, GJ_OP_STORE_VAR, 0)) >= 0) {
                 b0->ins[k].var = v;
                 return 1;
             }
@@ -473,7 +514,8 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
         for (int32_t i = 0; i < f->nblocks; i++) {
             GjBlock *b = f->blocks[i];
             for (k = 0; k < b->nins; k++) {
-                if (b->ins[k].op == GJ_OP_STORE_VAR && f->vars[b->ins[k].var].kind == GJ_VAR_STACK) {
+                if (b->ins[k].op == GJ_OP_STORE_VAR &&
+                    f->vars[b->ins[k].var].kind == GJ_VAR_STACK) {
                     drop_ins(b, k);
                     return 1;
                 }
@@ -490,7 +532,10 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
         GjIns *ins = GJ_NEW_N(&c->arena, GjIns, b->nins + 2);
         memcpy(ins, b->ins, sizeof *ins * (size_t)(k + 1));
         memcpy(ins + k + 3, b->ins + k + 1, sizeof *ins * (size_t)(b->nins - k - 1));
-        ins[k + 1] = (GjIns){.op = GJ_OP_STORE_VAR, .dst = -1, .nargs = 1, .args = &b->ins[k].dst,
+        ins[k + 1] = (GjIns){.op = GJ_OP_STORE_VAR,
+                             .dst = -1,
+                             .nargs = 1,
+                             .args = &b->ins[k].dst,
                              .var = b->ins[k].var};
         ins[k + 2] = (GjIns){.op = GJ_OP_LOAD_VAR, .dst = gj_ir_temp(c, f), .var = b->ins[k].var};
         b->ins = ins;
@@ -500,7 +545,10 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
     case BR_BLOCK_ID: last->id = 0; return 1;
     case BR_RAISE_CLASS: {
         GjIns *t = &last->ins[last->nins - 1];
-        *t = (GjIns){.op = GJ_OP_RAISE, .dst = -1, .var = -1, .loc = t->loc,
+        *t = (GjIns){.op = GJ_OP_RAISE,
+                     .dst = -1,
+                     .var = -1,
+                     .loc = t->loc,
                      .global = {.key = "x", .kind = GJ_GLOBAL_CONST, .name = "x"}};
         return 1;
     }
@@ -512,8 +560,8 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
     case BR_KEYWORDS_LEFT: {
         GjBlock *call = block_with(f, GJ_OP_CALL);
         static GjConst name = {.kind = GJ_CONST_STR, .s = "stop"};
-        call->ins[find(call, GJ_OP_CALL, 0)].c = (GjConst){.kind = GJ_CONST_TUPLE, .items = &name,
-                                                            .n = 1};
+        call->ins[find(call, GJ_OP_CALL, 0)].c =
+            (GjConst){.kind = GJ_CONST_TUPLE, .items = &name, .n = 1};
         return 1;
     }
     case NBREAKS: break;
@@ -536,9 +584,9 @@ static void test_verifier_catches(Break br) {
     CHECK(break_ir(&c, f, br), "break %d (%s): nothing to break", (int)br, breaks[br].what);
     GjStatus st = gj_ir_verify(&c, f, "the test");
     CHECK(st == GJ_ERR && c.diag && c.diag->kind == GJ_DIAG_INTERNAL &&
-          strstr(c.diag->message, breaks[br].what) &&
-          strstr(c.diag->message, "IR verifier: after the test: ") &&
-          strstr(c.diag->message, uses_f ? ": f" : ": g"),
+              strstr(c.diag->message, breaks[br].what) &&
+              strstr(c.diag->message, "IR verifier: after the test: ") &&
+              strstr(c.diag->message, uses_f ? ": f" : ": g"),
           "break %d: want \"%s\", got: %s", (int)br, breaks[br].what, diag_text(&c));
     gj_ctx_free(&c);
 }

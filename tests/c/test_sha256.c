@@ -44,8 +44,8 @@ static void check(const char *what, const unsigned char *msg, size_t n, const ch
         digest_in_pieces(msg, n, pieces[i], got);
         if (strcmp(got, want) != 0) {
             failures++;
-            fprintf(stderr, "FAIL %s (%zu bytes, pieces of %zu): %s, not %s\n", what, n,
-                    pieces[i], got, want);
+            fprintf(stderr, "FAIL %s (%zu bytes, pieces of %zu): %s, not %s\n", what, n, pieces[i],
+                    got, want);
         }
     }
 }
