@@ -1,5 +1,5 @@
 """The runtime's asynchrony on a GPU, measured with CUDA events: what
-tests/test_streams.py and tests/test_host_memory.py check, as figures.
+tests/runtime/test_streams.py and tests/runtime/test_host_memory.py check, as figures.
 
 overlap   Two Python threads, each launching a one-block kernel of some
           milliseconds on its own stream: each kernel's interval (ms after a

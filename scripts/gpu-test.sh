@@ -101,7 +101,7 @@ if "$py" -P -c 'import dask.array, distributed' 2>/dev/null; then
 else
     echo "=== dask_blocks: skipped (dask or distributed missing)"
 fi
-# tests/mpi_launch.py, as for tests/test_mpi.py: the mpiexec of the MPI
+# tests/mpi_launch.py, as for tests/scaling/test_mpi.py: the mpiexec of the MPI
 # library mpi4py loads, with what its implementation needs (Open MPI run by
 # root, as here: --allow-run-as-root), or why there is none.
 why_no_mpi="$("$py" -P tests/mpi_launch.py --why-not 2>&1)" ||

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Downloads, on a machine with PyPI, the wheels that the scaling-out tests
-# (tests/test_dask.py, tests/test_mpi.py) need on a GPU machine without a
+# (tests/scaling/test_dask.py, tests/scaling/test_mpi.py) need on a GPU machine without a
 # registry, and those that run the tests in parallel there, into .whl/
 # (ignored by git), for that machine's Python:
 #

@@ -49,7 +49,7 @@ status=0
 # while it is imported, which the preloaded libasan's __cxa_throw
 # interceptor aborts on (a CHECK in asan_interceptors.cpp, not a report).
 # In parallel worker processes, as the main run (scripts/pytest-parallel.sh).
-bash scripts/pytest-parallel.sh "$py" -q -rfE -p no:cacheprovider --ignore=test_notebooks.py "$@" ||
+bash scripts/pytest-parallel.sh "$py" -q -rfE -p no:cacheprovider --ignore=docs/test_notebooks.py "$@" ||
     status=$?
 if ((status == 5)); then
     echo "sanitize-tests: pytest collected no tests" >&2

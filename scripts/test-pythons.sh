@@ -11,7 +11,7 @@
 #    pip configuration, the certificate it names and PIP_* are carried in.
 # 2. The self-contained extension, built once here (scripts/gpu-build.sh:
 #    LLVM linked in statically, abi3), imports in the chroot unchanged.
-# 3. tests/test_python_versions.py's output from this machine's Python, so
+# 3. tests/compiler/test_python_versions.py's output from this machine's Python, so
 #    that test compares 3.1x's kernel results and diagnostics with it.
 # 4. Per VERSION: a venv in the chroot (/opt/gpujit-venv<VERSION>: numpy,
 #    pytest, pytest-xdist, nvidia-nvvm, cloudpickle; reused), the
@@ -19,7 +19,7 @@
 #    extension copied to /src, and pytest run there, from tests/, as CI runs
 #    it (GPUJIT_IGNORE_CUDA_TOOLKIT=1; in parallel worker processes:
 #    scripts/pytest-parallel.sh).
-#    The suite runs the examples too (tests/test_examples.py).
+#    The suite runs the examples too (tests/docs/test_examples.py).
 #
 # --llvm21 instead builds gpujit in the chroot against Debian's llvm-21-dev
 # (`pip install .`, LLVM linked dynamically, -Dwerror=true) and runs the
@@ -27,7 +27,7 @@
 # --debug runs the suite under the first VERSION's debug interpreter
 # (python3.X-dbg: reference-count and GC assertions on, dev mode), with
 # gpujit (LLVM 21) and NumPy built against its headers, so that
-# sys.gettotalrefcount() counts every reference (tests/test_reference_leaks.py
+# sys.gettotalrefcount() counts every reference (tests/runtime/test_reference_leaks.py
 # runs only there).  NumPy's build takes about 15 minutes the first time; the
 # venv is reused.
 #
@@ -131,7 +131,7 @@ git ls-files -z | tar --null --ignore-failed-read -T - -c | tar -x -C "$src"
 run_env="GPUJIT_IGNORE_CUDA_TOOLKIT=1 PYTHONPATH=/src/build/site"
 if [[ $mode == release ]]; then
     mkdir -p "$src/build" && cp -r gpubuild "$src/build/site"
-    PYTHONPATH="$root/gpubuild" "$host_py" -P tests/test_python_versions.py \
+    PYTHONPATH="$root/gpubuild" "$host_py" -P tests/compiler/test_python_versions.py \
         "$src/versions-reference.txt"
     run_env+=" GPUJIT_VERSIONS_REFERENCE=/src/versions-reference.txt"
 fi

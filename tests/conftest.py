@@ -14,6 +14,15 @@ once; the few marked ``@pytest.mark.serial`` read the GPU's free memory or
 time kernels or copies, which other processes disturb, and run in a pass
 of their own (``--serial-tests=only``) after the others
 (``--serial-tests=skip``).
+
+The tests sit in folders by layer: compiler/ (frontend, typing, PTX, the
+compile cache), language/ (what a kernel may use, checked against NumPy),
+runtime/ (launching, memory, streams, the CPU target's executor), api/
+(numba's dispatcher and type objects, signatures, misuse), scaling/
+(pickling, Dask, MPI, several GPUs), docs/ (the documentation, examples and
+notebooks run), compat/ (numba-cuda's own tests through a shim).  Helpers
+shared by several folders stay here: this file, assert_kernels.py,
+pickled_kernels.py, mpi_launch.py, fuzz/, c/ (the C unit tests' sources).
 """
 import os
 import shutil
@@ -25,6 +34,14 @@ import numpy as np
 import pytest
 
 import gpujit
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))   # tests/, on sys.path
+ROOT = os.path.dirname(TESTS_DIR)                        # the repository
+LAYERS = ("compiler", "language", "runtime", "api", "scaling", "docs", "compat")
+# A test module may use another's kernels (test_ptx.py reads the PTX of
+# test_control_flow.py's): every layer's folder is importable from any.
+sys.path[1:1] = [os.path.join(TESTS_DIR, layer) for layer in LAYERS
+                 if os.path.join(TESTS_DIR, layer) not in sys.path]
 
 
 def pytest_addoption(parser):

@@ -1,5 +1,5 @@
 """How MPI ranks are started here: which mpiexec, and what its
-implementation needs.  tests/test_mpi.py and scripts/gpu-test.sh's heat_mpi
+implementation needs.  tests/scaling/test_mpi.py and scripts/gpu-test.sh's heat_mpi
 step both ask this file, so they launch alike.
 
 The mpiexec must belong to the MPI library that mpi4py loads: Open MPI's

@@ -1,4 +1,4 @@
-"""Kernels in an importable module, for tests/test_pickling.py: they pickle
+"""Kernels in an importable module, for tests/scaling/test_pickling.py: they pickle
 by reference (the module's name and the kernel's), so a process that
 unpickles them imports this module."""
 import gpujit

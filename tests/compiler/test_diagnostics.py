@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 import gpujit
-from conftest import child_output
+from conftest import child_output, ROOT
 
 SIG2 = "void(float32[:], float32[:])"
 THIS_FILE = os.path.basename(__file__)
@@ -309,7 +309,7 @@ def test_dump_timing_prints_each_stage(tmp_path):
 def test_importing_the_source_tree_says_so():
     """From the repository root the source package shadows the installed one;
     the ImportError says that, not 'circular import'."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = ROOT
     proc = subprocess.run([sys.executable, "-c", "import gpujit"], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0

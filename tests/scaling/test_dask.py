@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import gpujit
+from conftest import ROOT, TESTS_DIR
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 THREADS = 128
 # one pytest-xdist worker runs them all: one cluster per target, not one per worker
 pytestmark = pytest.mark.xdist_group("dask")
@@ -131,7 +131,7 @@ def test_the_example_runs_and_checks_itself(target):
     proc = subprocess.run([sys.executable, "-P", os.path.join(ROOT, "examples", "dask_blocks.py"),
                            "--size", "200000", "--chunks", "40000", "--repeat", "1"],
                           capture_output=True, text=True, env=env, timeout=300,
-                          cwd=os.path.dirname(os.path.abspath(__file__)))
+                          cwd=TESTS_DIR)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}"
     assert f"target: {target}" in proc.stdout
     assert "dask_blocks: OK" in proc.stdout

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import poison, random_array
+from conftest import poison, random_array, ROOT
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
@@ -137,7 +137,7 @@ def promotion_table_markdown():
 
 
 def test_promotion_table_in_docs_is_numpys():
-    path = os.path.join(os.path.dirname(__file__), "..", "docs", "typing.md")
+    path = os.path.join(ROOT, "docs", "typing.md")
     with open(path, encoding="utf-8") as f:
         text = f.read()
     assert promotion_table_markdown() in text, (

@@ -26,8 +26,8 @@ import warnings
 import pytest
 
 import gpujit
+from conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
 MOST_SKIPS = 3   # in all pages; raise it only for a block no test machine can run
 

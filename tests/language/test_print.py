@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import random_array
+from conftest import random_array, TESTS_DIR
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 TARGETS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 

@@ -22,9 +22,9 @@ import pytest
 
 import gpujit
 import mpi_launch
+from conftest import TESTS_DIR
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-EXAMPLE = os.path.join(os.path.dirname(TESTS), "examples", "heat_mpi.py")
+EXAMPLE = os.path.join(os.path.dirname(TESTS_DIR), "examples", "heat_mpi.py")
 SIZE, STEPS = 35, 20     # 33 interior rows: 17 and 16 on two ranks
 BANDS = {1: [(1, 33)], 2: [(1, 17), (18, 33)]}   # ranks -> each rank's first and last row
 # One initial plate for every run of this file, so their digests compare:
@@ -55,7 +55,7 @@ def run(target, ranks, staging, size=SIZE):
     if ranks:
         cmd = mpi_launch.command(ranks, cmd)
     env = dict(os.environ, GPUJIT_TARGET=target)
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TESTS, timeout=300)
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=TESTS_DIR, timeout=300)
 
 
 def why_not(target, staging):

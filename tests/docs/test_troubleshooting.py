@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import gpujit
+from conftest import ROOT
 
-PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
-                    "troubleshooting.md")
+PAGE = os.path.join(ROOT, "docs", "troubleshooting.md")
 
 
 def quote(start):

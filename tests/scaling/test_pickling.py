@@ -15,15 +15,14 @@ import numpy as np
 import pytest
 
 import gpujit
-from conftest import assert_fma_close, child_output, poison
+from conftest import assert_fma_close, child_output, poison, TESTS_DIR
 
 import pickled_kernels
 
 pytestmark = pytest.mark.usefixtures("target")
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
 # tests/ first on a child's path (for pickled_kernels), then what this one has
-CHILD_PATH = os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")]))
+CHILD_PATH = os.pathsep.join(filter(None, [TESTS_DIR, os.environ.get("PYTHONPATH")]))
 PICKLERS = [pickle, cloudpickle]
 
 

@@ -17,7 +17,7 @@ from conftest import child_output, poison, random_array
 def thread_loops(monkeypatch):
     """Thread loops from a kernel's first launch: without this, launches of
     fewer than GPUJIT_CPU_LOOP_THREADS threads run code of one thread per
-    call (tests/test_cpu_tiers.py)."""
+    call (tests/runtime/test_cpu_tiers.py)."""
     monkeypatch.setenv("GPUJIT_CPU_LOOP_THREADS", "0")
 
 

@@ -1,4 +1,4 @@
-"""tests/mpi_launch.py, which decides how tests/test_mpi.py and
+"""tests/mpi_launch.py, which decides how tests/scaling/test_mpi.py and
 scripts/gpu-test.sh start MPI ranks: implementations told apart by what
 `mpiexec --version` prints (recorded outputs of Open MPI 4 and 5, PRRTE,
 MPICH's Hydra and Intel MPI, then fake mpiexecs that print them), the
@@ -12,8 +12,9 @@ import sys
 import pytest
 
 import mpi_launch
+from conftest import ROOT, TESTS_DIR
 
-LAUNCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpi_launch.py")
+LAUNCH = os.path.join(TESTS_DIR, "mpi_launch.py")
 ROOT = os.geteuid() == 0
 
 OPEN_MPI_4 = "mpiexec (OpenRTE) 4.1.6\n\nReport bugs to http://www.open-mpi.org/community/help/\n"

@@ -12,8 +12,8 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNTIME = os.path.join(ROOT, "runtime")
 SOURCES = [os.path.join(ROOT, "tests", "c", "test_cpuexec.c")] + [
     os.path.join(RUNTIME, name) for name in ("cpuexec.c", "cpuwarp.c", "cpuprint.c")]

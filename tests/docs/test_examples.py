@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import gpujit
+from conftest import ROOT, TESTS_DIR
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # example -> arguments that keep the CPU-target run short
 EXAMPLES = {
@@ -34,7 +34,7 @@ def test_example_runs_and_checks_itself(name, target, tmp_path):
     args = [arg.format(tmp=tmp_path) for arg in EXAMPLES[name]]
     proc = subprocess.run([sys.executable, "-P", os.path.join(ROOT, "examples", name),
                            *args], capture_output=True, text=True, env=env,
-                          cwd=os.path.dirname(os.path.abspath(__file__)), timeout=600)
+                          cwd=TESTS_DIR, timeout=600)
     assert proc.returncode == 0, f"{name}:\n{proc.stdout}\n{proc.stderr}"
     assert f"target: {target}" in proc.stdout
     # the examples show good practice: no warning of a slow launch

@@ -11,12 +11,12 @@ import re
 import pytest
 
 import gpujit
+from conftest import ROOT
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = sorted(glob.glob(os.path.join(ROOT, "examples", "notebooks", "*.ipynb")))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 

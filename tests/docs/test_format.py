@@ -10,8 +10,8 @@ import shutil
 import subprocess
 
 import pytest
+from conftest import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.skipif(shutil.which("clang-format-19") is None,

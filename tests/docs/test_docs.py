@@ -12,11 +12,11 @@ import sys
 import pytest
 
 import gpujit
+from conftest import ROOT
 
 pytest.importorskip("sphinx")
 pytest.importorskip("myst_parser")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.xdist_group("docs")   # one pytest-xdist worker: the site is built once
 
 

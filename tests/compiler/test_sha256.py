@@ -12,9 +12,8 @@ import subprocess
 
 import pytest
 
-from conftest import build_c_test
+from conftest import build_c_test, ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMPILER = os.path.join(ROOT, "compiler")
 SOURCES = [os.path.join(ROOT, "tests", "c", "test_sha256.c"), os.path.join(COMPILER, "sha256.c")]
 FLAGS = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",

@@ -21,11 +21,9 @@ import sys
 
 import pytest
 
-from conftest import build_c_test
+from conftest import build_c_test, ROOT, TESTS_DIR
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMPILER = os.path.join(ROOT, "compiler")
-TESTS = os.path.dirname(os.path.abspath(__file__))
 FLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
          "-Wmissing-prototypes", "-Wstrict-prototypes", "-Wswitch-enum", "-Werror",
          "-D_GNU_SOURCE"]
@@ -62,7 +60,7 @@ def test_frontend_stages_and_verifier(tmp_path, variant):
                               check=True).stdout.split()
 
     libdir = ask("--libdir")[0]
-    sources = [os.path.join(TESTS, "c", "test_frontend.c")] + sorted(
+    sources = [os.path.join(TESTS_DIR, "c", "test_frontend.c")] + sorted(
         os.path.join(COMPILER, n) for n in os.listdir(COMPILER) if n.endswith(".c"))
     exe = str(tmp_path / "test_frontend")
     cmd = [CC, *FLAGS, *VARIANTS[variant], "-I", COMPILER, "-isystem", ask("--includedir")[0],
@@ -83,9 +81,10 @@ def variant(request):
 
 
 # Test files whose kernels together use every op and every kind of variable.
-VERIFIED = ["test_control_flow.py", "test_iteration.py", "test_device_functions.py",
-            "test_raise_assert.py", "test_tuple_args.py", "test_arithmetic.py",
-            "test_boundscheck.py", "test_examples.py"]
+VERIFIED = ["language/test_control_flow.py", "language/test_iteration.py",
+            "language/test_device_functions.py", "language/test_raise_assert.py",
+            "language/test_tuple_args.py", "language/test_arithmetic.py",
+            "language/test_boundscheck.py", "docs/test_examples.py"]
 
 
 def test_the_ir_verifier_passes_a_broad_set_of_kernels():
@@ -93,7 +92,7 @@ def test_the_ir_verifier_passes_a_broad_set_of_kernels():
     proc = subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
          "-k", "not cuda", *VERIFIED],
-        capture_output=True, text=True, env=env, cwd=TESTS, timeout=900)
+        capture_output=True, text=True, env=env, cwd=TESTS_DIR, timeout=900)
     tail = proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.returncode == 0, tail
     assert "InternalError" not in proc.stdout, tail

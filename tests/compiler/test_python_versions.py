@@ -18,7 +18,7 @@ GPUJIT_TEST_PYTHONS lists) run the script below in a subprocess (one
 without NumPy compiles only); an interpreter that cannot run here (3.14 and
 3.15 inside scripts/test-pythons.sh's chroot) is compared through a file:
 with GPUJIT_VERSIONS_REFERENCE naming the output another interpreter wrote
-(`python -P tests/test_python_versions.py FILE`), the output of this one
+(`python -P tests/compiler/test_python_versions.py FILE`), the output of this one
 must equal it."""
 import glob
 import io
