@@ -146,8 +146,10 @@ class _Gpus(Sequence):
         return f"<gpujit.gpus: {len(self)} device{'s' * (len(self) != 1)}>"
 
 
-#: The CUDA devices, as numba's ``cuda.gpus``: ``len(gpus)``, ``gpus[i]`` (a
-#: :class:`Device`, also a context manager), iteration, ``gpus.current``.
+# The CUDA devices, as numba's ``cuda.gpus``: ``len(gpus)``, ``gpus[i]`` (a
+# Device, also a context manager), iteration, ``gpus.current``.  Its entry
+# is docs/api.md's: autodoc reads module data's docs from the source of the
+# module it documents, gpujit/__init__.py, where gpus is not assigned.
 gpus = _Gpus()
 
 MemoryInfo = namedtuple("MemoryInfo", "free total", module="gpujit")
