@@ -8,9 +8,10 @@ and ``abi_name``.  The inspection of compiled kernels (``inspect_types``,
 ``inspect_llvm``, ``inspect_asm``, ...) is the Dispatcher's, in C.
 """
 from . import _gpujit
-from ._decorators import _boundscheck_option, _contract_option, _fastmath_bits, _flag, \
-    _launch_bounds
+from ._decorators import (_boundscheck_option, _contract_option, _fastmath_bits, _flag,
+                          _launch_bounds)
 from ._devices import get_current_device
+
 
 def compile_ptx(pyfunc, sig, debug=False, lineinfo=False, device=False, fastmath=False,
                 cc=None, opt=True, abi="numba", abi_info=None, launch_bounds=None,
@@ -137,4 +138,3 @@ def compile_ptx_for_current_device(pyfunc, sig, debug=False, lineinfo=False, dev
     return compile_ptx(pyfunc, sig, debug=debug, lineinfo=lineinfo, device=device,
                        fastmath=fastmath, cc=cc, opt=opt, abi=abi, abi_info=abi_info,
                        launch_bounds=launch_bounds, contract=contract)
-

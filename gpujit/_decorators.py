@@ -20,6 +20,7 @@ from types import MethodType
 from . import _gpujit, types
 from ._gpujit import current_target
 
+
 def jit(func_or_sig=None, *, device=False, signature=None, debug=False, boundscheck=None,
         fastmath=False, contract=None, lineinfo=False, cache=False, inline=False, opt=True,
         launch_bounds=None, forceinline=False, max_registers=None):
@@ -367,4 +368,3 @@ def _signature_list(signature):
             all(isinstance(s, (str, types.Signature)) for s in signature):
         return list(signature)
     return [signature]
-

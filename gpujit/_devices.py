@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from . import _gpujit
 from ._gpujit import current_target, synchronize
 
+
 class Device:
     """Properties of a CUDA device (as returned by ``get_current_device()``).
 

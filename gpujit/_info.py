@@ -8,6 +8,7 @@ when these are called, not with gpujit.
 from . import _gpujit
 from ._gpujit import GpujitError, current_target, is_available
 
+
 def cache_info():
     """cache_info() -> dict
 
@@ -36,8 +37,6 @@ def cache_clear():
     from . import _cache
     return _cache.clear()
 
-
-# ---- the installation ------------------------------------------------------------
 
 def libdevice_path():
     """libdevice_path() -> str or None

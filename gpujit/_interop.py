@@ -5,6 +5,7 @@ extension's (pymodule/); these are the documented Python faces.
 """
 from . import _gpujit
 
+
 def from_dlpack(obj):
     """from_dlpack(obj) -> DeviceArray
 
@@ -76,4 +77,3 @@ def is_cuda_array(obj):
     True if obj exports ``__cuda_array_interface__`` (numba's test).
     """
     return hasattr(obj, "__cuda_array_interface__")
-

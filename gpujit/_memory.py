@@ -15,6 +15,7 @@ import sys
 from . import _gpujit
 from ._gpujit import device_array_like
 
+
 def _host_array(kind, shape, dtype, strides, order, **flags):
     import numpy as np
     dtype = np.dtype(dtype)
@@ -154,4 +155,3 @@ def to_device(obj, stream=0, copy=True, to=None):
 
         return device_array_like(numpy.asarray(obj), stream=stream)
     return _gpujit.to_device(obj, stream)
-
