@@ -87,6 +87,16 @@ def select_device(device_id):
     Make device ``device_id`` current for the calling thread: later launches,
     allocations and copies on this thread use it.
 
+    Parameters
+    ----------
+    device_id : int
+        The device's ordinal, as ``list_devices()`` numbers them.
+
+    Returns
+    -------
+    Device
+        The device now current.
+
     Raises
     ------
     CudaSupportError
@@ -197,7 +207,16 @@ def current_context():
 def event_elapsed_time(start, end):
     """event_elapsed_time(start, end) -> float
 
-    Milliseconds between two recorded, completed events (numba's name for
-    ``start.elapsed_time(end)``).
+    numba's name for ``start.elapsed_time(end)``.
+
+    Parameters
+    ----------
+    start, end : Event
+        Two events from ``gpujit.event()``, recorded and completed.
+
+    Returns
+    -------
+    float
+        Milliseconds from ``start`` to ``end``.
     """
     return start.elapsed_time(end)

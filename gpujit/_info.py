@@ -12,11 +12,15 @@ from ._gpujit import GpujitError, current_target, is_available
 def cache_info():
     """cache_info() -> dict
 
-    The persistent kernel cache (``jit(cache=True)``, ``GPUJIT_CACHE=1``):
-    ``directory`` (str), ``entries`` (this user's entries there),
-    ``bytes`` (their size), ``size_limit`` (bytes, ``GPUJIT_CACHE_SIZE``),
-    and ``hits`` and ``misses``, the lookups of this process that found
-    their kernel on disk and that compiled it.
+    The persistent kernel cache (``jit(cache=True)``, ``GPUJIT_CACHE=1``).
+
+    Returns
+    -------
+    dict
+        ``directory`` (str), ``entries`` (this user's entries there),
+        ``bytes`` (their size), ``size_limit`` (bytes,
+        ``GPUJIT_CACHE_SIZE``), and ``hits`` and ``misses``, the lookups of
+        this process that found their kernel on disk and that compiled it.
 
     Raises
     ------
@@ -30,9 +34,13 @@ def cache_info():
 def cache_clear():
     """cache_clear() -> int
 
-    Removes this user's entries from the persistent kernel cache and returns
-    how many.  Kernels already loaded keep running; the next process
-    compiles them again.
+    Removes this user's entries from the persistent kernel cache.  Kernels
+    already loaded keep running; the next process compiles them again.
+
+    Returns
+    -------
+    int
+        How many entries were removed.
     """
     from . import _cache
     return _cache.clear()
@@ -58,22 +66,27 @@ def libdevice_path():
 def info():
     """info() -> dict
 
-    What gpujit runs with, for bug reports: ``gpujit``, ``python``,
-    ``numpy`` and ``llvm`` versions, the execution ``target`` (``"cuda"`` or
-    ``"cpu"``), ``driver`` (the CUDA driver's version as an int, 13000 for
-    13.0, or None without a driver), ``devices`` (a list of dicts: ``name``,
-    ``compute_capability``, ``total_memory`` in bytes, ...) and
-    ``libdevice`` (``{"path": str or None, "found_by": rule or None}``, see
-    :func:`libdevice_path`), and ``cpu``, the CPU the CPU target compiles
-    for: ``{"name": LLVM CPU name, "features": LLVM feature string, "isa":
-    "avx512" | "avx2" | "avx" | "sse" (else the architecture), "vector_bits":
-    the widest float32 vectors, "slow_masked_stores": whether its masked
-    stores are microcode (AMD's AVX2), "chosen_by": "host" or the GPUJIT_CPU_NAME /
-    GPUJIT_CPU_FEATURES variables, "host_name": the host's own CPU name,
-    "host_isa": its instruction set}``, or a str saying why there is none.
-    Printed by ``python -m gpujit``.
-
+    What gpujit runs with, for bug reports; printed by ``python -m gpujit``.
     Never raises for a missing driver or GPU: those show as None and [].
+
+    Returns
+    -------
+    dict
+        ``gpujit``, ``python``, ``numpy`` and ``llvm`` versions, the
+        execution ``target`` (``"cuda"`` or ``"cpu"``), ``driver`` (the CUDA
+        driver's version as an int, 13000 for 13.0, or None without a
+        driver), ``devices`` (a list of dicts: ``name``,
+        ``compute_capability``, ``total_memory`` in bytes, ...) and
+        ``libdevice`` (``{"path": str or None, "found_by": rule or None}``,
+        see :func:`libdevice_path`), and ``cpu``, the CPU the CPU target
+        compiles for: ``{"name": LLVM CPU name, "features": LLVM feature
+        string, "isa": "avx512" | "avx2" | "avx" | "sse" (else the
+        architecture), "vector_bits": the widest float32 vectors,
+        "slow_masked_stores": whether its masked stores are microcode (AMD's
+        AVX2), "chosen_by": "host" or the GPUJIT_CPU_NAME /
+        GPUJIT_CPU_FEATURES variables, "host_name": the host's own CPU name,
+        "host_isa": its instruction set}``, or a str saying why there is
+        none.
     """
     import platform
     import sys

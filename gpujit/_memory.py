@@ -46,6 +46,23 @@ def pinned_array(shape, dtype=float, strides=None, order="C"):
     still copies it in and out, as any host array.  On the CPU target it is
     ordinary host memory.
 
+    Parameters
+    ----------
+    shape : int or tuple of int
+        The array's shape, ``(n0, ...)``.
+    dtype : dtype_like
+        Its element type (one gpujit has a type for).
+    strides : tuple of int, optional
+        Bytes between elements along each axis, >= 0 (default: ``order``'s
+        contiguous strides).
+    order : {"C", "F"}
+        The layout when ``strides`` is not given.
+
+    Returns
+    -------
+    numpy.ndarray
+        The array, over the memory, which is freed when its last view dies.
+
     Raises
     ------
     CudaOutOfMemoryError
@@ -67,6 +84,18 @@ def mapped_array(shape, dtype=float, strides=None, order="C", stream=0, portable
     context (``portable`` is accepted for numba's sake); ``stream`` is
     unused, as in numba.
 
+    Parameters
+    ----------
+    shape, dtype, strides, order
+        As :func:`pinned_array`'s.
+    wc : bool
+        Write-combined memory.
+
+    Returns
+    -------
+    numpy.ndarray
+        The array, over the memory, which is freed when its last view dies.
+
     Raises
     ------
     CudaOutOfMemoryError
@@ -82,8 +111,19 @@ def managed_array(shape, dtype=float, strides=None, order="C", stream=0, attach_
     the host and every GPU use the same address, the driver migrating pages
     on use, so a kernel given it works in place with no explicit copy; the
     launch stays asynchronous (synchronize before the host reads).  The
-    array to prefer when data moves back and forth often.  ``attach_global``
-    False attaches the memory to the host until a stream uses it.
+    array to prefer when data moves back and forth often.
+
+    Parameters
+    ----------
+    shape, dtype, strides, order
+        As :func:`pinned_array`'s.
+    attach_global : bool
+        False attaches the memory to the host until a stream uses it.
+
+    Returns
+    -------
+    numpy.ndarray
+        The array, over the memory, which is freed when its last view dies.
 
     Raises
     ------
@@ -95,10 +135,16 @@ def managed_array(shape, dtype=float, strides=None, order="C", stream=0, attach_
 
 @contextlib.contextmanager
 def pinned(*arylist):
-    """``pinned(*arylist)``: a context manager that page-locks the memory of
-    existing contiguous host arrays for the ``with`` block (numba's name),
-    so their copies to and from the GPU are faster and, on a stream,
-    asynchronous.  Nothing on the CPU target.
+    """pinned(*arylist) -> context manager
+
+    Page-locks the memory of existing host arrays for the ``with`` block
+    (numba's name), so their copies to and from the GPU are faster and, on
+    a stream, asynchronous.  Nothing on the CPU target.
+
+    Parameters
+    ----------
+    *arylist : numpy.ndarray
+        Host arrays, each C- or F-contiguous (not written).
 
     Raises
     ------
