@@ -87,14 +87,9 @@ def mapped_array(shape, dtype=float, strides=None, order="C", stream=0, portable
     Parameters
     ----------
     shape, dtype, strides, order
-        As :func:`pinned_array`'s.
+        As :func:`pinned_array`'s, and so is the array returned.
     wc : bool
         Write-combined memory.
-
-    Returns
-    -------
-    numpy.ndarray
-        The array, over the memory, which is freed when its last view dies.
 
     Raises
     ------
@@ -116,14 +111,9 @@ def managed_array(shape, dtype=float, strides=None, order="C", stream=0, attach_
     Parameters
     ----------
     shape, dtype, strides, order
-        As :func:`pinned_array`'s.
+        As :func:`pinned_array`'s, and so is the array returned.
     attach_global : bool
         False attaches the memory to the host until a stream uses it.
-
-    Returns
-    -------
-    numpy.ndarray
-        The array, over the memory, which is freed when its last view dies.
 
     Raises
     ------
