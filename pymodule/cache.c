@@ -58,14 +58,14 @@ static int put_jit_options(GjDispatcher *d, GjBuf *b) {
    SASS for one architecture, made by one driver's compiler): 1, or 0 when
    there is no GPU to ask (PTX compiled for inspection is not cached). */
 static int put_device(GjBuf *b, int device) {
-    gj_buf_put_i64(b, device == GJ_MEM_HOST);
-    if (device == GJ_MEM_HOST)
+    gj_buf_put_i64(b, device == GJ_EXEC_HOST);
+    if (device == GJ_EXEC_HOST)
         return 1;
-    GjCuDeviceInfo info;
-    GjCuError err;
+    GjDeviceInfo info;
+    GjExecError err;
     int version;
-    if (!gj_cu_available() || gj_cu_device_info(device, &info, &err) != GJ_CU_OK ||
-        gj_cu_driver_version(&version, &err) != GJ_CU_OK)
+    if (!gj_exec_gpu_available() || gj_exec_device_info(device, &info, &err) != GJ_EXEC_OK ||
+        gj_exec_driver_version(&version, &err) != GJ_EXEC_OK)
         return 0;
     gj_buf_put_i64(b, info.cc_major);
     gj_buf_put_i64(b, info.cc_minor);
@@ -200,19 +200,20 @@ int gj_py_cache_store(const char *key, GjCompileResult *res) {
     return rc;
 }
 
-GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err) {
+GjExecStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjExecError *err) {
     GjCompileResult *r = &e->res;
-    GjCuStatus st =
-        r->binary ? gj_cu_module_load(r->binary, lineinfo, &e->module, err) : GJ_CU_DRIVER_ERROR;
-    if (st != GJ_CU_OK && e->cache_key[0]) {   /* link (again) for the cache */
+    int device = (int)e->key[0];
+    GjExecStatus st = r->binary ? gj_exec_module_load(device, r->binary, lineinfo, &e->module, err)
+                                : GJ_EXEC_ERROR;
+    if (st != GJ_EXEC_OK && e->cache_key[0]) {   /* link (again) for the cache */
         drop_binary(r);
-        st = gj_cu_link_ptx(r->ptx, lineinfo, &r->binary, &r->binary_size, err);
-        if (st == GJ_CU_OK)
-            st = gj_cu_module_load(r->binary, lineinfo, &e->module, err);
-        *store = st == GJ_CU_OK;
+        st = gj_exec_link_ptx(device, r->ptx, lineinfo, &r->binary, &r->binary_size, err);
+        if (st == GJ_EXEC_OK)
+            st = gj_exec_module_load(device, r->binary, lineinfo, &e->module, err);
+        *store = st == GJ_EXEC_OK;
     }
-    if (st != GJ_CU_OK)   /* as without the cache; its error is the one reported */
-        st = gj_cu_module_load(r->ptx, lineinfo, &e->module, err);
+    if (st != GJ_EXEC_OK)   /* as without the cache; its error is the one reported */
+        st = gj_exec_module_load(device, r->ptx, lineinfo, &e->module, err);
     if (!*store)
         drop_binary(r);
     return st;

@@ -246,7 +246,7 @@ static PyObject *device_fn_text(GjPyState *st, GjDispatcher *d, PyObject *sig, s
     const char *text = str ? gj_py_signature_text(str) : NULL;
     PyObject *out = NULL, *key = NULL;
     GjCompileOptions o;
-    gj_py_target_options(d, gj_cu_current_device(), &o);
+    gj_py_target_options(st, d, gj_exec_current_device(), &o);
     o.device = 1;
     GjCompileResult res;
     if (text && compile_signature(st, d->func, text, &o, &res, &key) == 0) {
@@ -288,13 +288,14 @@ PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx) {
     const char *text = gj_py_str(ptx, "_load_ptx() takes PTX text (a str)");
     if (!text)
         return NULL;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     void *m = NULL;
-    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure(gj_cu_current_device(), &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_module_load(text, 0, &m, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_module_unload(m, &err);
-    Py_END_ALLOW_THREADS return rc == GJ_CU_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
+    int device = gj_exec_current_device();
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_select(device, &err);
+    if (rc == GJ_EXEC_OK)
+        rc = gj_exec_module_load(device, text, 0, &m, &err);
+    if (rc == GJ_EXEC_OK)
+        rc = gj_exec_module_unload(device, m, &err);
+    Py_END_ALLOW_THREADS return rc == GJ_EXEC_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
 }

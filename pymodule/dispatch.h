@@ -157,8 +157,8 @@ int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompile
 PyObject *gj_py_signature_tuple(const GjCodeView *cv);
 /* The compile options of d's entries on device `ordinal`: d's jit options
    for that device's compute capability (sm_90 without a GPU), or the host
-   CPU for GJ_MEM_HOST. */
-void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o);
+   CPU for GJ_EXEC_HOST. */
+void gj_py_target_options(GjPyState *st, const GjDispatcher *d, int ordinal, GjCompileOptions *o);
 
 /* compileptx.c: a device function's inspect_* (field: the GjCompileResult
    member, ptx, llvm_ir or type_dump): for signature sig, d compiled now as
@@ -191,7 +191,7 @@ int gj_py_cache_store(const char *key, GjCompileResult *res);
    makes of the PTX, left in e->res.binary with *store set, for
    gj_py_cache_store; else the PTX, as without the cache.  Each step that
    fails falls to the next; the last one's error is reported. */
-GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err);
+GjExecStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjExecError *err);
 
 /* occupancy.c: ValueError unless e's static shared memory plus `shared`
    bytes of dynamic shared memory fit a block on `device`, or when e needs

@@ -21,14 +21,14 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "compile.h"
-#include "driver.h"
-#include "gj.h"
-#include "memory.h"
 #include "codeview.h"
+#include "compile.h"
+#include "exec.h"
+#include "gj.h"
 #include "types.h"
 
 enum { GJ_PY_MAX_NDIM = GJ_TY_MAX_NDIM };   /* dimensions of a DeviceArray / kernel argument */
+enum { GJ_PY_MAX_KERNEL_SYMBOLS = 32 };      /* GjPyState.kernel_symbols */
 
 /* cai.c: the kinds of __cuda_array_interface__ exporters, and how many
    dtype objects of CuPy and PyTorch it remembers. */
@@ -116,6 +116,10 @@ typedef struct GjPyState {
     /* execution target: GJ_TARGET_NVPTX ("cuda") or GJ_TARGET_CPU ("cpu");
        -1 until first needed (GPUJIT_TARGET, else a GPU if usable) */
     int target;
+    /* the runtime functions CPU-target kernel code calls (gj_exec_kernel_symbols),
+       in the compiler's form, for every CPU compile */
+    GjRuntimeSymbol kernel_symbols[GJ_PY_MAX_KERNEL_SYMBOLS];
+    int nkernel_symbols;
 } GjPyState;
 
 /* ---- element types (GjDtypeId above, for the state's table) --------------- */
@@ -216,7 +220,7 @@ int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir
 /* New uninitialised DeviceArray on the current device (strides NULL = C order). */
 GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *shape,
                                      const Py_ssize_t *strides, PyObject *dtype);
-/* A DeviceArray viewing v's memory on `device` (an ordinal, or GJ_MEM_HOST),
+/* A DeviceArray viewing v's memory on `device` (an ordinal, or GJ_EXEC_HOST),
    without copying; `base` (a new reference is taken) keeps the memory alive
    until the array dies.  Used by as_cuda_array and from_dlpack. */
 GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int device,
@@ -285,12 +289,12 @@ const char *gj_py_find_libdevice(void *st);
    the CPU with a one-time RuntimeWarning.  -1 raised. */
 int gj_py_target(GjPyState *st);
 /* Where the current target's memory and kernels live: the current CUDA
-   device's ordinal, or GJ_MEM_HOST on the CPU target.  -1 raised. */
+   device's ordinal, or GJ_EXEC_HOST on the CPU target.  -1 raised. */
 int gj_py_device(GjPyState *st, int *device);
 
 /* Raise the Python exception for a driver error / a compiler diagnostic.
    Both return NULL so callers can `return gj_py_raise_cuda(...)`. */
-PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err);
+PyObject *gj_py_raise_cuda(GjPyState *st, const GjExecError *err);
 PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv);
 /* Issues ctx's warnings as GpujitWarning; -1 with an exception when the
    warnings filter turns one into an error. */

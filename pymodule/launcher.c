@@ -48,7 +48,7 @@ typedef struct Launcher {
     unsigned shared;           /* dynamic shared memory, bytes */
     void *stream;
     PyObject *stream_obj;      /* keeps a gpujit Stream alive */
-    int checked_device;        /* device the configuration was validated on (GJ_MEM_HOST:
+    int checked_device;        /* device the configuration was validated on (GJ_EXEC_HOST:
                                   the CPU target), or INT_MIN */
     long long forall_tasks;    /* kernel.forall(n): n (0 launches nothing); -1 otherwise */
     int forall_best;           /* forall with tpb=0: each call takes the block size of the
@@ -212,7 +212,7 @@ static int parse_buffer(GjPyState *st, int device, PyObject *obj, Arg *a) {
         return set_dims(a, a->view.ndim, a->view.shape, a->view.strides, a->view.itemsize);
     int strided = !PyBuffer_IsContiguous(&a->view, 'A');
     int unaligned = (uintptr_t)a->view.buf % (uintptr_t)a->view.itemsize != 0;
-    if (strided || (unaligned && device == GJ_MEM_HOST)) {
+    if (strided || (unaligned && device == GJ_EXEC_HOST)) {
         /* Copy to a contiguous array (a new one: aligned); written results
            go back through numpy.copyto after the launch. */
         PyBuffer_Release(&a->view);
@@ -246,12 +246,12 @@ static int parse_device_view(GjPyState *st, int i, PyObject *obj, Arg *a) {
 /* A DeviceArray argument, which must live where the launch runs. */
 static int device_array_arg(int device, int i, const GjDeviceArray *da, Arg *a) {
     if (da->device != device) {
-        if (da->device == GJ_MEM_HOST || device == GJ_MEM_HOST)
+        if (da->device == GJ_EXEC_HOST || device == GJ_EXEC_HOST)
             PyErr_Format(PyExc_ValueError,
                          "kernel argument %d is a device array of the "
                          "%s target but the current target is %s",
-                         i + 1, da->device == GJ_MEM_HOST ? "cpu" : "cuda",
-                         device == GJ_MEM_HOST ? "cpu" : "cuda");
+                         i + 1, da->device == GJ_EXEC_HOST ? "cpu" : "cuda",
+                         device == GJ_EXEC_HOST ? "cpu" : "cuda");
         else
             PyErr_Format(PyExc_ValueError,
                          "kernel argument %d lives on device %d but the "
@@ -353,7 +353,7 @@ static int parse_arg(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
             return unsupported_arg(d->func, i, obj);
         if (rc < 0)
             return -1;
-    } else if (device == GJ_MEM_HOST) {
+    } else if (device == GJ_EXEC_HOST) {
         PyErr_Clear();
         int has = PyObject_HasAttr(obj, st->str_cai);
         PyErr_Clear();
@@ -482,9 +482,9 @@ static int parse_dim3(PyObject *obj, unsigned out[3], const char *what) {
 
 /* ValueError unless the configuration fits device `ordinal`'s limits. */
 static int check_config(GjPyState *st, const Launcher *l, int ordinal) {
-    GjCuDeviceInfo info;
-    GjCuError err;
-    if (gj_exec_device_info(ordinal, &info, &err) != GJ_CU_OK) {
+    GjDeviceInfo info;
+    GjExecError err;
+    if (gj_exec_device_info(ordinal, &info, &err) != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -943,15 +943,15 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
     };
     if (warn_implicit_copies(st, l->disp, copies, g.ncopies, device) < 0)
         return -1;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     if (gj_exec_blocks(&g)) {
         Py_BEGIN_ALLOW_THREADS rc = gj_exec_launch(&g, &err);
         Py_END_ALLOW_THREADS
     } else {
         rc = gj_exec_launch(&g, &err);
     }
-    if (rc != GJ_CU_OK && err.kind == GJ_ERR_CPU_TARGET) {
+    if (rc != GJ_EXEC_OK && err.kind == GJ_ERR_CPU_TARGET) {
         PyObject *name = PyObject_GetAttrString(l->disp->func, "__qualname__");
         if (name)
             PyErr_Format(st->GpujitError, "the CPU target could not run kernel %U: %s", name,
@@ -959,7 +959,7 @@ static int launch(GjPyState *st, Launcher *l, GjEntry *e, Arg *args, int n, void
         Py_XDECREF(name);
         return -1;
     }
-    if (rc != GJ_CU_OK) {
+    if (rc != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -1029,7 +1029,7 @@ static PyObject *launcher_call(PyObject *self, PyObject *pyargs, PyObject *kw) {
     int device;
     if (gj_py_device(st, &device) < 0)
         goto done;
-    key[0] = (uint32_t)device;   /* the CPU target's GJ_MEM_HOST keys its own entries */
+    key[0] = (uint32_t)device;   /* the CPU target's GJ_EXEC_HOST keys its own entries */
     for (Py_ssize_t i = 0; i < n; i++)
         if (parse_tree(st, d, device, (int)i, PyTuple_GetItem(pyargs, i), args, &parsed, key,
                        &nkey) < 0)
@@ -1230,7 +1230,7 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config) {
         l->shared = (unsigned)shared;
     }
     /* Validate against the target's device now when one is in use; else at the call. */
-    if (st->target == GJ_TARGET_CPU || gj_cu_available()) {
+    if (st->target == GJ_TARGET_CPU || gj_exec_gpu_available()) {
         int dev;
         if (gj_py_device(st, &dev) < 0 || check_config(st, l, dev) < 0)
             goto fail;
