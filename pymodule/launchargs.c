@@ -352,7 +352,8 @@ int gj_py_args_parse(GjPyState *st, GjDispatcher *d, int device, int i, PyObject
         Py_ssize_t m = PyTuple_Size(obj);
         key[(*w)++] = GJ_KEY_TUPLE(m);
         for (Py_ssize_t k = 0; k < m; k++)
-            if (gj_py_args_parse(st, d, device, i, PyTuple_GetItem(obj, k), args, parsed, key, w) < 0)
+            if (gj_py_args_parse(st, d, device, i, PyTuple_GetItem(obj, k), args, parsed, key, w) <
+                0)
                 return -1;
         return 0;
     }

@@ -128,8 +128,8 @@ static GjExecStatus cpu_module_function(void *module, const char *kernel, void *
     return no_modules(err);
 }
 
-static GjExecStatus cpu_module_global(void *module, const char *name, uint64_t *dptr,
-                                      size_t *bytes, GjExecError *err) {
+static GjExecStatus cpu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
+                                      GjExecError *err) {
     (void)module;
     (void)name;
     *dptr = 0;
@@ -187,8 +187,8 @@ static GjExecStatus cpu_free(int device, uint64_t ptr, GjExecError *err) {
     return GJ_EXEC_OK;
 }
 
-static GjExecStatus cpu_htod(int device, uint64_t dst, const void *src, size_t bytes,
-                             void *stream, GjExecError *err) {
+static GjExecStatus cpu_htod(int device, uint64_t dst, const void *src, size_t bytes, void *stream,
+                             GjExecError *err) {
     (void)device;
     (void)stream;
     (void)err;

@@ -87,8 +87,8 @@ static GjExecStatus cuda_free(int device, uint64_t ptr, GjExecError *err) {
     ON_DEVICE(device, err, gj_cu_free(ptr, err));
 }
 
-static GjExecStatus cuda_htod(int device, uint64_t dst, const void *src, size_t bytes,
-                              void *stream, GjExecError *err) {
+static GjExecStatus cuda_htod(int device, uint64_t dst, const void *src, size_t bytes, void *stream,
+                              GjExecError *err) {
     ON_DEVICE(device, err, gj_cu_htod(dst, src, bytes, stream, err));
 }
 

@@ -33,8 +33,7 @@ typedef struct GjExecTarget {
     int (*env_problem)(char *msg, size_t size);
     const GjExecSymbol *(*kernel_symbols)(int *n);
 
-    GjExecStatus (*module_load)(const void *image, int lineinfo, void **module,
-                                GjExecError *err);
+    GjExecStatus (*module_load)(const void *image, int lineinfo, void **module, GjExecError *err);
     GjExecStatus (*link_ptx)(const char *ptx, int lineinfo, void **cubin, size_t *size,
                              GjExecError *err);
     GjExecStatus (*module_function)(void *module, const char *kernel, void **func,
@@ -89,7 +88,6 @@ extern const GjExecTarget gj_exec_cuda;   /* exec_cuda.c */
 extern const GjExecTarget gj_exec_cpu;    /* exec_cpu.c */
 
 /* An error of `kind` with our own message (no driver call behind it). */
-GjExecStatus gj_exec_fail(GjExecError *err, GjErrKind kind, const char *call,
-                          const char *message);
+GjExecStatus gj_exec_fail(GjExecError *err, GjErrKind kind, const char *call, const char *message);
 
 #endif

@@ -23,12 +23,11 @@ static const GjScalarType B1 = {'b', 1}, I8 = {'i', 1}, I16 = {'i', 2}, I32 = {'
 
 static const char *const conv_names[] = {"EXACT", "PROMOTE", "SAFE", "FITS", "NONE"};
 
-static void expect(int line, GjScalarType from, const void *value, GjScalarType to,
-                   GjConv want) {
+static void expect(int line, GjScalarType from, const void *value, GjScalarType to, GjConv want) {
     GjConv got = gj_sig_conv(from, value, to);
     if (got != want) {
-        printf("line %d: %c%d -> %c%d: %s, expected %s\n", line, from.kind, from.itemsize,
-               to.kind, to.itemsize, conv_names[got], conv_names[want]);
+        printf("line %d: %c%d -> %c%d: %s, expected %s\n", line, from.kind, from.itemsize, to.kind,
+               to.itemsize, conv_names[got], conv_names[want]);
         failures++;
     }
 }
@@ -109,8 +108,8 @@ static void order(void) {
         const int *a, *b;
         int want;
     } cases[] = {
-        {exact, promote, 1}, {promote, exact, 0}, {promote, safe, 1}, {safe, fits, 1},
-        {fits, safe, 0},     {exact, exact, 0},
+        {exact, promote, 1}, {promote, exact, 0}, {promote, safe, 1},
+        {safe, fits, 1},     {fits, safe, 0},     {exact, exact, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         if (gj_sig_better(cases[k].a, cases[k].b) != cases[k].want) {
