@@ -9,9 +9,11 @@
  * The launch plan lists one parameter per scalar or array (a tuple's
  * leaves, depth-first), the order the launcher parses them in.
  */
-#include "dispatch.h"
+#include "argkey.h"
 
 #include <string.h>
+
+#include "dispatcher.h"
 
 static int dtype_id_of_type(const GjType *t) {
     for (int i = 0; i < GJ_DT_COUNT; i++)

@@ -21,7 +21,7 @@
  * payload's length (u64) and SHA-256 (32 bytes), little-endian, then the
  * payload (compiler/cache.c's packed result).
  */
-#include "dispatch.h"
+#include "cachefile.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "sha256.h"
+#include "dispatcher.h"
 
 enum {
     FORMAT = 1,         /* of the header; the payload carries its own version */

@@ -23,11 +23,15 @@
  * DeviceArray view whose base is the exporter, waiting first for the
  * interface's stream (version 3) when asked to, as numba does.
  */
-#include "gjpy.h"
+#include "cai.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "daview.h"
+#include "devicearray.h"
+#include "module.h"
 
 /* The dtype id the interface's typestr ("<f4", "|b1") names, or -1. */
 static int typestr_dtype(const char *ts) {

@@ -6,12 +6,16 @@
  * (gpujit.types, gpujit.jit), and _load_ptx() for tests of what the
  * driver makes of PTX.
  */
-#include "dispatch.h"
+#include "compileptx.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "codeview_py.h"
+#include "dispatcher.h"
+#include "module.h"
+#include "occupancy.h"
+#include "specialize.h"
 
 /* ---- _parse_signature -------------------------------------------------------------- */
 
@@ -34,8 +38,6 @@ static PyObject *type_triple(const GjType *t) {
         return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
     return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");
 }
-
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
 
 /* _parse_signature(str) -> (return type or None, (argument types...)), each
    type a type_triple: the compiler's own parse, for gpujit.types. */
@@ -75,8 +77,6 @@ done:
 }
 
 /* ---- compile_ptx ------------------------------------------------------------------- */
-
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
 
 /* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
    (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
@@ -174,8 +174,6 @@ static char *c_abi_name(const char *abi_name, const char *c_name) {
     free(name);
     return NULL;
 }
-
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
 
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"pyfunc",   "signature",     "cc",          "fastmath", "contract",
@@ -276,8 +274,6 @@ PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig,
     }
     return out;
 }
-
-PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);
 
 /* _load_ptx(ptx): has the current device's driver load PTX text (its JIT
    compiles it), as a kernel's first launch does, then unloads it; raises

@@ -24,6 +24,10 @@
 
 #include <string.h>
 
+#include "devicearray.h"
+#include "module.h"
+#include "stream.h"
+
 /* A view's geometry before it is an object; offset in bytes from the
    parent's element [0, ...]. */
 typedef struct Geom {

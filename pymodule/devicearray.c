@@ -29,14 +29,18 @@
  * imported lazily for dtypes and for the few conversions done in Python
  * (ascontiguousarray, copyto).  Copies of 1 MiB or more release the GIL.
  */
-#include "gjpy.h"
-#include "dlpack.h"
-#include "daview.h"
+#include "devicearray.h"
 
 #include <stddef.h>
 #include <string.h>
 
 #include <structmember.h>
+
+#include "cai.h"
+#include "daview.h"
+#include "dlpack.h"
+#include "module.h"
+#include "stream.h"
 
 enum { GIL_RELEASE_BYTES = 1 << 20 };
 

@@ -26,7 +26,7 @@
  * kernels that call it compile it): its inspect_* compile it on its own,
  * as compile_ptx(device=True) does (compileptx.c).
  */
-#include "dispatch.h"
+#include "dispatcher.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -37,7 +37,13 @@
 
 #include <structmember.h>
 
+#include "argkey.h"
 #include "codeview_py.h"
+#include "compileptx.h"
+#include "launcher.h"
+#include "module.h"
+#include "occupancy.h"
+#include "specialize.h"
 
 /* ---- specialisation table ------------------------------------------------ */
 

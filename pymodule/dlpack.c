@@ -23,6 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cai.h"
+#include "devicearray.h"
+#include "module.h"
+
 /* Capsule names: the spec's, and the owner capsules of imported tensors. */
 #define LEGACY          "dltensor"
 #define VERSIONED       "dltensor_versioned"

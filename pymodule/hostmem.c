@@ -15,9 +15,12 @@
  * copies, which are then DMA and asynchronous on a stream.  runtime/exec.h
  * allocates, on either target.
  */
-#include "gjpy.h"
+#include "hostmem.h"
 
 #include <string.h>
+
+#include "devicearray.h"
+#include "module.h"
 
 typedef struct GjHostAlloc {
     PyObject_HEAD void *host;

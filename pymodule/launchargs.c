@@ -10,7 +10,13 @@
 
 #include <string.h>
 
+#include "cai.h"
+#include "daview.h"
+#include "devicearray.h"
+#include "dispatcher.h"
 #include "dlpack.h"
+#include "hostmem.h"
+#include "module.h"
 
 static int unsupported_arg(PyObject *func, int i, PyObject *obj) {
     /* The parameter's name, from co_varnames (error path only). */

@@ -12,7 +12,7 @@
 #ifndef GJ_LAUNCHARGS_H
 #define GJ_LAUNCHARGS_H
 
-#include "dispatch.h"
+#include "dispatcher.h"
 
 typedef enum GjArgKind {
     GJ_ARG_SCALAR,    /* value in `scalar` */

@@ -19,15 +19,20 @@
  * against the opt-in limit; the CPU target has a CUDA device's limits, so a
  * bad configuration fails the same way on both targets.
  */
-#include "dispatch.h"
-#include "launchargs.h"
+#include "launcher.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exec.h"
+#include "dispatcher.h"
+#include "kernelerror.h"
+#include "launchargs.h"
+#include "module.h"
+#include "occupancy.h"
 #include "sigmatch.h"
+#include "stream.h"
 
 enum {
     STACK_ARGS = 16,

@@ -22,8 +22,7 @@
  * need: GPUJIT_TARGET, else the GPU when a driver and a device are usable,
  * else the CPU with a one-time RuntimeWarning; set_target() changes it.
  */
-#include "gjpy.h"
-#include "dlpack.h"
+#include "module.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -31,6 +30,15 @@
 #include <string.h>
 
 #include "compile.h"
+#include "cachefile.h"
+#include "cai.h"
+#include "codeview_py.h"
+#include "compileptx.h"
+#include "devicearray.h"
+#include "dispatcher.h"
+#include "dlpack.h"
+#include "hostmem.h"
+#include "stream.h"
 
 /* ---- state ---------------------------------------------------------------- */
 
@@ -714,14 +722,6 @@ static PyObject *mod_cpu_info(PyObject *module, PyObject *unused) {
     gj_ctx_free(&ctx);
     return out;
 }
-
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* compileptx.c */
-PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* compileptx.c */
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* compileptx.c */
-PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);                     /* compileptx.c */
-PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);           /* cachefile.c */
-PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused);              /* cachefile.c */
 
 static PyMethodDef module_methods[] = {
     {"_parse_signature", gj_py_parse_signature, METH_O,

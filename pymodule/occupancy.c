@@ -22,9 +22,13 @@
  * dict {signature: value} otherwise, and one with a signature the kernel has
  * compiled nowhere is a KeyError (suggest_config, gpujit's own, compiles it).
  */
-#include "dispatch.h"
+#include "occupancy.h"
 
 #include <limits.h>
+
+#include "dispatcher.h"
+#include "launcher.h"
+#include "module.h"
 
 /* Which GjKernelUse field a query reads. */
 typedef enum UseField {

@@ -28,10 +28,15 @@
  * cannot be made, or whose entry does not unpack, is simply compiled (and
  * stored again).
  */
-#include "dispatch.h"
+#include "specialize.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "cachefile.h"
+#include "codeview_py.h"
+#include "dispatcher.h"
+#include "module.h"
 
 /* ---- compiling ------------------------------------------------------------- */
 

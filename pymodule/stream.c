@@ -19,9 +19,10 @@
  *
  * Every call that can block releases the GIL.
  */
-#include "gjpy.h"
+#include "stream.h"
 
 #include "exec.h"
+#include "module.h"
 
 /* The driver's names for the default streams (cuda.h: CU_STREAM_LEGACY,
    CU_STREAM_PER_THREAD); a handle of 0 is the legacy default stream too. */
