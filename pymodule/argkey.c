@@ -1,5 +1,5 @@
 /*
- * argkey.c - kernel argument types as type-key words (dispatch.h), and back.
+ * argkey.c - kernel argument types as type-key words (dispatcher.h), and back.
  *
  * A scalar or an array is one word (dtype, ndim, layout); a tuple is a
  * marker word with its length followed by its items' words, so nested

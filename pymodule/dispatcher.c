@@ -15,7 +15,7 @@
  *         signatures: list[tuple[str, ...]]; py_func
  *
  * Specialisations live in a chained hash table keyed by the type key of
- * dispatch.h; the entry last used is checked before hashing, so a loop
+ * dispatcher.h; the entry last used is checked before hashing, so a loop
  * launching one kernel with one signature does a single memcmp.  A miss
  * builds the code view (pymodule/codeview.c) while holding the GIL, then
  * runs gj_compile() and the module load without it.  An entry's key[0] is

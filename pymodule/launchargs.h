@@ -1,6 +1,6 @@
 /*
  * launchargs.h - a kernel call's Python arguments, each as a GjArg and its
- * words of the type key (dispatch.h), without creating Python objects on
+ * words of the type key (dispatcher.h), without creating Python objects on
  * the hot path: DeviceArrays by struct access and NumPy scalars read in
  * place, both by exact type, first; Python scalars by type check; NumPy
  * arrays and other scalars through the buffer protocol;

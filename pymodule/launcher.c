@@ -1,7 +1,7 @@
 /*
  * launcher.c - launching a kernel: kernel[griddim, blockdim(, stream,
  * sharedmem)] makes a Launcher; calling it parses the arguments into GjArgs
- * and a type key (launchargs.h), finds the specialisation (dispatch.h; by
+ * and a type key (launchargs.h), finds the specialisation (dispatcher.h; by
  * numba's scalar-conversion ranking, sigmatch.h, for explicit signatures)
  * or compiles it, and launches it.
  *

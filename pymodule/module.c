@@ -249,7 +249,7 @@ static int libdevice_path(GjPyState *st, const char **path) {
     return 0;
 }
 
-/* GjCompileOptions.find_libdevice (gjpy.h): the search of gpujit/_libdevice.py, run
+/* GjCompileOptions.find_libdevice (module.h): the search of gpujit/_libdevice.py, run
    (once per process) only when a kernel first needs libdevice.  Called from
    the compile, which runs without the GIL; an exception the search raises
    stays set for gj_py_run_compile to raise. */
