@@ -37,8 +37,4 @@ PyObject *gj_py_cache_entry(const char *key, const void *payload, size_t n);
 /* _gpujit._cache_counts(): (hits, misses) of this process. */
 PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused);
 
-PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);
-
-PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused);
-
 #endif

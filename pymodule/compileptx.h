@@ -16,12 +16,15 @@
    signatures.  NULL raised. */
 PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig, size_t field);
 
+/* The module's functions: compile_ptx(pyfunc, signature, ...) -> (ptx, return
+   type name); _fastmath_flags() -> {numba's flag name: GjFastMath bits};
+   _parse_signature(str) -> (return type or None, (argument types...)),
+   the compiler's own parse, for gpujit.types; _load_ptx(ptx), which has
+   the current device's driver load PTX text and unload it, raising what
+   such a load raises.  NULL raised. */
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
-
 PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
-
 PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
-
 PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);
 
 #endif

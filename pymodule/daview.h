@@ -40,9 +40,6 @@ PyObject *gj_py_da_view(PyObject *self, PyObject *dtype);
 PyObject *gj_py_da_transpose(PyObject *self, PyObject *args);
 PyObject *gj_py_da_T(PyObject *self, void *closure);
 
-/* Whether ndim extents/strides (bytes) of itemsize elements are contiguous
-   in `order` ('C' or 'F'), as numpy's flags say it: extents of 1 do not
-   constrain their stride, and an empty array is contiguous both ways. */
 /* The bytes an array of ndim extents/strides (bytes) spans: from *lo bytes
    off element 0 (<= 0, negative strides reach below it), *len bytes long;
    0 and 0 for an empty array. */

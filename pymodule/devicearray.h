@@ -28,8 +28,7 @@ typedef struct GjDeviceArray {
     PyObject *weakreflist;
 } GjDeviceArray;
 
-/* One copy between host memory and a device's memory (or within it), on
-   that device, without the GIL when it is large; -1 raised. */
+/* The direction of a copy (gj_py_da_copy). */
 typedef enum { GJ_PY_HTOD, GJ_PY_DTOH, GJ_PY_DTOD } GjPyCopyDir;
 
 /* Dtype id for NumPy kind char and itemsize, or -1. */
@@ -39,6 +38,9 @@ int gj_py_dtype_lookup(char kind, Py_ssize_t itemsize);
    buffer's itemsize, or -1 (big-endian, records, ...). */
 int gj_py_dtype_from_format(const char *format, Py_ssize_t itemsize);
 
+/* Whether ndim extents/strides (bytes) of itemsize elements are contiguous
+   in `order` ('C' or 'F'), as numpy's flags say it: extents of 1 do not
+   constrain their stride, and an empty array is contiguous both ways. */
 int gj_py_contiguous(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
                      Py_ssize_t itemsize, char order);
 
@@ -54,6 +56,8 @@ char gj_py_layout(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides,
 /* A tuple of n ints. */
 PyObject *gj_py_ssize_tuple(int n, const Py_ssize_t *v);
 
+/* One copy between host memory and a device's memory (or within it), on
+   that device, without the GIL when it is large; -1 raised. */
 int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64_t dst,
                   uint64_t src, size_t bytes, void *stream);
 
@@ -75,6 +79,7 @@ GjDeviceArray *gj_py_devicearray_view(GjPyState *st, const GjDevView *v, int dev
 /* to_device(): copies a host array (anything with the buffer protocol). */
 PyObject *gj_py_to_device(GjPyState *st, PyObject *ary, void *stream);
 
+/* Adds the DeviceArray type to the module and its state. */
 int gj_py_devicearray_register(PyObject *module, GjPyState *st);
 
 /* GjDtypeId of a numpy.dtype, or -1 with TypeError naming it. */

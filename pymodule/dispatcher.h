@@ -94,6 +94,7 @@ typedef struct GjDispatcher {
     PyObject *last_launcher;
 } GjDispatcher;
 
+/* Adds the Dispatcher type to the module and its state. */
 int gj_py_dispatcher_register(PyObject *module, GjPyState *st);
 
 /* The compiled entry for key[0..n), or NULL (no exception). */
@@ -136,6 +137,10 @@ PyObject *gj_py_signature_string(PyObject *sig);
    a NUL, which C would cut short ("void(float32[:])\0junk"). */
 const char *gj_py_signature_text(PyObject *sig);
 
+/* An entry a launch uses across GIL releases is held: recompile() (or the
+   dispatcher's end) then retires it instead of freeing it under the launch,
+   and the last release frees it.  Both with the GIL held. */
+void gj_py_entry_hold(GjEntry *e);
 void gj_py_entry_release(GjEntry *e);
 
 /* Loads e's PTX (or its cached cubin) into its device's context (once)
@@ -161,10 +166,5 @@ int gj_py_entry_twins(GjPyState *st, GjDispatcher *d, int device, int from);
    arguments means something: a function with *args, **kwargs or
    keyword-only parameters is refused by the compiler at its def line). */
 int gj_py_plain_parameters(const GjCodeView *cv);
-
-/* An entry a launch uses across GIL releases is held: recompile() (or the
-   dispatcher's end) then retires it instead of freeing it under the launch,
-   and the last release frees it.  Both with the GIL held. */
-void gj_py_entry_hold(GjEntry *e);
 
 #endif

@@ -16,7 +16,6 @@ int gj_py_hostmem_device_ptr(GjPyState *st, const void *buf, size_t len, uint64_
 /* Adds the host-memory types and functions to the module; and
    forgets the allocations still alive when the module's state goes. */
 int gj_py_hostmem_register(PyObject *module, GjPyState *st);
-
 void gj_py_hostmem_forget(GjPyState *st);
 
 #endif

@@ -17,6 +17,7 @@ PyObject *gj_py_launcher_new(GjPyState *st, GjDispatcher *d, PyObject *config);
 PyObject *gj_py_launcher_forall(GjPyState *st, GjDispatcher *d, long long ntasks, int tpb,
                                 PyObject *stream, PyObject *sharedmem);
 
+/* Adds the Launcher type to the module state. */
 int gj_py_launcher_register(PyObject *module, GjPyState *st);
 
 #endif

@@ -52,7 +52,6 @@ int gj_py_device(GjPyState *st, int *device);
 /* Raise the Python exception for a driver error / a compiler diagnostic.
    Both return NULL so callers can `return gj_py_raise_cuda(...)`. */
 PyObject *gj_py_raise_cuda(GjPyState *st, const GjExecError *err);
-
 PyObject *gj_py_raise_diag(GjPyState *st, const GjCtx *ctx, const GjCodeView *cv);
 
 /* Issues ctx's warnings as GpujitWarning; -1 with an exception when the
