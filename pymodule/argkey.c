@@ -1,5 +1,5 @@
 /*
- * argkey.c - kernel argument types as type-key words (dispatch.h), and back.
+ * argkey.c - kernel argument types as type-key words (dispatcher.h), and back.
  *
  * A scalar or an array is one word (dtype, ndim, layout); a tuple is a
  * marker word with its length followed by its items' words, so nested
@@ -9,9 +9,11 @@
  * The launch plan lists one parameter per scalar or array (a tuple's
  * leaves, depth-first), the order the launcher parses them in.
  */
-#include "dispatch.h"
+#include "argkey.h"
 
 #include <string.h>
+
+#include "dispatcher.h"
 
 static int dtype_id_of_type(const GjType *t) {
     for (int i = 0; i < GJ_DT_COUNT; i++)

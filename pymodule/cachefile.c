@@ -2,7 +2,7 @@
  * cachefile.c - the persistent cache's files as a lookup sees them: where
  * they live, this build's identity and the hash that makes a key, the
  * checks an entry must pass, and the header a store writes (its contract
- * is in dispatch.h).  In C, so that a hit imports nothing: hashlib loads
+ * is in cachefile.h).  In C, so that a hit imports nothing: hashlib loads
  * OpenSSL, and gpujit/_cache.py, which writes the files, caps their total
  * size and lists them, is imported only by a store.
  *
@@ -21,7 +21,7 @@
  * payload's length (u64) and SHA-256 (32 bytes), little-endian, then the
  * payload (compiler/cache.c's packed result).
  */
-#include "dispatch.h"
+#include "cachefile.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "sha256.h"
+#include "dispatcher.h"
 
 enum {
     FORMAT = 1,         /* of the header; the payload carries its own version */

@@ -23,11 +23,15 @@
  * DeviceArray view whose base is the exporter, waiting first for the
  * interface's stream (version 3) when asked to, as numba does.
  */
-#include "gjpy.h"
+#include "cai.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "daview.h"
+#include "devicearray.h"
+#include "module.h"
 
 /* The dtype id the interface's typestr ("<f4", "|b1") names, or -1. */
 static int typestr_dtype(const char *ts) {
@@ -258,10 +262,11 @@ static int sync_stream(GjPyState *st, PyObject *cai) {
                         "(version 3: 1 is the legacy default stream, 2 the per-thread one)");
         return -1;
     }
-    GjCuError err;
-    GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS rc = gj_cu_stream_synchronize((void *)(uintptr_t)handle, &err);
-    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) {
+    GjExecError err;
+    GjExecStatus rc;
+    Py_BEGIN_ALLOW_THREADS rc =
+        gj_exec_stream_synchronize(gj_exec_current_device(), (void *)(uintptr_t)handle, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -283,7 +288,7 @@ PyObject *gj_py_as_cuda_array_fn(PyObject *module, PyObject *args, PyObject *kw)
                                         "it on the CPU target)");
     if (!cai)
         return NULL;
-    if (device == GJ_MEM_HOST) {
+    if (device == GJ_EXEC_HOST) {
         Py_DECREF(cai);
         PyErr_SetString(PyExc_TypeError, "as_cuda_array(): __cuda_array_interface__ describes "
                                          "GPU memory, which the CPU target cannot use");
@@ -307,8 +312,9 @@ int gj_py_cai_check_pointer(GjPyState *st, const GjDevView *v, int arg) {
             size *= v->shape[k];
         len = size * itemsize;
     }
-    GjCuError err;
-    if (len == 0 || gj_cu_check_pointer(v->ptr + (uint64_t)lo, (size_t)len, &err) == GJ_CU_OK)
+    GjExecError err;
+    if (len == 0 || gj_exec_check_pointer(gj_exec_current_device(), v->ptr + (uint64_t)lo,
+                                          (size_t)len, &err) == GJ_EXEC_OK)
         return 0;
     if (err.kind != GJ_ERR_INVALID) {   /* the driver could not be asked */
         gj_py_raise_cuda(st, &err);

@@ -45,4 +45,6 @@ int gj_py_codeview(PyObject *func, GjCtx *c, GjCodeView *cv);
    (name, kind, params, doc) tuples, for gpujit/__init__.py. */
 PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);
 
+PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);
+
 #endif

@@ -6,12 +6,16 @@
  * (gpujit.types, gpujit.jit), and _load_ptx() for tests of what the
  * driver makes of PTX.
  */
-#include "dispatch.h"
+#include "compileptx.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "codeview_py.h"
+#include "dispatcher.h"
+#include "module.h"
+#include "occupancy.h"
+#include "specialize.h"
 
 /* ---- _parse_signature -------------------------------------------------------------- */
 
@@ -34,8 +38,6 @@ static PyObject *type_triple(const GjType *t) {
         return Py_BuildValue("(sis#)", t->dtype->name, (int)t->ndim, &layout, (Py_ssize_t)1);
     return Py_BuildValue("(sis)", t->kind == GJ_TK_NONE ? "none" : t->name, 0, "");
 }
-
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);
 
 /* _parse_signature(str) -> (return type or None, (argument types...)), each
    type a type_triple: the compiler's own parse, for gpujit.types. */
@@ -75,8 +77,6 @@ done:
 }
 
 /* ---- compile_ptx ------------------------------------------------------------------- */
-
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);
 
 /* {numba's fastmath flag name: GjFastMath bits}, from compile.h's table
    (grep tag GJ_FASTMATH_FLAGS), plus 'fast' (fastmath=True): everything. */
@@ -175,8 +175,6 @@ static char *c_abi_name(const char *abi_name, const char *c_name) {
     return NULL;
 }
 
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);
-
 PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"pyfunc",   "signature",     "cc",          "fastmath", "contract",
                              "lineinfo", "debug",         "opt",         "device",   "abi_name",
@@ -246,7 +244,7 @@ static PyObject *device_fn_text(GjPyState *st, GjDispatcher *d, PyObject *sig, s
     const char *text = str ? gj_py_signature_text(str) : NULL;
     PyObject *out = NULL, *key = NULL;
     GjCompileOptions o;
-    gj_py_target_options(d, gj_cu_current_device(), &o);
+    gj_py_target_options(st, d, gj_exec_current_device(), &o);
     o.device = 1;
     GjCompileResult res;
     if (text && compile_signature(st, d->func, text, &o, &res, &key) == 0) {
@@ -277,8 +275,6 @@ PyObject *gj_py_device_fn_inspect(GjPyState *st, GjDispatcher *d, PyObject *sig,
     return out;
 }
 
-PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);
-
 /* _load_ptx(ptx): has the current device's driver load PTX text (its JIT
    compiles it), as a kernel's first launch does, then unloads it; raises
    what such a load raises (CudaCompileError with the driver's log).  The
@@ -288,13 +284,14 @@ PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx) {
     const char *text = gj_py_str(ptx, "_load_ptx() takes PTX text (a str)");
     if (!text)
         return NULL;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     void *m = NULL;
-    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure(gj_cu_current_device(), &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_module_load(text, 0, &m, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_module_unload(m, &err);
-    Py_END_ALLOW_THREADS return rc == GJ_CU_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
+    int device = gj_exec_current_device();
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_select(device, &err);
+    if (rc == GJ_EXEC_OK)
+        rc = gj_exec_module_load(device, text, 0, &m, &err);
+    if (rc == GJ_EXEC_OK)
+        rc = gj_exec_module_unload(device, m, &err);
+    Py_END_ALLOW_THREADS return rc == GJ_EXEC_OK ? Py_NewRef(Py_None) : gj_py_raise_cuda(st, &err);
 }

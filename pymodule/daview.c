@@ -17,12 +17,16 @@
  * copies the extent to the host and compacts it there; a write reads the
  * extent, merges the new elements on the host and writes the extent back,
  * so the elements between a view's are rewritten with the values just read.
- * Copies go through gj_py_da_copy on the array's own device (GJ_MEM_HOST on
+ * Copies go through gj_py_da_copy on the array's own device (GJ_EXEC_HOST on
  * the CPU target): nothing here depends on the target.
  */
 #include "daview.h"
 
 #include <string.h>
+
+#include "devicearray.h"
+#include "module.h"
+#include "stream.h"
 
 /* A view's geometry before it is an object; offset in bytes from the
    parent's element [0, ...]. */

@@ -13,7 +13,7 @@
 #ifndef GJ_DAVIEW_H
 #define GJ_DAVIEW_H
 
-#include "gjpy.h"
+#include "devicearray.h"
 
 /* The bytes d's elements span: from ptr + *lo (*lo <= 0; below 0 with
    negative strides), *len bytes (0 for an empty array). */
@@ -39,5 +39,11 @@ PyObject *gj_py_da_ravel(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *gj_py_da_view(PyObject *self, PyObject *dtype);
 PyObject *gj_py_da_transpose(PyObject *self, PyObject *args);
 PyObject *gj_py_da_T(PyObject *self, void *closure);
+
+/* The bytes an array of ndim extents/strides (bytes) spans: from *lo bytes
+   off element 0 (<= 0, negative strides reach below it), *len bytes long;
+   0 and 0 for an empty array. */
+void gj_py_extent(int ndim, const Py_ssize_t *shape, const Py_ssize_t *strides, Py_ssize_t itemsize,
+                  Py_ssize_t *lo, Py_ssize_t *len);
 
 #endif

@@ -21,7 +21,7 @@
  * views; base is the owner, as NumPy's) or of another library's memory
  * (gj_py_devicearray_view: as_cuda_array, from_dlpack), read-only when its
  * exporter says so.  On the CPU target its memory is host memory (device
- * GJ_MEM_HOST); runtime/memory.h hides the difference.  np.asarray(d)
+ * GJ_EXEC_HOST); runtime/exec.h hides the difference.  np.asarray(d)
  * copies to the host, as numba's __array__ does.
  *
  * Host arrays are read through the buffer protocol (Py_buffer is in the
@@ -29,14 +29,18 @@
  * imported lazily for dtypes and for the few conversions done in Python
  * (ascontiguousarray, copyto).  Copies of 1 MiB or more release the GIL.
  */
-#include "gjpy.h"
-#include "dlpack.h"
-#include "daview.h"
+#include "devicearray.h"
 
 #include <stddef.h>
 #include <string.h>
 
 #include <structmember.h>
+
+#include "cai.h"
+#include "daview.h"
+#include "dlpack.h"
+#include "module.h"
+#include "stream.h"
 
 enum { GIL_RELEASE_BYTES = 1 << 20 };
 
@@ -284,8 +288,8 @@ GjDeviceArray *gj_py_devicearray_new(GjPyState *st, int ndim, const Py_ssize_t *
         return NULL;
     d->nbytes = (size_t)span;
     d->owns = 1;
-    GjCuError err;
-    if (gj_mem_alloc(device, (size_t)span, &d->ptr, &err) != GJ_CU_OK) {
+    GjExecError err;
+    if (gj_exec_alloc(device, (size_t)span, &d->ptr, &err) != GJ_EXEC_OK) {
         Py_DECREF(d);
         return (GjDeviceArray *)gj_py_raise_cuda(st, &err);
     }
@@ -299,8 +303,8 @@ static void devicearray_dealloc(PyObject *self) {
         PyObject_ClearWeakRefs(self);
     if (d->owns && d->ptr) {
         /* Free on the owning device; errors (a lost context) are moot here. */
-        GjCuError err;
-        gj_mem_free(d->device, d->ptr, &err);
+        GjExecError err;
+        gj_exec_free(d->device, d->ptr, &err);
     }
     Py_XDECREF(d->dtype);
     Py_XDECREF(d->base);
@@ -375,7 +379,7 @@ static PyObject *da_base(PyObject *self, void *c) {
 static PyObject *da_cai(PyObject *self, void *c) {
     (void)c;
     GjDeviceArray *d = (GjDeviceArray *)self;
-    if (d->device == GJ_MEM_HOST) {
+    if (d->device == GJ_EXEC_HOST) {
         PyErr_SetString(PyExc_AttributeError, "a DeviceArray of the CPU target lives in host "
                                               "memory and has no __cuda_array_interface__");
         return NULL;
@@ -425,21 +429,21 @@ int gj_py_da_copy(GjPyState *st, int device, GjPyCopyDir dir, void *host, uint64
 
 int gj_py_da_copy_between(GjPyState *st, int device, int src_device, GjPyCopyDir dir, void *host,
                           uint64_t dst, uint64_t src, size_t bytes, void *stream) {
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     int release = bytes >= GIL_RELEASE_BYTES;
     PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
     switch (dir) {
-    case GJ_PY_HTOD: rc = gj_mem_htod(device, dst, host, bytes, stream, &err); break;
-    case GJ_PY_DTOH: rc = gj_mem_dtoh(device, host, src, bytes, stream, &err); break;
+    case GJ_PY_HTOD: rc = gj_exec_htod(device, dst, host, bytes, stream, &err); break;
+    case GJ_PY_DTOH: rc = gj_exec_dtoh(device, host, src, bytes, stream, &err); break;
     case GJ_PY_DTOD:
-        rc = gj_mem_copy_between(device, dst, src_device, src, bytes, stream, &err);
+        rc = gj_exec_copy_between(device, dst, src_device, src, bytes, stream, &err);
         break;
-    default: rc = GJ_CU_OK; break;
+    default: rc = GJ_EXEC_OK; break;
     }
     if (release)
         PyEval_RestoreThread(ts);
-    if (rc != GJ_CU_OK) {
+    if (rc != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -708,7 +712,7 @@ static PyObject *da_copy_to_device(PyObject *self, PyObject *args, PyObject *kw)
     if (Py_IS_TYPE(ary, st->DeviceArrayType)) {
         GjDeviceArray *s = (GjDeviceArray *)ary;
         int same = s->ndim == d->ndim && s->layout == d->layout && d->layout != 'A' &&
-                   (s->device == GJ_MEM_HOST) == (d->device == GJ_MEM_HOST);
+                   (s->device == GJ_EXEC_HOST) == (d->device == GJ_EXEC_HOST);
         for (int i = 0; same && i < d->ndim; i++)
             same = s->shape[i] == d->shape[i];
         if (same) {   /* on one device, or from another GPU's memory (peer copy) */

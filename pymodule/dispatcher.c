@@ -15,18 +15,18 @@
  *         signatures: list[tuple[str, ...]]; py_func
  *
  * Specialisations live in a chained hash table keyed by the type key of
- * dispatch.h; the entry last used is checked before hashing, so a loop
+ * dispatcher.h; the entry last used is checked before hashing, so a loop
  * launching one kernel with one signature does a single memcmp.  A miss
  * builds the code view (pymodule/codeview.c) while holding the GIL, then
  * runs gj_compile() and the module load without it.  An entry's key[0] is
  * the device it was compiled for: a CUDA ordinal (PTX, loaded as a
- * CUmodule) or GJ_MEM_HOST (the CPU target: host code in LLVM's JIT).
+ * CUmodule) or GJ_EXEC_HOST (the CPU target: host code in LLVM's JIT).
  * inspect_asm always shows PTX, compiling it for a CPU entry's signature
  * when needed (it needs no GPU).  A device function has no entries (the
  * kernels that call it compile it): its inspect_* compile it on its own,
  * as compile_ptx(device=True) does (compileptx.c).
  */
-#include "dispatch.h"
+#include "dispatcher.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -37,10 +37,13 @@
 
 #include <structmember.h>
 
+#include "argkey.h"
 #include "codeview_py.h"
-#include "cpuexec.h"
-
-enum { LLVM19_SM90_PTX = 78 };   /* PTX ISA LLVM 19 emits by default for sm_90 */
+#include "compileptx.h"
+#include "launcher.h"
+#include "module.h"
+#include "occupancy.h"
+#include "specialize.h"
 
 /* ---- specialisation table ------------------------------------------------ */
 
@@ -94,13 +97,15 @@ static int table_insert(GjDispatcher *d, GjEntry *e) {
 
 static void entry_free(GjEntry *e) {
     if (e->module) {
-        GjCuError err;
-        int prev = gj_cu_current_device();
+        GjExecError err;
+        int prev = gj_exec_current_device();
         /* Its kernels may still be queued (launches return before they
            run): wait for them before the code goes. */
-        if (gj_cu_ensure((int)e->key[0], &err) == GJ_CU_OK && gj_cu_synchronize(&err) == GJ_CU_OK)
-            gj_cu_module_unload(e->module, &err);
-        gj_cu_ensure(prev, &err);
+        int device = (int)e->key[0];
+        if (gj_exec_select(device, &err) == GJ_EXEC_OK &&
+            gj_exec_synchronize(device, &err) == GJ_EXEC_OK)
+            gj_exec_module_unload(device, e->module, &err);
+        gj_exec_select(prev, &err);
     }
     if (e->loops)
         entry_free(e->loops);
@@ -109,121 +114,6 @@ static void entry_free(GjEntry *e) {
     PyMem_Free(e);
 }
 /* ---- compiling ------------------------------------------------------------- */
-
-/* Highest PTX ISA version (e.g. 85 = 8.5) a driver of version `v` accepts. */
-static int driver_max_ptx(int v) {
-    static const struct {
-        int driver, ptx;
-    } table[] = {
-        {13000, 90}, {12090, 88}, {12080, 87}, {12070, 86}, {12060, 85}, {12050, 85},
-        {12040, 84}, {12030, 83}, {12020, 82}, {12010, 81}, {12000, 80},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (v >= table[i].driver)
-            return table[i].ptx;
-    return 78;
-}
-
-/* The runtime functions that CPU-target kernel code calls (runtime/cpuexec.h,
-   "called from kernel code"), handed to the compiler by address: one row
-   each.  The compiler declares them in the code it generates (target_cpu.c). */
-/* clang-format off */
-#define GJ_CPU_RUNTIME_SYMBOLS(X) \
-    X(gj_cpu_barrier)             \
-    X(gj_cpu_syncthreads_op)      \
-    X(gj_cpu_syncwarp_mask)       \
-    X(gj_cpu_warp_shfl)           \
-    X(gj_cpu_warp_vote)           \
-    X(gj_cpu_warp_match)          \
-    X(gj_cpu_activemask)          \
-    X(gj_cpu_vprintf)             \
-    X(gj_cpu_error_record)
-/* clang-format on */
-
-static const GjRuntimeSymbol cpu_runtime_symbols[] = {
-#define X(fn) {#fn, (void (*)(void))fn},
-    GJ_CPU_RUNTIME_SYMBOLS(X)
-#undef X
-};
-
-/* Compile options for device `ordinal` (the defaults, sm_90, without a GPU;
-   the host CPU for GJ_MEM_HOST). */
-void gj_py_target_options(const GjDispatcher *d, int ordinal, GjCompileOptions *o) {
-    gj_compile_options_default(o);
-    o->fastmath = d ? d->fastmath : 0;
-    o->contract = d ? d->contract : 1;
-    o->lineinfo = d ? d->lineinfo : 0;
-    o->debug = d ? d->debug : 0;
-    o->boundscheck = d ? d->boundscheck : 0;
-    o->opt_level = d && !d->opt ? 0 : 3;
-    o->want_llvm_ir = 1;
-    if (d) {
-        o->max_threads = d->launch_bounds[0];
-        o->min_blocks = d->launch_bounds[1];
-        o->max_cluster = d->launch_bounds[2];
-        o->max_registers = d->max_registers;
-    }
-    if (ordinal == GJ_MEM_HOST) {
-        o->target = GJ_TARGET_CPU;
-        o->runtime_symbols = cpu_runtime_symbols;
-        o->nruntime_symbols = (int)(sizeof cpu_runtime_symbols / sizeof cpu_runtime_symbols[0]);
-        return;
-    }
-    GjCuDeviceInfo info;
-    GjCuError err;
-    if (!gj_cu_available() || gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
-        return;
-    o->cc_major = info.cc_major;
-    o->cc_minor = info.cc_minor;
-    int max_sm = gj_nvptx_max_sm();
-    if (max_sm > 0 && info.cc_major * 10 + info.cc_minor > max_sm) {
-        o->cc_major = max_sm / 10;
-        o->cc_minor = max_sm % 10;
-    }
-    /* LLVM's default PTX version is fine for every CUDA 12+ driver; only ask
-       for an older one when the driver could not load the default. */
-    int version = 0;
-    gj_cu_driver_version(&version, &err);
-    int max_ptx = driver_max_ptx(version);
-    if (max_ptx < LLVM19_SM90_PTX)
-        o->ptx_version = max_ptx;
-}
-
-PyObject *gj_py_signature_tuple(const GjCodeView *cv) {
-    PyObject *sig = PyTuple_New(cv->argcount);
-    for (int i = 0; sig && i < cv->argcount; i++) {
-        PyObject *name = PyUnicode_FromString(cv->argtypes[i]->name);
-        if (!name || PyTuple_SetItem(sig, i, name) < 0)
-            Py_CLEAR(sig);
-    }
-    return sig;
-}
-
-int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
-                      GjCompileResult *res, PyObject **sig, int warn) {
-    GjCompileOptions with = *opt;
-    const GjCompileOptions *o = &with;
-    if (o->target == GJ_TARGET_NVPTX && !with.libdevice) {
-        with.find_libdevice = gj_py_find_libdevice;
-        with.find_libdevice_arg = st;
-    }
-    if (!(*sig = gj_py_signature_tuple(cv)))
-        return -1;
-    GjStatus rc;
-    Py_BEGIN_ALLOW_THREADS rc = gj_compile(ctx, cv, o, res);
-    Py_END_ALLOW_THREADS if (rc != GJ_OK) {
-        Py_CLEAR(*sig);
-        if (!PyErr_Occurred())   /* else the libdevice search's own exception */
-            gj_py_raise_diag(st, ctx, cv);
-        return -1;
-    }
-    if (warn && gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
-        Py_CLEAR(*sig);
-        gj_result_free(res);
-        return -1;
-    }
-    return 0;
-}
 
 /* Whether the function has positional parameters only.  Otherwise counting
    its arguments means nothing, and the compiler reports *args, **kwargs or
@@ -295,7 +185,7 @@ static GjEntry *entry_build(GjPyState *st, GjDispatcher *d, const uint32_t *key,
             goto done;
     cv.argtypes = types;
     GjCompileOptions o;
-    gj_py_target_options(d, (int)key[0], &o);
+    gj_py_target_options(st, d, (int)key[0], &o);
     o.cpu_thread_loops = loops;
     if (o.target == GJ_TARGET_NVPTX) {   /* searched when a kernel, or a cache key, needs it */
         o.find_libdevice = gj_py_find_libdevice;
@@ -330,7 +220,7 @@ done:
 GjEntry *gj_py_entry_compile(GjPyState *st, GjDispatcher *d, const uint32_t *key, int nkey,
                              unsigned long long threads) {
     unsigned long long limit = 0;
-    if ((int)key[0] == GJ_MEM_HOST && cpu_loop_threads(&limit) < 0)
+    if ((int)key[0] == GJ_EXEC_HOST && cpu_loop_threads(&limit) < 0)
         return NULL;
     GjEntry *e = entry_build(st, d, key, nkey, threads >= limit, 1);
     GjEntry *first = e ? gj_py_entry_find(d, key, nkey) : NULL;
@@ -388,9 +278,9 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e) {
                        .shared_bytes = e->res.shared_static_bytes,
                        .local_bytes = e->res.local_bytes,
                        .const_bytes = e->res.const_bytes};
-    GjCuError err;
-    if ((int)e->key[0] == GJ_MEM_HOST) {   /* JIT-compiled: already in memory */
-        (void)gj_exec_kernel_use(GJ_MEM_HOST, e->res.cpu_fn, &use, &err);   /* no error */
+    GjExecError err;
+    if ((int)e->key[0] == GJ_EXEC_HOST) {   /* JIT-compiled: already in memory */
+        (void)gj_exec_kernel_use(GJ_EXEC_HOST, e->res.cpu_fn, &use, &err);   /* no error */
         e->use = use;
         e->func = e->res.cpu_fn;
         return 0;
@@ -406,25 +296,26 @@ int gj_py_entry_load(GjPyState *st, GjDispatcher *d, GjEntry *e) {
     int store = 0;
     void *func = NULL;
     uint64_t record = 0;
-    GjCuStatus rc;
-    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure((int)e->key[0], &err);
-    if (rc == GJ_CU_OK)
+    GjExecStatus rc;
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_select((int)e->key[0], &err);
+    if (rc == GJ_EXEC_OK)
         rc = gj_py_cache_module_load(e, d->lineinfo, &store, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_module_function(e->module, e->res.kernel_name, &func, &err);
-    if (rc == GJ_CU_OK)
+    if (rc == GJ_EXEC_OK)
+        rc = gj_exec_module_function((int)e->key[0], e->module, e->res.kernel_name, &func, &err);
+    if (rc == GJ_EXEC_OK)
         rc = gj_exec_kernel_use((int)e->key[0], func, &use, &err);
     size_t record_bytes = 0;
-    if (rc == GJ_CU_OK && e->res.nerror_sites > 0)
-        rc = gj_cu_module_global(e->module, GJ_ERROR_RECORD_SYMBOL, &record, &record_bytes, &err);
+    if (rc == GJ_EXEC_OK && e->res.nerror_sites > 0)
+        rc = gj_exec_module_global((int)e->key[0], e->module, GJ_ERROR_RECORD_SYMBOL, &record,
+                                   &record_bytes, &err);
     Py_END_ALLOW_THREADS gj_timing(&timing, "module load (the driver's PTX JIT or its cache)");
-    if (rc == GJ_CU_OK) {
+    if (rc == GJ_EXEC_OK) {
         e->use = use;
         e->error_record = record;
         e->func = func;
     }
     pthread_mutex_unlock(&load_lock);
-    if (rc != GJ_CU_OK) {
+    if (rc != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -858,8 +749,8 @@ static PyObject *inspect(PyObject *self, PyObject *sig, size_t field_offset) {
     GjPyState *st = gj_py_state_of_type(Py_TYPE(self));
     if (d->device_fn)   /* no entries: the kernels that call it compile it */
         return gj_py_device_fn_inspect(st, d, sig, field_offset);
-    int ptx = field_offset == offsetof(GjCompileResult, ptx), device = gj_cu_current_device();
-    if (ptx && gj_py_entry_twins(st, d, device, GJ_MEM_HOST) < 0)
+    int ptx = field_offset == offsetof(GjCompileResult, ptx), device = gj_exec_current_device();
+    if (ptx && gj_py_entry_twins(st, d, device, GJ_EXEC_HOST) < 0)
         return NULL;
     if (!ptx && gj_py_device(st, &device) < 0)
         return NULL;
@@ -968,7 +859,7 @@ static PyObject *dispatcher_compile(PyObject *self, PyObject *sig) {
     if (!e)
         return NULL;
     gj_py_entry_hold(e);   /* the load runs without the GIL */
-    PyObject *r = (device == GJ_MEM_HOST || gj_cu_available()) &&
+    PyObject *r = (device == GJ_EXEC_HOST || gj_exec_gpu_available()) &&
                           gj_py_entry_load(st, (GjDispatcher *)self, e) < 0
                       ? NULL
                       : Py_NewRef(e->sig);

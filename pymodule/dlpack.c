@@ -23,6 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cai.h"
+#include "devicearray.h"
+#include "module.h"
+
 /* Capsule names: the spec's, and the owner capsules of imported tensors. */
 #define LEGACY          "dltensor"
 #define VERSIONED       "dltensor_versioned"
@@ -50,9 +54,9 @@ static const char *device_name(int type) {
 }
 
 /* BufferError unless memory of DLPack device `type` is usable where the
-   current target (`device`: an ordinal, or GJ_MEM_HOST) runs kernels. */
+   current target (`device`: an ordinal, or GJ_EXEC_HOST) runs kernels. */
 static int check_device(int type, int device) {
-    int host = device == GJ_MEM_HOST;
+    int host = device == GJ_EXEC_HOST;
     if (host ? type == kDLCPU || type == kDLCUDAHost : type == kDLCUDA || type == kDLCUDAManaged)
         return 0;
     PyErr_Format(PyExc_BufferError,
@@ -94,8 +98,8 @@ static void export_destructor(PyObject *cap) {
 /* d as a DLTensor; dims holds 2 * ndim int64 (shape, then strides). */
 static int fill_tensor(const GjDeviceArray *d, DLTensor *t, int64_t *dims) {
     t->data = (void *)(uintptr_t)d->ptr;
-    t->device.device_type = d->device == GJ_MEM_HOST ? kDLCPU : kDLCUDA;
-    t->device.device_id = d->device == GJ_MEM_HOST ? 0 : d->device;
+    t->device.device_type = d->device == GJ_EXEC_HOST ? kDLCPU : kDLCUDA;
+    t->device.device_id = d->device == GJ_EXEC_HOST ? 0 : d->device;
     t->ndim = d->ndim;
     t->dtype.code = code_of_kind(gj_py_dtypes[d->dtype_id].kind);
     t->dtype.bits = (uint8_t)(8 * d->itemsize);
@@ -172,8 +176,8 @@ static int check_request(const GjDeviceArray *d, PyObject *max_version, PyObject
         }
         if (PyErr_Occurred())
             return -1;
-        long own_type = d->device == GJ_MEM_HOST ? kDLCPU : kDLCUDA;
-        long own_id = d->device == GJ_MEM_HOST ? 0 : d->device;
+        long own_type = d->device == GJ_EXEC_HOST ? kDLCPU : kDLCUDA;
+        long own_id = d->device == GJ_EXEC_HOST ? 0 : d->device;
         if (type != own_type || id != own_id) {
             PyErr_Format(PyExc_BufferError,
                          "__dlpack__(): the array is on DLPack device "
@@ -202,7 +206,7 @@ static int check_request(const GjDeviceArray *d, PyObject *max_version, PyObject
 
 /* Orders the consumer's `stream` after gpujit's queued work on d's device. */
 static int order_stream(GjPyState *st, const GjDeviceArray *d, PyObject *stream) {
-    if (d->device == GJ_MEM_HOST) {
+    if (d->device == GJ_EXEC_HOST) {
         /* CPU launches are synchronous: nothing is pending. */
         if (stream == Py_None || (PyLong_Check(stream) && PyLong_AsLong(stream) == -1))
             return 0;
@@ -231,16 +235,16 @@ static int order_stream(GjPyState *st, const GjDeviceArray *d, PyObject *stream)
        waits for all of gpujit's streams, which are blocking ones. */
     if (handle == -1 || handle == 1)
         return 0;
-    GjCuError err;
-    int prev = gj_cu_current_device();
-    GjCuStatus rc = gj_cu_ensure(d->device, &err);
-    if (rc == GJ_CU_OK)
-        rc = gj_cu_stream_wait_default((void *)(uintptr_t)handle, &err);
+    GjExecError err;
+    int prev = gj_exec_current_device();
+    GjExecStatus rc = gj_exec_select(d->device, &err);
+    if (rc == GJ_EXEC_OK)
+        rc = gj_exec_stream_wait_default(d->device, (void *)(uintptr_t)handle, &err);
     if (prev != d->device) {
-        GjCuError ignored;
-        gj_cu_ensure(prev, &ignored);
+        GjExecError ignored;
+        gj_exec_select(prev, &ignored);
     }
-    if (rc != GJ_CU_OK) {
+    if (rc != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -264,8 +268,8 @@ PyObject *gj_py_dlpack_export(PyObject *self, PyObject *args, PyObject *kw) {
 PyObject *gj_py_dlpack_device(PyObject *self, PyObject *unused) {
     (void)unused;
     const GjDeviceArray *d = (const GjDeviceArray *)self;
-    return d->device == GJ_MEM_HOST ? Py_BuildValue("(ii)", kDLCPU, 0)
-                                    : Py_BuildValue("(ii)", kDLCUDA, d->device);
+    return d->device == GJ_EXEC_HOST ? Py_BuildValue("(ii)", kDLCPU, 0)
+                                     : Py_BuildValue("(ii)", kDLCUDA, d->device);
 }
 
 /* ---- import -------------------------------------------------------------------- */
@@ -387,7 +391,7 @@ static PyObject *request_capsule(PyObject *obj, int device) {
                                            "with __dlpack__ or a DLPack capsule, not '%S'");
     if (!method)
         return NULL;
-    PyObject *kw = device == GJ_MEM_HOST
+    PyObject *kw = device == GJ_EXEC_HOST
                        ? Py_BuildValue("{s:O,s:(ii)}", "stream", Py_None, "max_version",
                                        GJ_DLPACK_MAJOR, GJ_DLPACK_MINOR)
                        : Py_BuildValue("{s:i,s:(ii)}", "stream", 1, "max_version", GJ_DLPACK_MAJOR,
@@ -430,7 +434,7 @@ PyObject *gj_py_from_dlpack(GjPyState *st, PyObject *obj) {
     GjDeviceArray *d = NULL;
     if (check_device(t->device.device_type, device) == 0 && tensor_view(t, flags, &v) == 0)
         d = gj_py_devicearray_view(
-            st, &v, device == GJ_MEM_HOST ? GJ_MEM_HOST : t->device.device_id, owner);
+            st, &v, device == GJ_EXEC_HOST ? GJ_EXEC_HOST : t->device.device_id, owner);
     Py_DECREF(owner);   /* the view holds it, or its death frees the tensor */
     return (PyObject *)d;
 }

@@ -12,12 +12,15 @@
  * Mapped and managed allocations stay listed in the module state while they
  * live, so that a kernel argument inside one passes its device address with
  * no copy (gj_py_hostmem_device_ptr); pinned memory goes through the usual
- * copies, which are then DMA and asynchronous on a stream.  runtime/memory.h
+ * copies, which are then DMA and asynchronous on a stream.  runtime/exec.h
  * allocates, on either target.
  */
-#include "gjpy.h"
+#include "hostmem.h"
 
 #include <string.h>
+
+#include "devicearray.h"
+#include "module.h"
 
 typedef struct GjHostAlloc {
     PyObject_HEAD void *host;
@@ -66,7 +69,7 @@ static void alloc_dealloc(PyObject *self) {
     GjHostAlloc *a = (GjHostAlloc *)self;
     PyTypeObject *tp = Py_TYPE(self);
     unlink_alloc(a);
-    gj_mem_host_free(a->device, a->kind, a->host);
+    gj_exec_host_free(a->device, a->kind, a->host);
     freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     tp_free(self);
     Py_DECREF(tp);
@@ -156,15 +159,15 @@ static PyObject *mod_host_alloc(PyObject *module, PyObject *args, PyObject *kw) 
     a->next = NULL;
     a->prev = NULL;
     unsigned flags = (wc ? GJ_HOST_WC : 0) | (attach_global ? 0 : GJ_HOST_ATTACH_HOST);
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     Py_BEGIN_ALLOW_THREADS rc =
-        gj_mem_host_alloc(device, a->kind, a->nbytes, flags, &a->host, &a->dptr, &err);
-    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) {
+        gj_exec_host_alloc(device, a->kind, a->nbytes, flags, &a->host, &a->dptr, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_EXEC_OK) {
         Py_DECREF(a);
         return gj_py_raise_cuda(st, &err);
     }
-    if (a->dptr && device != GJ_MEM_HOST) {   /* kernels take it in place */
+    if (a->dptr && device != GJ_EXEC_HOST) {   /* kernels take it in place */
         a->next = st->zero_copy;
         if (a->next)
             a->next->prev = &a->next;
@@ -188,7 +191,7 @@ typedef struct GjHostReg {
 
 static void reg_close(GjHostReg *r) {
     if (r->registered) {
-        gj_mem_host_unregister(r->device, r->view.buf);
+        gj_exec_host_unregister(r->device, r->view.buf);
         PyBuffer_Release(&r->view);
         r->registered = 0;
     }
@@ -242,11 +245,11 @@ static PyObject *mod_host_register(PyObject *module, PyObject *ary) {
         PyErr_SetString(PyExc_TypeError, "pinned() takes contiguous arrays (a buffer)");
         return NULL;
     }
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     Py_BEGIN_ALLOW_THREADS rc =
-        gj_mem_host_register(device, r->view.buf, (size_t)r->view.len, &err);
-    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) {
+        gj_exec_host_register(device, r->view.buf, (size_t)r->view.len, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_EXEC_OK) {
         PyBuffer_Release(&r->view);
         Py_DECREF(r);
         return gj_py_raise_cuda(st, &err);

@@ -16,9 +16,11 @@
  *     index 10 is out of bounds for axis 0 with size 10: array 'a' (k.py:12),
  *     in kernel k at threadIdx (10, 0, 0) of blockIdx (0, 0, 0)
  */
-#include "dispatch.h"
+#include "kernelerror.h"
 
 #include <string.h>
+
+#include "dispatcher.h"
 
 /* The first component of qualname `part` (length n) in the module `modname`
    names: in the kernel's own globals when they are that module's (so a

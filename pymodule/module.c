@@ -22,8 +22,7 @@
  * need: GPUJIT_TARGET, else the GPU when a driver and a device are usable,
  * else the CPU with a one-time RuntimeWarning; set_target() changes it.
  */
-#include "gjpy.h"
-#include "dlpack.h"
+#include "module.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -31,7 +30,15 @@
 #include <string.h>
 
 #include "compile.h"
-#include "cpuexec.h"
+#include "cachefile.h"
+#include "cai.h"
+#include "codeview_py.h"
+#include "compileptx.h"
+#include "devicearray.h"
+#include "dispatcher.h"
+#include "dlpack.h"
+#include "hostmem.h"
+#include "stream.h"
 
 /* ---- state ---------------------------------------------------------------- */
 
@@ -161,7 +168,7 @@ static int target_from_name(const char *name, const char *what) {
 static int warn_cpu_env(void) {
     static int warned;
     char msg[256];
-    if (warned || !gj_cpu_env_problem(msg, sizeof msg))
+    if (warned || !gj_exec_env_problem(GJ_EXEC_HOST, msg, sizeof msg))
         return 0;
     warned = 1;
     return PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "gpujit: %s", msg);
@@ -179,7 +186,7 @@ static int choose_target(GjPyState *st, int warn) {
         return t == GJ_TARGET_CPU && warn && warn_cpu_env() < 0 ? -1 : t;
     }
     int gpu;
-    Py_BEGIN_ALLOW_THREADS gpu = gj_cu_available();
+    Py_BEGIN_ALLOW_THREADS gpu = gj_exec_gpu_available();
     Py_END_ALLOW_THREADS st->target = gpu ? GJ_TARGET_NVPTX : GJ_TARGET_CPU;
     if (!gpu && warn &&
         PyErr_WarnEx(PyExc_RuntimeWarning,
@@ -196,7 +203,7 @@ int gj_py_device(GjPyState *st, int *device) {
     int t = gj_py_target(st);
     if (t < 0)
         return -1;
-    *device = t == GJ_TARGET_CPU ? GJ_MEM_HOST : gj_cu_current_device();
+    *device = t == GJ_TARGET_CPU ? GJ_EXEC_HOST : gj_exec_current_device();
     return 0;
 }
 
@@ -206,8 +213,8 @@ int gj_py_ensure(GjPyState *st) {
         return -1;
     if (t == GJ_TARGET_CPU)
         return 0;
-    GjCuError err;
-    if (gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK) {
+    GjExecError err;
+    if (gj_exec_select(gj_exec_current_device(), &err) != GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -242,7 +249,7 @@ static int libdevice_path(GjPyState *st, const char **path) {
     return 0;
 }
 
-/* GjCompileOptions.find_libdevice (gjpy.h): the search of gpujit/_libdevice.py, run
+/* GjCompileOptions.find_libdevice (module.h): the search of gpujit/_libdevice.py, run
    (once per process) only when a kernel first needs libdevice.  Called from
    the compile, which runs without the GIL; an exception the search raises
    stays set for gj_py_run_compile to raise. */
@@ -257,7 +264,7 @@ const char *gj_py_find_libdevice(void *arg) {
 /* ---- raising ---------------------------------------------------------------- */
 
 /* Raises cls(message) with the driver error's details as attributes. */
-static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError *err) {
+static void raise_with_attrs(PyObject *cls, const char *message, const GjExecError *err) {
     PyObject *exc = PyObject_CallFunction(cls, "s", message);
     if (!exc)
         return;
@@ -289,27 +296,27 @@ static void raise_with_attrs(PyObject *cls, const char *message, const GjCuError
     Py_DECREF(exc);
 }
 
-PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err) {
+PyObject *gj_py_raise_cuda(GjPyState *st, const GjExecError *err) {
     char msg[sizeof err->message + sizeof err->log + 512];
     switch (err->status) {
-    case GJ_CU_OK:
+    case GJ_EXEC_OK:
         PyErr_SetString(st->InternalError, "CUDA error raised without an error");
         return NULL;
-    case GJ_CU_NO_DRIVER:
+    case GJ_EXEC_NO_DRIVER:
         snprintf(msg, sizeof msg,
                  "%s. A GPU launch needs an NVIDIA GPU and its driver; "
                  "gpujit.compile_ptx() works without one",
                  err->message);
         raise_with_attrs(st->CudaSupportError, msg, err);
         return NULL;
-    case GJ_CU_NO_DEVICE:
+    case GJ_EXEC_NO_DEVICE:
         snprintf(msg, sizeof msg,
                  "no CUDA device is available (%s: %s); check nvidia-smi and "
                  "CUDA_VISIBLE_DEVICES",
                  err->call, err->message);
         raise_with_attrs(st->CudaSupportError, msg, err);
         return NULL;
-    case GJ_CU_FORKED:
+    case GJ_EXEC_FORKED:
         snprintf(msg, sizeof msg,
                  "%s; start worker processes with the 'spawn' method instead: "
                  "multiprocessing.get_context('spawn').Pool(...), "
@@ -319,7 +326,7 @@ PyObject *gj_py_raise_cuda(GjPyState *st, const GjCuError *err) {
                  err->message);
         raise_with_attrs(st->CudaError, msg, err);
         return NULL;
-    case GJ_CU_DRIVER_ERROR: break;
+    case GJ_EXEC_ERROR: break;
     }
     switch (err->kind) {
     case GJ_ERR_OUT_OF_MEMORY:
@@ -443,9 +450,9 @@ static PyObject *mod_inject_fault(PyObject *module, PyObject *args) {
         return NULL;
     }
     if (strcmp(where, "cuda") == 0)
-        gj_cu_inject_fault(n, code);
+        gj_exec_inject_fault(gj_exec_current_device(), n, code);
     else if (strcmp(where, "host") == 0)
-        gj_mem_inject_fault(n);
+        gj_exec_inject_fault(GJ_EXEC_HOST, n, 0);
     else {
         PyErr_Format(PyExc_ValueError,
                      "_inject_fault(): where must be 'cuda' or 'host', not "
@@ -460,18 +467,18 @@ static PyObject *mod_is_available(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
     int ok;
-    Py_BEGIN_ALLOW_THREADS ok = gj_cu_available();
+    Py_BEGIN_ALLOW_THREADS ok = gj_exec_gpu_available();
     Py_END_ALLOW_THREADS return PyBool_FromLong(ok);
 }
 
 /* Device `ordinal`'s properties as a dict (the Python layer wraps it). */
 static PyObject *device_info_dict(GjPyState *st, int ordinal) {
-    GjCuDeviceInfo info;
-    GjCuError err;
-    if (gj_cu_device_info(ordinal, &info, &err) != GJ_CU_OK)
+    GjDeviceInfo info;
+    GjExecError err;
+    if (gj_exec_device_info(ordinal, &info, &err) != GJ_EXEC_OK)
         return gj_py_raise_cuda(st, &err);
     int driver = 0;
-    gj_cu_driver_version(&driver, &err);
+    gj_exec_driver_version(&driver, &err);
     return Py_BuildValue(
         "{s:i,s:s,s:(ii),s:i,s:(iii),s:(iii),s:i,s:i,s:i,s:i,s:n,s:i,s:N}", "id", info.ordinal,
         "name", info.name, "compute_capability", info.cc_major, info.cc_minor,
@@ -490,14 +497,14 @@ static PyObject *mod_select_device(PyObject *module, PyObject *arg) {
     long ordinal = PyLong_AsLong(arg);
     if (ordinal == -1 && PyErr_Occurred())
         return NULL;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     if (ordinal < 0 || ordinal > 1 << 20) {
         PyErr_Format(PyExc_ValueError, "device ordinal must be >= 0, not %ld", ordinal);
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS rc = gj_cu_ensure((int)ordinal, &err);
-    Py_END_ALLOW_THREADS if (rc != GJ_CU_OK) return gj_py_raise_cuda(st, &err);
+    Py_BEGIN_ALLOW_THREADS rc = gj_exec_select((int)ordinal, &err);
+    Py_END_ALLOW_THREADS if (rc != GJ_EXEC_OK) return gj_py_raise_cuda(st, &err);
     return device_info_dict(st, (int)ordinal);
 }
 
@@ -507,7 +514,7 @@ static PyObject *mod_device_info(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "|i:_device_info", &ordinal))
         return NULL;
     if (ordinal < 0)
-        ordinal = gj_cu_current_device();
+        ordinal = gj_exec_current_device();
     return device_info_dict(st, ordinal);
 }
 
@@ -515,8 +522,8 @@ static PyObject *mod_device_count(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
     int n = 0;
-    GjCuError err;
-    gj_cu_device_count(&n, &err);
+    GjExecError err;
+    gj_exec_device_count(&n, &err);
     return PyLong_FromLong(n);
 }
 
@@ -676,9 +683,9 @@ static PyObject *mod_set_target(PyObject *module, PyObject *arg) {
     int t = target_from_name(name, "target");
     if (t < 0)
         return NULL;
-    GjCuError err;
-    if (t == GJ_TARGET_NVPTX && !gj_cu_available() &&
-        gj_cu_ensure(gj_cu_current_device(), &err) != GJ_CU_OK)
+    GjExecError err;
+    if (t == GJ_TARGET_NVPTX && !gj_exec_gpu_available() &&
+        gj_exec_select(gj_exec_current_device(), &err) != GJ_EXEC_OK)
         return gj_py_raise_cuda(st, &err);   /* no driver or no device: says which */
     /* The previous target, resolved (without the fallback warning: the
        caller chooses explicitly), so that restoring it is exact. */
@@ -715,14 +722,6 @@ static PyObject *mod_cpu_info(PyObject *module, PyObject *unused) {
     gj_ctx_free(&ctx);
     return out;
 }
-
-PyObject *gj_py_compile_ptx(PyObject *module, PyObject *args, PyObject *kw);   /* compileptx.c */
-PyObject *gj_py_intrinsics(PyObject *module, PyObject *unused);                /* codeview.c */
-PyObject *gj_py_fastmath_flags(PyObject *module, PyObject *unused);            /* compileptx.c */
-PyObject *gj_py_parse_signature(PyObject *module, PyObject *sig);              /* compileptx.c */
-PyObject *gj_py_load_ptx(PyObject *module, PyObject *ptx);                     /* compileptx.c */
-PyObject *gj_py_cache_directory(PyObject *module, PyObject *unused);           /* cachefile.c */
-PyObject *gj_py_cache_counts(PyObject *module, PyObject *unused);              /* cachefile.c */
 
 static PyMethodDef module_methods[] = {
     {"_parse_signature", gj_py_parse_signature, METH_O,
@@ -866,6 +865,13 @@ static int module_exec(PyObject *m) {
     memset(st, 0, sizeof *st);
     st->target = -1;
     pthread_mutex_init(&st->write_lock, NULL);
+    const GjExecSymbol *sym = gj_exec_kernel_symbols(GJ_EXEC_HOST, &st->nkernel_symbols);
+    if (st->nkernel_symbols > GJ_PY_MAX_KERNEL_SYMBOLS) {
+        PyErr_SetString(PyExc_SystemError, "GJ_PY_MAX_KERNEL_SYMBOLS is too small");
+        return -1;
+    }
+    for (int i = 0; i < st->nkernel_symbols; i++)
+        st->kernel_symbols[i] = (GjRuntimeSymbol){sym[i].name, sym[i].addr};
     st->str_cai = PyUnicode_InternFromString("__cuda_array_interface__");
     if (!st->str_cai || gj_py_cai_init(st) < 0 || add_exceptions(m, st) < 0 ||
         gj_py_stream_register(m, st) < 0 || gj_py_hostmem_register(m, st) < 0 ||

@@ -22,9 +22,13 @@
  * dict {signature: value} otherwise, and one with a signature the kernel has
  * compiled nowhere is a KeyError (suggest_config, gpujit's own, compiles it).
  */
-#include "dispatch.h"
+#include "occupancy.h"
 
 #include <limits.h>
+
+#include "dispatcher.h"
+#include "launcher.h"
+#include "module.h"
 
 /* Which GjKernelUse field a query reads. */
 typedef enum UseField {
@@ -200,7 +204,7 @@ static PyObject *use_query(PyObject *self, PyObject *args, PyObject *kw, UseFiel
         return NULL;
     /* on the CPU target, registers are refused, for a signature once it is
        known to be compiled (an unknown one is numba's KeyError first) */
-    int no_registers = field == USE_REGS && device == GJ_MEM_HOST;
+    int no_registers = field == USE_REGS && device == GJ_EXEC_HOST;
     if (sig == Py_None && no_registers)
         return no_host_registers(st, d, what);
     if (sig == Py_None) {
@@ -267,9 +271,9 @@ int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned sh
     size_t total = e->res.shared_static_bytes + shared;
     if (total <= PORTABLE_SHARED)
         return 0;
-    GjCuDeviceInfo info;
-    GjCuError err;
-    if (gj_exec_device_info(device, &info, &err) != GJ_CU_OK)
+    GjDeviceInfo info;
+    GjExecError err;
+    if (gj_exec_device_info(device, &info, &err) != GJ_EXEC_OK)
         goto cuda_error;
     if (total > (size_t)info.max_shared_per_block_optin) {
         PyErr_Format(PyExc_ValueError,
@@ -279,7 +283,7 @@ int gj_py_prepare_shared(GjPyState *st, GjDispatcher *d, GjEntry *e, unsigned sh
                      info.max_shared_per_block_optin / 1024);
         return -1;
     }
-    if (gj_exec_allow_dynamic_shared(device, e->func, shared, &err) == GJ_CU_OK)
+    if (gj_exec_allow_dynamic_shared(device, e->func, shared, &err) == GJ_EXEC_OK)
         return 0;
 cuda_error:
     gj_py_raise_cuda(st, &err);
@@ -292,8 +296,9 @@ int gj_py_entry_best_block(GjPyState *st, GjEntry *e, unsigned shared, int devic
         *block = e->best_block;
         return 0;
     }
-    GjCuError err;
-    if (gj_exec_best_block(device, e->func, shared, e->use.max_threads, block, &err) != GJ_CU_OK) {
+    GjExecError err;
+    if (gj_exec_best_block(device, e->func, shared, e->use.max_threads, block, &err) !=
+        GJ_EXEC_OK) {
         gj_py_raise_cuda(st, &err);
         return -1;
     }
@@ -334,9 +339,9 @@ PyObject *gj_py_suggest_config(PyObject *self, PyObject *args, PyObject *kw) {
     if (rc)
         return NULL;
     long long blocks = n / block + (n % block != 0);
-    GjCuDeviceInfo info;
-    GjCuError err;
-    if (gj_exec_device_info(device, &info, &err) != GJ_CU_OK)
+    GjDeviceInfo info;
+    GjExecError err;
+    if (gj_exec_device_info(device, &info, &err) != GJ_EXEC_OK)
         return gj_py_raise_cuda(st, &err);
     if (blocks > info.max_grid_dim[0]) {
         PyErr_Format(PyExc_ValueError,

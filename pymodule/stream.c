@@ -19,9 +19,10 @@
  *
  * Every call that can block releases the GIL.
  */
-#include "gjpy.h"
+#include "stream.h"
 
 #include "exec.h"
+#include "module.h"
 
 /* The driver's names for the default streams (cuda.h: CU_STREAM_LEGACY,
    CU_STREAM_PER_THREAD); a handle of 0 is the legacy default stream too. */
@@ -64,8 +65,8 @@ int gj_py_stream_handle(GjPyState *st, PyObject *obj, void **stream) {
 }
 
 /* Returns None, or raises err (-> NULL). */
-static PyObject *done(GjPyState *st, GjCuStatus rc, const GjCuError *err) {
-    if (rc != GJ_CU_OK)
+static PyObject *done(GjPyState *st, GjExecStatus rc, const GjExecError *err) {
+    if (rc != GJ_EXEC_OK)
         return gj_py_raise_cuda(st, err);
     Py_RETURN_NONE;
 }
@@ -98,8 +99,8 @@ static void stream_dealloc(PyObject *self) {
 static PyObject *stream_synchronize(PyObject *self, PyObject *unused) {
     (void)unused;
     GjStream *s = (GjStream *)self;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     Py_BEGIN_ALLOW_THREADS rc = gj_exec_stream_synchronize(s->device, s->handle, &err);
     Py_END_ALLOW_THREADS return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
@@ -124,7 +125,7 @@ static PyObject *stream_repr(PyObject *self) {
     const char *what = s->handle == NULL || s->handle == LEGACY_STREAM ? "legacy default "
                        : s->handle == PER_THREAD_STREAM                ? "per-thread default "
                                                                        : "";
-    if (s->device == GJ_MEM_HOST)   /* its streams have no handle and never wait */
+    if (s->device == GJ_EXEC_HOST)   /* its streams have no handle and never wait */
         return PyUnicode_FromString("<gpujit.Stream of the CPU target>");
     return PyUnicode_FromFormat("<gpujit.Stream %s%p on device %d>", what, s->handle, s->device);
 }
@@ -188,8 +189,8 @@ static PyObject *event_record(PyObject *self, PyObject *args, PyObject *kw) {
     void *stream;
     if (stream_arg(self, args, kw, "|O:record", &stream) < 0)
         return NULL;
-    GjCuError err;
-    GjCuStatus rc = gj_exec_event_record(&((GjEvent *)self)->ev, stream, &err);
+    GjExecError err;
+    GjExecStatus rc = gj_exec_event_record(&((GjEvent *)self)->ev, stream, &err);
     return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
@@ -197,24 +198,24 @@ static PyObject *event_wait(PyObject *self, PyObject *args, PyObject *kw) {
     void *stream;
     if (stream_arg(self, args, kw, "|O:wait", &stream) < 0)
         return NULL;
-    GjCuError err;
-    GjCuStatus rc = gj_exec_event_wait(&((GjEvent *)self)->ev, stream, &err);
+    GjExecError err;
+    GjExecStatus rc = gj_exec_event_wait(&((GjEvent *)self)->ev, stream, &err);
     return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
 static PyObject *event_synchronize(PyObject *self, PyObject *unused) {
     (void)unused;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     Py_BEGIN_ALLOW_THREADS rc = gj_exec_event_synchronize(&((GjEvent *)self)->ev, &err);
     Py_END_ALLOW_THREADS return done(gj_py_state_of_type(Py_TYPE(self)), rc, &err);
 }
 
 static PyObject *event_query(PyObject *self, PyObject *unused) {
     (void)unused;
-    GjCuError err;
+    GjExecError err;
     int finished;
-    if (gj_exec_event_query(&((GjEvent *)self)->ev, &finished, &err) != GJ_CU_OK)
+    if (gj_exec_event_query(&((GjEvent *)self)->ev, &finished, &err) != GJ_EXEC_OK)
         return gj_py_raise_cuda(gj_py_state_of_type(Py_TYPE(self)), &err);
     return PyBool_FromLong(finished);
 }
@@ -225,9 +226,10 @@ static PyObject *event_elapsed_time(PyObject *self, PyObject *end) {
         PyErr_SetString(PyExc_TypeError, "elapsed_time() needs another gpujit event");
         return NULL;
     }
-    GjCuError err;
+    GjExecError err;
     float ms;
-    if (gj_exec_event_elapsed(&((GjEvent *)self)->ev, &((GjEvent *)end)->ev, &ms, &err) != GJ_CU_OK)
+    if (gj_exec_event_elapsed(&((GjEvent *)self)->ev, &((GjEvent *)end)->ev, &ms, &err) !=
+        GJ_EXEC_OK)
         return gj_py_raise_cuda(st, &err);
     return PyFloat_FromDouble((double)ms);
 }
@@ -280,8 +282,8 @@ static PyObject *mod_synchronize(PyObject *module, PyObject *unused) {
     int device;
     if (current_device(st, &device) < 0)
         return NULL;
-    GjCuError err;
-    GjCuStatus rc;
+    GjExecError err;
+    GjExecStatus rc;
     Py_BEGIN_ALLOW_THREADS rc = gj_exec_synchronize(device, &err);
     Py_END_ALLOW_THREADS return done(st, rc, &err);
 }
@@ -292,9 +294,9 @@ static PyObject *mod_stream(PyObject *module, PyObject *unused) {
     int device;
     if (current_device(st, &device) < 0)
         return NULL;
-    GjCuError err;
+    GjExecError err;
     void *handle;
-    if (gj_exec_stream_create(device, &handle, &err) != GJ_CU_OK)
+    if (gj_exec_stream_create(device, &handle, &err) != GJ_EXEC_OK)
         return gj_py_raise_cuda(st, &err);
     return (PyObject *)stream_new(st, device, handle, 1);
 }
@@ -335,8 +337,8 @@ static PyObject *mod_event(PyObject *module, PyObject *args, PyObject *kw) {
     GjEvent *e = PyObject_New(GjEvent, st->EventType);
     if (!e)
         return NULL;
-    GjCuError err;
-    if (gj_exec_event_create(device, timing, &e->ev, &err) != GJ_CU_OK) {
+    GjExecError err;
+    if (gj_exec_event_create(device, timing, &e->ev, &err) != GJ_EXEC_OK) {
         e->ev.handle = NULL;
         Py_DECREF(e);
         return gj_py_raise_cuda(st, &err);
@@ -350,9 +352,9 @@ static PyObject *mod_memory_info(PyObject *module, PyObject *unused) {
     int device;
     if (current_device(st, &device) < 0)
         return NULL;
-    GjCuError err;
+    GjExecError err;
     size_t free_bytes, total_bytes;
-    if (gj_exec_memory_info(device, &free_bytes, &total_bytes, &err) != GJ_CU_OK)
+    if (gj_exec_memory_info(device, &free_bytes, &total_bytes, &err) != GJ_EXEC_OK)
         return gj_py_raise_cuda(st, &err);
     return Py_BuildValue("(nn)", (Py_ssize_t)free_bytes, (Py_ssize_t)total_bytes);
 }

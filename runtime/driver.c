@@ -17,8 +17,8 @@
  * the device is already current on the calling thread.
  *
  * Every driver call goes through CU(), which records the CUresult, its name,
- * the call and the driver's message in the caller's GjCuError.  Nothing here
- * exits or aborts; a child process after fork() gets GJ_CU_FORKED.
+ * the call and the driver's message in the caller's GjExecError.  Nothing here
+ * exits or aborts; a child process after fork() gets GJ_EXEC_FORKED.
  */
 #include "driver.h"
 
@@ -178,14 +178,14 @@ typedef CUresult (*GetProcAddressFn)(const char *symbol, void **pfn, int cuda_ve
 
 typedef struct Device {
     CUcontext ctx;           /* primary context, retained once, never released */
-    GjCuDeviceInfo info;     /* limits, read when the context is retained */
+    GjDeviceInfo info;     /* limits, read when the context is retained */
 } Device;
 
 typedef struct Driver {
     pthread_once_t once;
     pthread_mutex_t lock;    /* guards devs[*].ctx retains */
-    GjCuStatus status;       /* of loading: GJ_CU_OK once usable */
-    GjCuError load_err;      /* why loading failed */
+    GjExecStatus status;       /* of loading: GJ_EXEC_OK once usable */
+    GjExecError load_err;      /* why loading failed */
     void *lib;               /* dlopen handle, kept for the process's life */
     int version;             /* cuDriverGetVersion, e.g. 13000 */
     int ndevices;
@@ -205,13 +205,13 @@ static _Thread_local CUcontext tl_ctx;
 
 /* ---- errors ------------------------------------------------------------- */
 
-static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call, const char *fmt,
-                      ...) __attribute__((format(printf, 5, 6)));
+static void set_error(GjExecError *err, GjExecStatus st, int code, const char *call,
+                      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call, const char *fmt,
-                      ...) {
+static void set_error(GjExecError *err, GjExecStatus st, int code, const char *call,
+                      const char *fmt, ...) {
     err->status = st;
-    err->kind = st == GJ_CU_DRIVER_ERROR ? GJ_ERR_DRIVER : GJ_ERR_NO_DRIVER;
+    err->kind = st == GJ_EXEC_ERROR ? GJ_ERR_DRIVER : GJ_ERR_NO_DRIVER;
     if (code == CUDA_ERROR_OUT_OF_MEMORY)
         err->kind = GJ_ERR_OUT_OF_MEMORY;
     else if (gj_cu_is_fault(code))
@@ -231,15 +231,15 @@ static void set_error(GjCuError *err, GjCuStatus st, int code, const char *call,
 }
 
 /* Records a failed driver call (res != CUDA_SUCCESS) in err. */
-static GjCuStatus check(GjCuError *err, const char *call, CUresult res) {
+static GjExecStatus check(GjExecError *err, const char *call, CUresult res) {
     if (res == CUDA_SUCCESS)
-        return GJ_CU_OK;
+        return GJ_EXEC_OK;
     const char *name = NULL, *text = NULL;
     if (!D.cuGetErrorName || D.cuGetErrorName(res, &name) != CUDA_SUCCESS || !name)
         name = "CUDA_ERROR_UNKNOWN";
     if (!D.cuGetErrorString || D.cuGetErrorString(res, &text) != CUDA_SUCCESS || !text)
         text = "unknown error";
-    set_error(err, GJ_CU_DRIVER_ERROR, res, call, "%s", text);
+    set_error(err, GJ_EXEC_ERROR, res, call, "%s", text);
     snprintf(err->name, sizeof err->name, "%s", name);
     if (res == CUDA_ERROR_OUT_OF_MEMORY) {
         size_t free_b = 0, total = 0;
@@ -248,7 +248,7 @@ static GjCuStatus check(GjCuError *err, const char *call, CUresult res) {
             err->total_bytes = total;
         }
     }
-    return GJ_CU_DRIVER_ERROR;
+    return GJ_EXEC_ERROR;
 }
 
 /* Test-only fault injection (gj_cu_inject_fault): the driver call that
@@ -270,11 +270,11 @@ void gj_cu_inject_fault(long n, int code) {
 #define CU(err, fn, args) check((err), #fn, injected() ? inject_code : D.fn args)
 
 /* Returns from the calling function unless the driver call succeeded. */
-#define CU_TRY(err, fn, args)               \
-    do {                                    \
-        GjCuStatus st_ = CU(err, fn, args); \
-        if (st_ != GJ_CU_OK)                \
-            return st_;                     \
+#define CU_TRY(err, fn, args)                 \
+    do {                                      \
+        GjExecStatus st_ = CU(err, fn, args); \
+        if (st_ != GJ_EXEC_OK)                \
+            return st_;                       \
     } while (0)
 
 int gj_cu_is_fault(int code) {
@@ -309,7 +309,7 @@ static int resolve_all(GetProcAddressFn get_proc) {
     if (get_proc(#name, &p, GJ_CUDA_API_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &sym_status) != \
             CUDA_SUCCESS ||                                                                   \
         sym_status != CU_GET_PROC_ADDRESS_SUCCESS || !p) {                                    \
-        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "cuGetProcAddress_v2",                     \
+        set_error(&D.load_err, GJ_EXEC_NO_DRIVER, 0, "cuGetProcAddress_v2",                   \
                   "the CUDA driver (libcuda.so.1) lacks %s at API version %d; "               \
                   "a driver for CUDA 12.0 or newer is needed",                                \
                   #name, GJ_CUDA_API_VERSION);                                                \
@@ -327,78 +327,78 @@ static void load_driver(void) {
     D.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!D.lib) {
         const char *why = dlerror();
-        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "dlopen",
+        set_error(&D.load_err, GJ_EXEC_NO_DRIVER, 0, "dlopen",
                   "no NVIDIA driver was found (libcuda.so.1 could not be loaded: %s)",
                   why ? why : "unknown reason");
-        D.status = GJ_CU_NO_DRIVER;
+        D.status = GJ_EXEC_NO_DRIVER;
         return;
     }
     void *sym = dlsym(D.lib, "cuGetProcAddress_v2");
     if (!sym) {
-        set_error(&D.load_err, GJ_CU_NO_DRIVER, 0, "dlsym",
+        set_error(&D.load_err, GJ_EXEC_NO_DRIVER, 0, "dlsym",
                   "the NVIDIA driver is too old: libcuda.so.1 has no cuGetProcAddress_v2 "
                   "(a driver for CUDA 12.0 or newer is needed)");
-        D.status = GJ_CU_NO_DRIVER;
+        D.status = GJ_EXEC_NO_DRIVER;
         return;
     }
     GetProcAddressFn get_proc;
     memcpy(&get_proc, &sym, sizeof sym);
     if (resolve_all(get_proc) != 0) {
-        D.status = GJ_CU_NO_DRIVER;
+        D.status = GJ_EXEC_NO_DRIVER;
         return;
     }
     CUresult res = D.cuInit(0);
     if (res != CUDA_SUCCESS) {
         check(&D.load_err, "cuInit", res);
         if (res == CUDA_ERROR_NO_DEVICE)
-            D.load_err.status = GJ_CU_NO_DEVICE;
+            D.load_err.status = GJ_EXEC_NO_DEVICE;
         else if (res == CUDA_ERROR_STUB_LIBRARY || res == CUDA_ERROR_INSUFFICIENT_DRIVER)
-            D.load_err.status = GJ_CU_NO_DRIVER;
+            D.load_err.status = GJ_EXEC_NO_DRIVER;
         D.status = D.load_err.status;
         return;
     }
-    if (check(&D.load_err, "cuDriverGetVersion", D.cuDriverGetVersion(&D.version)) != GJ_CU_OK ||
-        check(&D.load_err, "cuDeviceGetCount", D.cuDeviceGetCount(&D.ndevices)) != GJ_CU_OK) {
+    if (check(&D.load_err, "cuDriverGetVersion", D.cuDriverGetVersion(&D.version)) != GJ_EXEC_OK ||
+        check(&D.load_err, "cuDeviceGetCount", D.cuDeviceGetCount(&D.ndevices)) != GJ_EXEC_OK) {
         D.status = D.load_err.status;
         return;
     }
     if (D.ndevices <= 0) {
-        set_error(&D.load_err, GJ_CU_NO_DEVICE, CUDA_ERROR_NO_DEVICE, "cuDeviceGetCount",
+        set_error(&D.load_err, GJ_EXEC_NO_DEVICE, CUDA_ERROR_NO_DEVICE, "cuDeviceGetCount",
                   "the NVIDIA driver found no CUDA device");
-        D.status = GJ_CU_NO_DEVICE;
+        D.status = GJ_EXEC_NO_DEVICE;
         return;
     }
     D.devs = calloc((size_t)D.ndevices, sizeof *D.devs);
     if (!D.devs) {
-        set_error(&D.load_err, GJ_CU_DRIVER_ERROR, CUDA_ERROR_OUT_OF_MEMORY, "calloc",
+        set_error(&D.load_err, GJ_EXEC_ERROR, CUDA_ERROR_OUT_OF_MEMORY, "calloc",
                   "out of host memory");
-        D.status = GJ_CU_DRIVER_ERROR;
+        D.status = GJ_EXEC_ERROR;
         return;
     }
     pthread_atfork(NULL, NULL, on_fork_child);
-    D.status = GJ_CU_OK;
+    D.status = GJ_EXEC_OK;
 }
 
-/* Loads the driver once; GJ_CU_OK when it and a device can be used. */
-static GjCuStatus loaded(GjCuError *err) {
+/* Loads the driver once; GJ_EXEC_OK when it and a device can be used. */
+static GjExecStatus loaded(GjExecError *err) {
     pthread_once(&D.once, load_driver);
     if (D.forked) {
-        set_error(err, GJ_CU_FORKED, 0, "fork",
+        set_error(err, GJ_EXEC_FORKED, 0, "fork",
                   "CUDA was initialised in process %d and cannot be used in a child created "
                   "by fork()",
                   (int)D.pid);
-        return GJ_CU_FORKED;
+        return GJ_EXEC_FORKED;
     }
-    if (D.status != GJ_CU_OK) {
+    if (D.status != GJ_EXEC_OK) {
         *err = D.load_err;
         return D.status;
     }
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
 /* ---- devices and contexts ----------------------------------------------- */
 
-static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjCuError *err) {
+static GjExecStatus read_info(CUdevice dev, int ordinal, GjDeviceInfo *info, GjExecError *err) {
     static const int attrs[] = {
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
@@ -441,34 +441,34 @@ static GjCuStatus read_info(CUdevice dev, int ordinal, GjCuDeviceInfo *info, GjC
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
         CU_TRY(err, cuDeviceGetAttribute, (dst[i], attrs[i], dev));
     CU_TRY(err, cuDeviceTotalMem, (&info->total_memory, dev));
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
-static GjCuStatus check_ordinal(int ordinal, GjCuError *err) {
+static GjExecStatus check_ordinal(int ordinal, GjExecError *err) {
     if (ordinal < 0 || ordinal >= D.ndevices) {
-        set_error(err, GJ_CU_DRIVER_ERROR, 101, "select_device",
+        set_error(err, GJ_EXEC_ERROR, 101, "select_device",
                   "device %d does not exist (%d device%s)", ordinal, D.ndevices,
                   D.ndevices == 1 ? "" : "s");
         snprintf(err->name, sizeof err->name, "CUDA_ERROR_INVALID_DEVICE");
-        return GJ_CU_DRIVER_ERROR;
+        return GJ_EXEC_ERROR;
     }
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
 /* The primary context of device `ordinal`, retained on first use. */
-static GjCuStatus primary_ctx(int ordinal, CUcontext *ctx, GjCuError *err) {
-    GjCuStatus st = GJ_CU_OK;
+static GjExecStatus primary_ctx(int ordinal, CUcontext *ctx, GjExecError *err) {
+    GjExecStatus st = GJ_EXEC_OK;
     pthread_mutex_lock(&D.lock);
     Device *d = &D.devs[ordinal];
     if (!d->ctx) {
         CUdevice dev;
         CUcontext c = NULL;
         st = CU(err, cuDeviceGet, (&dev, ordinal));
-        if (st == GJ_CU_OK)
+        if (st == GJ_EXEC_OK)
             st = read_info(dev, ordinal, &d->info, err);
-        if (st == GJ_CU_OK)
+        if (st == GJ_EXEC_OK)
             st = CU(err, cuDevicePrimaryCtxRetain, (&c, dev));
-        if (st == GJ_CU_OK)
+        if (st == GJ_EXEC_OK)
             d->ctx = c;
     }
     *ctx = d->ctx;
@@ -476,61 +476,61 @@ static GjCuStatus primary_ctx(int ordinal, CUcontext *ctx, GjCuError *err) {
     return st;
 }
 
-GjCuStatus gj_cu_ensure(int ordinal, GjCuError *err) {
+GjExecStatus gj_cu_ensure(int ordinal, GjExecError *err) {
     if (ordinal == tl_device && tl_ctx && !D.forked)
-        return GJ_CU_OK;
-    GjCuStatus st = loaded(err);
-    if (st != GJ_CU_OK)
+        return GJ_EXEC_OK;
+    GjExecStatus st = loaded(err);
+    if (st != GJ_EXEC_OK)
         return st;
-    if ((st = check_ordinal(ordinal, err)) != GJ_CU_OK)
+    if ((st = check_ordinal(ordinal, err)) != GJ_EXEC_OK)
         return st;
     CUcontext ctx;
-    if ((st = primary_ctx(ordinal, &ctx, err)) != GJ_CU_OK)
+    if ((st = primary_ctx(ordinal, &ctx, err)) != GJ_EXEC_OK)
         return st;
-    if ((st = CU(err, cuCtxSetCurrent, (ctx))) != GJ_CU_OK)
+    if ((st = CU(err, cuCtxSetCurrent, (ctx))) != GJ_EXEC_OK)
         return st;
     tl_device = ordinal;
     tl_ctx = ctx;
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
 /* Makes sure a context is current on this thread before a driver call:
    device 0's when the thread has not chosen one yet. */
-static GjCuStatus ready(GjCuError *err) {
+static GjExecStatus ready(GjExecError *err) {
     if (tl_ctx && !D.forked)
-        return GJ_CU_OK;
+        return GJ_EXEC_OK;
     return gj_cu_ensure(tl_device >= 0 ? tl_device : 0, err);
 }
 
 int gj_cu_available(void) {
-    GjCuError err;
-    return loaded(&err) == GJ_CU_OK;
+    GjExecError err;
+    return loaded(&err) == GJ_EXEC_OK;
 }
 
-GjCuStatus gj_cu_device_count(int *n, GjCuError *err) {
+GjExecStatus gj_cu_device_count(int *n, GjExecError *err) {
     *n = 0;
-    GjCuStatus st = loaded(err);
-    if (st == GJ_CU_OK)
+    GjExecStatus st = loaded(err);
+    if (st == GJ_EXEC_OK)
         *n = D.ndevices;
     return st;
 }
 
-GjCuStatus gj_cu_device_info(int ordinal, GjCuDeviceInfo *info, GjCuError *err) {
-    GjCuStatus st = loaded(err);
-    if (st == GJ_CU_OK)
+GjExecStatus gj_cu_device_info(int ordinal, GjDeviceInfo *info, GjExecError *err) {
+    GjExecStatus st = loaded(err);
+    if (st == GJ_EXEC_OK)
         st = check_ordinal(ordinal, err);
     CUcontext ctx;
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = primary_ctx(ordinal, &ctx, err);
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         *info = D.devs[ordinal].info;   /* written once, before ctx was published */
     return st;
 }
 
-GjCuStatus gj_cu_driver_version(int *version, GjCuError *err) {
+GjExecStatus gj_cu_driver_version(int *version, GjExecError *err) {
     *version = 0;
-    GjCuStatus st = loaded(err);
-    if (st == GJ_CU_OK)
+    GjExecStatus st = loaded(err);
+    if (st == GJ_EXEC_OK)
         *version = D.version;
     return st;
 }
@@ -541,66 +541,67 @@ int gj_cu_thread_device(void) { return tl_device; }
 
 /* ---- memory ------------------------------------------------------------- */
 
-GjCuStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjCuError *err) {
+GjExecStatus gj_cu_alloc(size_t bytes, uint64_t *dptr, GjExecError *err) {
     *dptr = 0;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     CUdeviceptr p = 0;
     /* cuMemAlloc rejects 0 bytes; a zero-size array owns no memory. */
     if (bytes == 0)
-        return GJ_CU_OK;
+        return GJ_EXEC_OK;
     st = CU(err, cuMemAlloc, (&p, bytes));
-    if (st != GJ_CU_OK) {
+    if (st != GJ_EXEC_OK) {
         err->requested = bytes;
         return st;
     }
     *dptr = p;
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
-GjCuStatus gj_cu_free(uint64_t dptr, GjCuError *err) {
+GjExecStatus gj_cu_free(uint64_t dptr, GjExecError *err) {
     if (dptr == 0)
-        return GJ_CU_OK;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuMemFree, (dptr));
+        return GJ_EXEC_OK;
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuMemFree, (dptr));
 }
 
-GjCuStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK || bytes == 0)
+GjExecStatus gj_cu_htod(uint64_t dst, const void *src, size_t bytes, void *stream,
+                        GjExecError *err) {
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK || bytes == 0)
         return st;
     if (stream)
         return CU(err, cuMemcpyHtoDAsync, (dst, src, bytes, (CUstream)stream));
     return CU(err, cuMemcpyHtoD, (dst, src, bytes));
 }
 
-GjCuStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK || bytes == 0)
+GjExecStatus gj_cu_dtoh(void *dst, uint64_t src, size_t bytes, void *stream, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK || bytes == 0)
         return st;
     if (stream)
         return CU(err, cuMemcpyDtoHAsync, (dst, src, bytes, (CUstream)stream));
     return CU(err, cuMemcpyDtoH, (dst, src, bytes));
 }
 
-GjCuStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK || bytes == 0)
+GjExecStatus gj_cu_dtod(uint64_t dst, uint64_t src, size_t bytes, void *stream, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK || bytes == 0)
         return st;
     if (stream)
         return CU(err, cuMemcpyDtoDAsync, (dst, src, bytes, (CUstream)stream));
     return CU(err, cuMemcpyDtoD, (dst, src, bytes));
 }
 
-GjCuStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src, size_t bytes,
-                           void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
+GjExecStatus gj_cu_peer_copy(int dst_device, uint64_t dst, int src_device, uint64_t src,
+                             size_t bytes, void *stream, GjExecError *err) {
+    GjExecStatus st = ready(err);
     CUcontext dst_ctx, src_ctx;
-    if (st != GJ_CU_OK || (st = check_ordinal(dst_device, err)) != GJ_CU_OK ||
-        (st = check_ordinal(src_device, err)) != GJ_CU_OK ||
-        (st = primary_ctx(dst_device, &dst_ctx, err)) != GJ_CU_OK ||
-        (st = primary_ctx(src_device, &src_ctx, err)) != GJ_CU_OK || bytes == 0)
+    if (st != GJ_EXEC_OK || (st = check_ordinal(dst_device, err)) != GJ_EXEC_OK ||
+        (st = check_ordinal(src_device, err)) != GJ_EXEC_OK ||
+        (st = primary_ctx(dst_device, &dst_ctx, err)) != GJ_EXEC_OK ||
+        (st = primary_ctx(src_device, &src_ctx, err)) != GJ_EXEC_OK || bytes == 0)
         return st;
     if (stream)
         return CU(err, cuMemcpyPeerAsync, (dst, dst_ctx, src, src_ctx, bytes, (CUstream)stream));
@@ -615,49 +616,50 @@ static _Thread_local struct {
 } tl_known[KNOWN_RANGES];
 static _Thread_local unsigned tl_known_next;
 
-GjCuStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjCuError *err) {
+GjExecStatus gj_cu_check_pointer(uint64_t ptr, size_t bytes, GjExecError *err) {
     uint64_t end = ptr + (bytes ? bytes : 1);
     for (unsigned i = 0; i < KNOWN_RANGES; i++)
         if (ptr >= tl_known[i].lo && end <= tl_known[i].hi && end > ptr)
-            return GJ_CU_OK;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+            return GJ_EXEC_OK;
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     CUdeviceptr lo = 0;
     size_t size = 0;
     if ((st = CU(err, cuPointerGetAttribute, (&lo, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, ptr))) !=
-            GJ_CU_OK ||
+            GJ_EXEC_OK ||
         (st = CU(err, cuPointerGetAttribute, (&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, ptr))) !=
-            GJ_CU_OK) {
+            GJ_EXEC_OK) {
         err->kind = GJ_ERR_INVALID;
         return st;
     }
     if (end < ptr || end > lo + size) {
-        set_error(err, GJ_CU_DRIVER_ERROR, CUDA_ERROR_INVALID_VALUE, "cuPointerGetAttribute",
+        set_error(err, GJ_EXEC_ERROR, CUDA_ERROR_INVALID_VALUE, "cuPointerGetAttribute",
                   "%zu bytes from 0x%llx pass the end of its allocation (%zu bytes from 0x%llx)",
                   bytes, (unsigned long long)ptr, size, (unsigned long long)lo);
         err->kind = GJ_ERR_INVALID;
-        return GJ_CU_DRIVER_ERROR;
+        return GJ_EXEC_ERROR;
     }
     tl_known[tl_known_next].lo = lo;
     tl_known[tl_known_next].hi = lo + size;
     tl_known_next = (tl_known_next + 1) % KNOWN_RANGES;
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
-GjCuStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK || bytes == 0)
+GjExecStatus gj_cu_memset8(uint64_t dst, uint8_t value, size_t bytes, void *stream,
+                           GjExecError *err) {
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK || bytes == 0)
         return st;
     if (stream)
         return CU(err, cuMemsetD8Async, (dst, value, bytes, (CUstream)stream));
     return CU(err, cuMemsetD8, (dst, value, bytes));
 }
 
-GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCuError *err) {
+GjExecStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjExecError *err) {
     *ptr = NULL;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     unsigned f = CU_MEMHOSTALLOC_PORTABLE;
     if (flags & GJ_HOST_MAPPED_FLAG)
@@ -665,58 +667,59 @@ GjCuStatus gj_cu_host_alloc_flags(size_t bytes, unsigned flags, void **ptr, GjCu
     if (flags & GJ_HOST_WRITE_COMBINED)
         f |= CU_MEMHOSTALLOC_WRITECOMBINED;
     st = CU(err, cuMemHostAlloc, (ptr, bytes ? bytes : 1, f));
-    if (st != GJ_CU_OK)
+    if (st != GJ_EXEC_OK)
         err->requested = bytes;
     return st;
 }
 
-GjCuStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjCuError *err) {
+GjExecStatus gj_cu_host_device_ptr(void *ptr, uint64_t *dptr, GjExecError *err) {
     *dptr = 0;
-    GjCuStatus st = ready(err);
+    GjExecStatus st = ready(err);
     CUdeviceptr p = 0;
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuMemHostGetDevicePointer, (&p, ptr, 0));
     *dptr = (uint64_t)p;
     return st;
 }
 
-GjCuStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr, GjCuError *err) {
+GjExecStatus gj_cu_managed_alloc(size_t bytes, int attach_global, uint64_t *dptr,
+                                 GjExecError *err) {
     *dptr = 0;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     CUdeviceptr p = 0;
     st = CU(err, cuMemAllocManaged,
             (&p, bytes ? bytes : 1, attach_global ? CU_MEM_ATTACH_GLOBAL : CU_MEM_ATTACH_HOST));
-    if (st != GJ_CU_OK)
+    if (st != GJ_EXEC_OK)
         err->requested = bytes;
     *dptr = (uint64_t)p;
     return st;
 }
 
-GjCuStatus gj_cu_host_register(void *ptr, size_t bytes, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK || bytes == 0
+GjExecStatus gj_cu_host_register(void *ptr, size_t bytes, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK || bytes == 0
                ? st
                : CU(err, cuMemHostRegister, (ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE));
 }
 
-GjCuStatus gj_cu_host_unregister(void *ptr, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuMemHostUnregister, (ptr));
+GjExecStatus gj_cu_host_unregister(void *ptr, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuMemHostUnregister, (ptr));
 }
 
-GjCuStatus gj_cu_host_free(void *ptr, GjCuError *err) {
+GjExecStatus gj_cu_host_free(void *ptr, GjExecError *err) {
     if (!ptr)
-        return GJ_CU_OK;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuMemFreeHost, (ptr));
+        return GJ_EXEC_OK;
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuMemFreeHost, (ptr));
 }
 
 /* ---- modules and launches ----------------------------------------------- */
 
 /* The JIT options of a module load or a link: the error log into log (of
-   GjCuError.log's size), line info when asked.  Returns their number. */
+   GjExecError.log's size), line info when asked.  Returns their number. */
 static unsigned jit_options(int opts[3], void *vals[3], char *log, size_t logsize, int lineinfo) {
     log[0] = '\0';
     opts[0] = CU_JIT_ERROR_LOG_BUFFER;
@@ -728,15 +731,15 @@ static unsigned jit_options(int opts[3], void *vals[3], char *log, size_t logsiz
     return lineinfo ? 3u : 2u;
 }
 
-static void keep_log(GjCuError *err, char *log) {
+static void keep_log(GjExecError *err, char *log) {
     log[sizeof err->log - 1] = '\0';
     memcpy(err->log, log, sizeof err->log);
 }
 
-GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjCuError *err) {
+GjExecStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjExecError *err) {
     *module = NULL;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     char log[sizeof err->log];
     int opts[3];
@@ -744,22 +747,22 @@ GjCuStatus gj_cu_module_load(const void *image, int lineinfo, void **module, GjC
     unsigned nopts = jit_options(opts, vals, log, sizeof log, lineinfo);
     CUmodule m = NULL;
     st = CU(err, cuModuleLoadDataEx, (&m, image, nopts, opts, vals));
-    if (st != GJ_CU_OK) {
+    if (st != GJ_EXEC_OK) {
         keep_log(err, log);
         if (err->kind == GJ_ERR_DRIVER)   /* not a fault reported late: the PTX */
             err->kind = GJ_ERR_COMPILE;
         return st;
     }
     *module = m;
-    return GJ_CU_OK;
+    return GJ_EXEC_OK;
 }
 
-GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *size,
-                          GjCuError *err) {
+GjExecStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *size,
+                            GjExecError *err) {
     *cubin = NULL;
     *size = 0;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     char log[sizeof err->log];   /* the linker writes it until cuLinkDestroy */
     int opts[3];
@@ -769,53 +772,53 @@ GjCuStatus gj_cu_link_ptx(const char *ptx, int lineinfo, void **cubin, size_t *s
     void *out = NULL;
     size_t n = 0;
     st = CU(err, cuLinkCreate, (nopts, opts, vals, &link));
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuLinkAddData,
                 (link, CU_JIT_INPUT_PTX, (void *)(uintptr_t)ptx, strlen(ptx) + 1, "gpujit.ptx", 0,
                  NULL, NULL));
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuLinkComplete, (link, &out, &n));
-    if (st == GJ_CU_OK && !(*cubin = malloc(n ? n : 1))) {
-        set_error(err, GJ_CU_DRIVER_ERROR, CUDA_ERROR_OUT_OF_MEMORY, "malloc",
-                  "out of host memory");
+    if (st == GJ_EXEC_OK && !(*cubin = malloc(n ? n : 1))) {
+        set_error(err, GJ_EXEC_ERROR, CUDA_ERROR_OUT_OF_MEMORY, "malloc", "out of host memory");
         err->host = 1;
-        st = GJ_CU_DRIVER_ERROR;
+        st = GJ_EXEC_ERROR;
     }
-    if (st == GJ_CU_OK) {   /* the linker owns out until cuLinkDestroy */
+    if (st == GJ_EXEC_OK) {   /* the linker owns out until cuLinkDestroy */
         memcpy(*cubin, out, n);
         *size = n;
     } else {
         keep_log(err, log);
     }
-    GjCuError ignored;   /* a failed clean-up leaves st as it is */
+    GjExecError ignored;   /* a failed clean-up leaves st as it is */
     if (link)
         (void)CU(&ignored, cuLinkDestroy, (link));
     return st;
 }
 
-GjCuStatus gj_cu_module_function(void *module, const char *kernel, void **func, GjCuError *err) {
+GjExecStatus gj_cu_module_function(void *module, const char *kernel, void **func,
+                                   GjExecError *err) {
     CUfunction f = NULL;
-    GjCuStatus st = CU(err, cuModuleGetFunction, (&f, (CUmodule)module, kernel));
+    GjExecStatus st = CU(err, cuModuleGetFunction, (&f, (CUmodule)module, kernel));
     *func = f;
     return st;
 }
 
-GjCuStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
-                               GjCuError *err) {
+GjExecStatus gj_cu_module_global(void *module, const char *name, uint64_t *dptr, size_t *bytes,
+                                 GjExecError *err) {
     CUdeviceptr p = 0;
-    GjCuStatus st = CU(err, cuModuleGetGlobal, (&p, bytes, (CUmodule)module, name));
+    GjExecStatus st = CU(err, cuModuleGetGlobal, (&p, bytes, (CUmodule)module, name));
     *dptr = (uint64_t)p;
     return st;
 }
 
-GjCuStatus gj_cu_module_unload(void *module, GjCuError *err) {
+GjExecStatus gj_cu_module_unload(void *module, GjExecError *err) {
     if (!module)
-        return GJ_CU_OK;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuModuleUnload, ((CUmodule)module));
+        return GJ_EXEC_OK;
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuModuleUnload, ((CUmodule)module));
 }
 
-GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjCuError *err) {
+GjExecStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjExecError *err) {
     static const int attrs[] = {
         CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_FUNC_ATTRIBUTE_NUM_REGS,
         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,     CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
@@ -823,40 +826,40 @@ GjCuStatus gj_cu_func_attrs(void *func, GjCuFuncAttrs *a, GjCuError *err) {
     };
     int *dst[] = {&a->max_threads, &a->regs, &a->shared_bytes, &a->local_bytes, &a->const_bytes};
     memset(a, 0, sizeof *a);
-    GjCuStatus st = ready(err);
-    for (size_t i = 0; st == GJ_CU_OK && i < sizeof attrs / sizeof attrs[0]; i++)
+    GjExecStatus st = ready(err);
+    for (size_t i = 0; st == GJ_EXEC_OK && i < sizeof attrs / sizeof attrs[0]; i++)
         st = CU(err, cuFuncGetAttribute, (dst[i], attrs[i], (CUfunction)func));
     return st;
 }
 
-GjCuStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit, int *block,
-                                 GjCuError *err) {
+GjExecStatus gj_cu_occupancy_block(void *func, size_t dynamic_shared, int block_limit, int *block,
+                                   GjExecError *err) {
     int min_grid = 0;
     *block = 0;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK
                ? st
                : CU(err, cuOccupancyMaxPotentialBlockSize,
                     (&min_grid, block, (CUfunction)func, NULL, dynamic_shared, block_limit));
 }
 
-GjCuStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK
+GjExecStatus gj_cu_func_set_max_dynamic_shared(void *func, int bytes, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK
                ? st
                : CU(err, cuFuncSetAttribute,
                     ((CUfunction)func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
 }
 
-GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
-                        unsigned shared_bytes, void *stream, void **params, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+GjExecStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block[3],
+                          unsigned shared_bytes, void *stream, void **params, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     st = CU(err, cuLaunchKernel,
             ((CUfunction)func, grid[0], grid[1], grid[2], block[0], block[1], block[2],
              shared_bytes, (CUstream)stream, params, NULL));
-    if (st != GJ_CU_OK &&
+    if (st != GJ_EXEC_OK &&
         (err->code == CUDA_ERROR_INVALID_VALUE || err->code == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES))
         err->kind = GJ_ERR_LAUNCH_CONFIG;
     return st;
@@ -864,103 +867,104 @@ GjCuStatus gj_cu_launch(void *func, const unsigned grid[3], const unsigned block
 
 /* ---- synchronisation, streams, events ----------------------------------- */
 
-GjCuStatus gj_cu_synchronize(GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuCtxSynchronize, ());
+GjExecStatus gj_cu_synchronize(GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuCtxSynchronize, ());
 }
 
-GjCuStatus gj_cu_stream_create(void **stream, GjCuError *err) {
+GjExecStatus gj_cu_stream_create(void **stream, GjExecError *err) {
     *stream = NULL;
-    GjCuStatus st = ready(err);
+    GjExecStatus st = ready(err);
     CUstream s = NULL;
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuStreamCreate, (&s, 0));
     *stream = s;
     return st;
 }
 
-GjCuStatus gj_cu_stream_destroy(void *stream, GjCuError *err) {
+GjExecStatus gj_cu_stream_destroy(void *stream, GjExecError *err) {
     if (!stream)
-        return GJ_CU_OK;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuStreamDestroy, ((CUstream)stream));
+        return GJ_EXEC_OK;
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuStreamDestroy, ((CUstream)stream));
 }
 
-GjCuStatus gj_cu_stream_synchronize(void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuStreamSynchronize, ((CUstream)stream));
+GjExecStatus gj_cu_stream_synchronize(void *stream, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuStreamSynchronize, ((CUstream)stream));
 }
 
-GjCuStatus gj_cu_stream_wait_default(void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
+GjExecStatus gj_cu_stream_wait_default(void *stream, GjExecError *err) {
+    GjExecStatus st = ready(err);
     CUevent e = NULL;
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuEventCreate, (&e, CU_EVENT_DISABLE_TIMING));
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuEventRecord, (e, CU_STREAM_LEGACY));
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuStreamWaitEvent, ((CUstream)stream, e, 0));
     if (e) {
         /* The wait, once queued, outlives the event: destroying it now is
            allowed and frees it when it completes. */
-        GjCuError ignored;
+        GjExecError ignored;
         CU(&ignored, cuEventDestroy, (e));
     }
     return st;
 }
 
-GjCuStatus gj_cu_event_create(void **event, int timing, GjCuError *err) {
+GjExecStatus gj_cu_event_create(void **event, int timing, GjExecError *err) {
     *event = NULL;
-    GjCuStatus st = ready(err);
+    GjExecStatus st = ready(err);
     CUevent e = NULL;
-    if (st == GJ_CU_OK)
+    if (st == GJ_EXEC_OK)
         st = CU(err, cuEventCreate, (&e, timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING));
     *event = e;
     return st;
 }
 
-GjCuStatus gj_cu_event_query(void *event, int *done, GjCuError *err) {
+GjExecStatus gj_cu_event_query(void *event, int *done, GjExecError *err) {
     *done = 0;
-    GjCuStatus st = ready(err);
-    if (st != GJ_CU_OK)
+    GjExecStatus st = ready(err);
+    if (st != GJ_EXEC_OK)
         return st;
     CUresult r = D.cuEventQuery((CUevent)event);
     if (r == CUDA_ERROR_NOT_READY)
-        return GJ_CU_OK;
+        return GJ_EXEC_OK;
     *done = r == CUDA_SUCCESS;
     return check(err, "cuEventQuery", r);
 }
 
-GjCuStatus gj_cu_stream_wait_event(void *stream, void *event, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuStreamWaitEvent, ((CUstream)stream, (CUevent)event, 0));
+GjExecStatus gj_cu_stream_wait_event(void *stream, void *event, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st
+                            : CU(err, cuStreamWaitEvent, ((CUstream)stream, (CUevent)event, 0));
 }
 
-GjCuStatus gj_cu_memory_info(size_t *free_bytes, size_t *total_bytes, GjCuError *err) {
+GjExecStatus gj_cu_memory_info(size_t *free_bytes, size_t *total_bytes, GjExecError *err) {
     *free_bytes = *total_bytes = 0;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuMemGetInfo, (free_bytes, total_bytes));
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuMemGetInfo, (free_bytes, total_bytes));
 }
 
-GjCuStatus gj_cu_event_destroy(void *event, GjCuError *err) {
+GjExecStatus gj_cu_event_destroy(void *event, GjExecError *err) {
     if (!event)
-        return GJ_CU_OK;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuEventDestroy, ((CUevent)event));
+        return GJ_EXEC_OK;
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuEventDestroy, ((CUevent)event));
 }
 
-GjCuStatus gj_cu_event_record(void *event, void *stream, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuEventRecord, ((CUevent)event, (CUstream)stream));
+GjExecStatus gj_cu_event_record(void *event, void *stream, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuEventRecord, ((CUevent)event, (CUstream)stream));
 }
 
-GjCuStatus gj_cu_event_synchronize(void *event, GjCuError *err) {
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuEventSynchronize, ((CUevent)event));
+GjExecStatus gj_cu_event_synchronize(void *event, GjExecError *err) {
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuEventSynchronize, ((CUevent)event));
 }
 
-GjCuStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjCuError *err) {
+GjExecStatus gj_cu_event_elapsed(float *ms, void *start, void *end, GjExecError *err) {
     *ms = 0.0f;
-    GjCuStatus st = ready(err);
-    return st != GJ_CU_OK ? st : CU(err, cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
+    GjExecStatus st = ready(err);
+    return st != GJ_EXEC_OK ? st : CU(err, cuEventElapsedTime, (ms, (CUevent)start, (CUevent)end));
 }

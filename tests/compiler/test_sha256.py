@@ -7,21 +7,15 @@ every length around the block size and a few long ones."""
 import hashlib
 import os
 import random
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import build_c_test, ROOT
+from conftest import C_COMPILER, C_FLAGS, C_SANITIZE, ROOT, build_c_test
 
 COMPILER = os.path.join(ROOT, "compiler")
 SOURCES = [os.path.join(ROOT, "tests", "c", "test_sha256.c"), os.path.join(COMPILER, "sha256.c")]
-FLAGS = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
-         "-Wmissing-prototypes", "-Wstrict-prototypes", "-Wswitch-enum", "-Werror"]
-SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-            "-fno-sanitize-recover=undefined"]
-
-CC = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+CC, FLAGS, SANITIZE = C_COMPILER, C_FLAGS, C_SANITIZE
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler")
 
 

@@ -1,4 +1,4 @@
-"""Host memory the GPU reaches (pymodule/hostmem.c, runtime/memory.h):
+"""Host memory the GPU reaches (pymodule/hostmem.c, runtime/exec.h):
 pinned_array, mapped_array, managed_array and the pinned() context manager,
 as kernel arguments and in copies, on both targets (the CPU target's are
 ordinary host memory); on a GPU, that mapped and managed arrays are used in

@@ -1,7 +1,11 @@
 /*
- * cache.c - the persistent kernel cache, as the dispatcher uses it (its
- * contract is in dispatch.h).
+ * specialize.c - making a specialisation's code: compiled now, or loaded
+ * from the persistent cache, and on a GPU its module loaded from the cubin
+ * the cache keeps.  The dispatcher (dispatcher.c) and compile_ptx()
+ * (compileptx.c) call in; nothing here calls back into them.
  *
+ *     def options(d, device):                  # gj_py_target_options
+ *         return d's jit options for the device's cc and driver (or the CPU)
  *     def compile(d, view, options, device):   # gj_py_cache_compile
  *         return fetch(...) or store(..., gj_py_run_compile(instructions(view)))
  *     def fetch(d, view, options, device):     # the view has no instructions yet
@@ -16,20 +20,122 @@
  *     def module_load(entry):                  # gj_py_cache_module_load (GPU)
  *         return load(entry.cubin) or load(link(entry.ptx)) or load(entry.ptx)
  *
- * Only a new specialisation gets here (gj_py_entry_compile calls
- * gj_py_cache_compile, gj_py_entry_load gj_py_cache_module_load for the
- * cubin the driver links); a launch that finds its entry never does.  A
- * lookup runs before the view's instructions are read (dis costs a hit
- * more than everything else) and calls no Python module of gpujit's:
+ * Only a new specialisation gets here; a launch that finds its entry never
+ * does.  A lookup runs before the view's instructions are read (dis costs
+ * a hit more than everything else) and calls no Python module of gpujit's:
  * cachefile.c reads the files, compiler/cache.c owns the bytes, and
  * gpujit/_cache.py is imported by a store only.  A compile whose key
  * cannot be made, or whose entry does not unpack, is simply compiled (and
  * stored again).
  */
-#include "dispatch.h"
+#include "specialize.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "cachefile.h"
+#include "codeview_py.h"
+#include "dispatcher.h"
+#include "module.h"
+
+/* ---- compiling ------------------------------------------------------------- */
+
+enum { LLVM19_SM90_PTX = 78 };   /* PTX ISA LLVM 19 emits by default for sm_90 */
+
+/* Highest PTX ISA version (e.g. 85 = 8.5) a driver of version `v` accepts. */
+static int driver_max_ptx(int v) {
+    static const struct {
+        int driver, ptx;
+    } table[] = {
+        {13000, 90}, {12090, 88}, {12080, 87}, {12070, 86}, {12060, 85}, {12050, 85},
+        {12040, 84}, {12030, 83}, {12020, 82}, {12010, 81}, {12000, 80},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (v >= table[i].driver)
+            return table[i].ptx;
+    return 78;
+}
+
+/* Compile options for device `ordinal` (the defaults, sm_90, without a GPU;
+   the host CPU for GJ_EXEC_HOST). */
+void gj_py_target_options(GjPyState *st, const GjDispatcher *d, int ordinal, GjCompileOptions *o) {
+    gj_compile_options_default(o);
+    o->fastmath = d ? d->fastmath : 0;
+    o->contract = d ? d->contract : 1;
+    o->lineinfo = d ? d->lineinfo : 0;
+    o->debug = d ? d->debug : 0;
+    o->boundscheck = d ? d->boundscheck : 0;
+    o->opt_level = d && !d->opt ? 0 : 3;
+    o->want_llvm_ir = 1;
+    if (d) {
+        o->max_threads = d->launch_bounds[0];
+        o->min_blocks = d->launch_bounds[1];
+        o->max_cluster = d->launch_bounds[2];
+        o->max_registers = d->max_registers;
+    }
+    if (ordinal == GJ_EXEC_HOST) {
+        o->target = GJ_TARGET_CPU;
+        o->runtime_symbols = st->kernel_symbols;
+        o->nruntime_symbols = st->nkernel_symbols;
+        return;
+    }
+    GjDeviceInfo info;
+    GjExecError err;
+    if (!gj_exec_gpu_available() || gj_exec_device_info(ordinal, &info, &err) != GJ_EXEC_OK)
+        return;
+    o->cc_major = info.cc_major;
+    o->cc_minor = info.cc_minor;
+    int max_sm = gj_nvptx_max_sm();
+    if (max_sm > 0 && info.cc_major * 10 + info.cc_minor > max_sm) {
+        o->cc_major = max_sm / 10;
+        o->cc_minor = max_sm % 10;
+    }
+    /* LLVM's default PTX version is fine for every CUDA 12+ driver; only ask
+       for an older one when the driver could not load the default. */
+    int version = 0;
+    gj_exec_driver_version(&version, &err);
+    int max_ptx = driver_max_ptx(version);
+    if (max_ptx < LLVM19_SM90_PTX)
+        o->ptx_version = max_ptx;
+}
+
+PyObject *gj_py_signature_tuple(const GjCodeView *cv) {
+    PyObject *sig = PyTuple_New(cv->argcount);
+    for (int i = 0; sig && i < cv->argcount; i++) {
+        PyObject *name = PyUnicode_FromString(cv->argtypes[i]->name);
+        if (!name || PyTuple_SetItem(sig, i, name) < 0)
+            Py_CLEAR(sig);
+    }
+    return sig;
+}
+
+int gj_py_run_compile(GjPyState *st, GjCtx *ctx, GjCodeView *cv, const GjCompileOptions *opt,
+                      GjCompileResult *res, PyObject **sig, int warn) {
+    GjCompileOptions with = *opt;
+    const GjCompileOptions *o = &with;
+    if (o->target == GJ_TARGET_NVPTX && !with.libdevice) {
+        with.find_libdevice = gj_py_find_libdevice;
+        with.find_libdevice_arg = st;
+    }
+    if (!(*sig = gj_py_signature_tuple(cv)))
+        return -1;
+    GjStatus rc;
+    Py_BEGIN_ALLOW_THREADS rc = gj_compile(ctx, cv, o, res);
+    Py_END_ALLOW_THREADS if (rc != GJ_OK) {
+        Py_CLEAR(*sig);
+        if (!PyErr_Occurred())   /* else the libdevice search's own exception */
+            gj_py_raise_diag(st, ctx, cv);
+        return -1;
+    }
+    if (warn && gj_py_warn_diags(st, ctx, cv) < 0) {   /* -W error: no result */
+        Py_CLEAR(*sig);
+        gj_result_free(res);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the persistent cache ---------------------------------------------------- */
 
 /* gpujit._cache.store(key, entry), the one call into it: a store is
    rare, so its import costs a lookup nothing.  -1 raised. */
@@ -58,14 +164,14 @@ static int put_jit_options(GjDispatcher *d, GjBuf *b) {
    SASS for one architecture, made by one driver's compiler): 1, or 0 when
    there is no GPU to ask (PTX compiled for inspection is not cached). */
 static int put_device(GjBuf *b, int device) {
-    gj_buf_put_i64(b, device == GJ_MEM_HOST);
-    if (device == GJ_MEM_HOST)
+    gj_buf_put_i64(b, device == GJ_EXEC_HOST);
+    if (device == GJ_EXEC_HOST)
         return 1;
-    GjCuDeviceInfo info;
-    GjCuError err;
+    GjDeviceInfo info;
+    GjExecError err;
     int version;
-    if (!gj_cu_available() || gj_cu_device_info(device, &info, &err) != GJ_CU_OK ||
-        gj_cu_driver_version(&version, &err) != GJ_CU_OK)
+    if (!gj_exec_gpu_available() || gj_exec_device_info(device, &info, &err) != GJ_EXEC_OK ||
+        gj_exec_driver_version(&version, &err) != GJ_EXEC_OK)
         return 0;
     gj_buf_put_i64(b, info.cc_major);
     gj_buf_put_i64(b, info.cc_minor);
@@ -200,19 +306,20 @@ int gj_py_cache_store(const char *key, GjCompileResult *res) {
     return rc;
 }
 
-GjCuStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjCuError *err) {
+GjExecStatus gj_py_cache_module_load(GjEntry *e, int lineinfo, int *store, GjExecError *err) {
     GjCompileResult *r = &e->res;
-    GjCuStatus st =
-        r->binary ? gj_cu_module_load(r->binary, lineinfo, &e->module, err) : GJ_CU_DRIVER_ERROR;
-    if (st != GJ_CU_OK && e->cache_key[0]) {   /* link (again) for the cache */
+    int device = (int)e->key[0];
+    GjExecStatus st = r->binary ? gj_exec_module_load(device, r->binary, lineinfo, &e->module, err)
+                                : GJ_EXEC_ERROR;
+    if (st != GJ_EXEC_OK && e->cache_key[0]) {   /* link (again) for the cache */
         drop_binary(r);
-        st = gj_cu_link_ptx(r->ptx, lineinfo, &r->binary, &r->binary_size, err);
-        if (st == GJ_CU_OK)
-            st = gj_cu_module_load(r->binary, lineinfo, &e->module, err);
-        *store = st == GJ_CU_OK;
+        st = gj_exec_link_ptx(device, r->ptx, lineinfo, &r->binary, &r->binary_size, err);
+        if (st == GJ_EXEC_OK)
+            st = gj_exec_module_load(device, r->binary, lineinfo, &e->module, err);
+        *store = st == GJ_EXEC_OK;
     }
-    if (st != GJ_CU_OK)   /* as without the cache; its error is the one reported */
-        st = gj_cu_module_load(r->ptx, lineinfo, &e->module, err);
+    if (st != GJ_EXEC_OK)   /* as without the cache; its error is the one reported */
+        st = gj_exec_module_load(device, r->ptx, lineinfo, &e->module, err);
     if (!*store)
         drop_binary(r);
     return st;
