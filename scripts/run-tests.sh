@@ -10,6 +10,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
 status=0
+if (($# == 0)); then
+    # the C unit tests (tests/c/meson.build) in the build setup.sh made
+    PATH="${GJ_VENV:-$root/.venv}/bin:$PATH" meson test -C "$root/build/pip" --print-errorlogs ||
+        status=$?
+fi
 bash "$root/scripts/pytest-parallel.sh" "${GJ_VENV:-$root/.venv}/bin/python" -q -rfE "$@" ||
     status=$?
 if ((status == 5)); then

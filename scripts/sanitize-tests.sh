@@ -30,6 +30,10 @@ PIP_DISABLE_PIP_VERSION_CHECK=1 "$py" -m pip wheel -q --no-build-isolation --no-
     --config-settings=setup-args=-Dwerror=false -w build/sanitize/wheel .
 "$py" -m zipfile -e build/sanitize/wheel/gpujit-*.whl "$pkg"
 
+# the C unit tests (tests/c/meson.build), built by that build with the sanitizers
+status=0
+meson test -C build/sanitize/build --print-errorlogs || status=$?
+
 libasan="$(gcc -print-file-name=libasan.so)"
 if [[ ! -e "$libasan" ]]; then
     echo "sanitize-tests: gcc has no libasan.so ($libasan)" >&2
@@ -44,7 +48,6 @@ export PYTHONPATH="$root/$pkg"
 # threads run code of one thread per call): CI runs the whole suite once
 # with each.
 export GPUJIT_CPU_LOOP_THREADS="${GPUJIT_CPU_LOOP_THREADS:-0}"
-status=0
 # The notebooks are left out: matplotlib's ft2font throws a C++ exception
 # while it is imported, which the preloaded libasan's __cxa_throw
 # interceptor aborts on (a CHECK in asan_interceptors.cpp, not a report).

@@ -2,8 +2,9 @@
  * test_cpuexec.c - unit test of the host-CPU grid executor (runtime/cpuexec.c,
  * cpuwarp.c, cpuprint.c).
  *
- * Built and run by tests/test_cpuexec.py (with the pool's worker count set
- * by GPUJIT_CPU_THREADS, and under AddressSanitizer where available).  The
+ * Built and run by meson (tests/c/meson.build: `meson test`), with the
+ * pool's worker count set by GPUJIT_CPU_THREADS, with the ucontext fallback,
+ * and under ThreadSanitizer where available.  The
  * "kernels" are C functions with the GjCpuKernelFn signature; each counts
  * what it finds wrong in its state's `bad`, and the launcher side checks
  * every (block, thread) ran exactly once.  Prints one line per failure and
@@ -12,6 +13,7 @@
 #include "cpuexec.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -923,6 +925,11 @@ int main(void) {
     CHECK(workers >= 1, "gj_cpu_workers() = %d", workers);
     if (env && *env)
         CHECK(workers == atoi(env), "GPUJIT_CPU_THREADS=%s but %d workers", env, workers);
+    else {
+        cpu_set_t cpus; /* one worker per CPU this process may use */
+        int ncpus = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+        CHECK(workers == ncpus, "%d CPUs but %d workers", ncpus, workers);
+    }
     test_indices();
     test_shared();
     test_barriers();

@@ -1,8 +1,8 @@
 /*
  * test_sha256.c - unit test of compiler/sha256.c.
  *
- * Built and run by tests/test_sha256.py.  Checks the examples of FIPS 180-4
- * (and its million 'a's), then each line of standard input, "<message in
+ * Built and run by meson (tests/c/meson.build, through sha256_cases.py).
+ * Checks the examples of FIPS 180-4 (and its million 'a's), then each line of standard input, "<message in
  * hex> <SHA-256 in hex>" as Python's hashlib computed it, hashed in one
  * call and fed in pieces of several sizes (so every way a piece can meet a
  * 64-byte block boundary is taken).  Prints one line per failure and exits

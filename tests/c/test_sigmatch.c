@@ -2,7 +2,7 @@
  * test_sigmatch.c - unit test of pymodule/sigmatch.c, numba's ranking of
  * scalar conversions for explicit signatures.
  *
- * Built and run by tests/api/test_sigmatch.py, with no Python and no runtime.
+ * Built and run by meson (tests/c/meson.build), with no Python and no runtime.
  * Checks each kind of conversion (exact, promotion, safe, fits, none) on
  * values at the edges of their types, the bytes a conversion writes, and
  * the order of two candidates' counts.  Prints one line per failure and
