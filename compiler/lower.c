@@ -96,8 +96,6 @@ void gj_lower_end_thread(GjLower *L) {
         LLVMBuildRet(L->b, LLVMConstNull(ret));
 }
 
-static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec **out);
-
 /* Whether a call of spec may end the thread: under boundscheck any function
    may index out of bounds; else one that raises, or calls one that may.
    Such a function returns its `ended` flag with its value (status_ret);
@@ -111,11 +109,8 @@ static int spec_ends_thread(GjLower *L, GjSpec *spec) {
         for (int32_t b = 0; b < f->nblocks && spec->ends_thread == 1; b++)
             for (int32_t k = 0; k < f->blocks[b]->nins; k++) {
                 const GjIns *in = &f->blocks[b]->ins[k];
-                const GjType *ft = in->op == GJ_OP_CALL ? f->temp_types[in->args[0]] : NULL;
-                GjSpec *callee;
                 if (in->op == GJ_OP_RAISE ||
-                    (ft && ft->kind == GJ_TK_CALLABLE && ft->callee &&
-                     call_spec(L, f, in, &callee) == GJ_OK && spec_ends_thread(L, callee))) {
+                    (in->op == GJ_OP_CALL && in->spec && spec_ends_thread(L, in->spec))) {
                     spec->ends_thread = 2;
                     break;
                 }
@@ -225,28 +220,17 @@ static LLVMValueRef intrinsic_value(GjLower *L, GjIntrinsic id, const GjType *rt
 
 static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
 
-/* A call of a @gpujit.jit function: its specialisation for these argument
-   types (typed already), lowered on first use, called with each argument
-   converted to the parameter's concrete type. */
-/* The specialisation a CALL of a device function in f calls (typed already). */
-static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec **out) {
-    int32_t n = in->nargs - 1;
-    const GjType **types = GJ_NEW_N(&L->c->arena, const GjType *, n + 1);
-    if (!types)
-        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
-    for (int32_t k = 0; k < n; k++)
-        types[k] = f->temp_types[in->args[k + 1]];
-    return gj_spec_get(L->c, f->temp_types[in->args[0]]->callee, types, n, in->loc, out);
-}
-
+/* A call of a @gpujit.jit function: the specialisation typing recorded in
+   the CALL, lowered on first use, called with each argument converted to
+   the parameter's concrete type. */
 static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
     int32_t n = in->nargs - 1;
     LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 1 + GJ_THREAD_PARAMS);
-    GjSpec *spec;
+    GjSpec *spec = in->spec;
     if (!args)
         return gj_lower_fail(L, "out of memory");
-    if (call_spec(L, L->f, in, &spec) != GJ_OK)
-        return NULL;
+    if (!spec)
+        return gj_lower_fail(L, "internal error: a device-function call was not typed");
     LLVMValueRef fn = spec_function(L, spec);
     if (!fn)
         return NULL;

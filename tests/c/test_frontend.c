@@ -21,6 +21,7 @@
  * and "ok: N failure(s)" last; exits 1 on any failure.
  */
 #include "bytecode.h"
+#include "frontend.h"
 #include "ir.h"
 
 #include <stdio.h>
@@ -184,15 +185,19 @@ static void ctx(GjCtx *c) {
     c->dump = 0;
 }
 
-/* The passes gj_compile runs before lowering, each verified. */
+/* The passes gj_compile runs before lowering, each verified: the front end
+   (as a device function, which may return a value), or its passes up to
+   typing. */
 static GjStatus frontend(GjCtx *c, const GjCodeView *cv, GjFunc **f, int typed) {
     c->code = cv;
-    if (gj_build_func(c, cv, f) != GJ_OK || gj_ir_verify(c, *f, "build") != GJ_OK ||
-        gj_check_assigned(c, *f) != GJ_OK || gj_ir_verify(c, *f, "definite assignment") != GJ_OK)
+    if (typed)
+        return gj_front_end(c, cv, 1, NULL, f);
+    GjBcCode bc;
+    if (gj_bc_decode(c, cv, &bc) != GJ_OK || gj_build_func(c, cv, &bc, f) != GJ_OK ||
+        gj_ir_verify(c, *f, "build") != GJ_OK || gj_check_assigned(c, *f) != GJ_OK ||
+        gj_ir_verify(c, *f, "definite assignment") != GJ_OK)
         return GJ_ERR;
-    (*f)->is_device = 1;   /* may return a value */
-    if (typed && (gj_infer_func(c, *f) != GJ_OK || gj_ir_verify(c, *f, "type inference") != GJ_OK))
-        return GJ_ERR;
+    (*f)->is_device = 1;
     return GJ_OK;
 }
 
