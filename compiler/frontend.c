@@ -42,8 +42,7 @@ static void mark(GjCtx *c, const GjSpec *self, const char *stage) {
         gj_timing(c, stage);
 }
 
-GjStatus gj_front_end(GjCtx *c, const GjCodeView *code, int is_device, GjSpec *self,
-                      GjFunc **out) {
+GjStatus gj_front_end(GjCtx *c, const GjCodeView *code, int is_device, GjSpec *self, GjFunc **out) {
     GjBcCode bc;
     GjFunc *f = NULL;
     *out = NULL;

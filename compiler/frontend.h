@@ -21,7 +21,6 @@
    being compiled: busy while typed, so a call back to it is recursion, and
    self->f the function once built; NULL when nothing can call it.  Only the
    compile's own function (self->callee NULL) marks GPUJIT_DUMP timing. */
-GjStatus gj_front_end(GjCtx *c, const GjCodeView *code, int is_device, GjSpec *self,
-                      GjFunc **out);
+GjStatus gj_front_end(GjCtx *c, const GjCodeView *code, int is_device, GjSpec *self, GjFunc **out);
 
 #endif
