@@ -42,31 +42,37 @@ static void mark(GjCtx *c, const GjSpec *self, const char *stage) {
         gj_timing(c, stage);
 }
 
+/* Type inference of f, self (when there is one) busy meanwhile, so that a
+   call reaching it again is found to be recursion. */
+static GjStatus infer(GjCtx *c, GjFunc *f, int is_device, GjSpec *self) {
+    f->is_device = is_device;
+    if (!self)
+        return gj_infer_func(c, f);
+    self->f = f;
+    self->busy = 1;
+    GjStatus st = gj_infer_func(c, f);
+    self->busy = 0;
+    return st;
+}
+
 GjStatus gj_front_end(GjCtx *c, const GjCodeView *code, int is_device, GjSpec *self, GjFunc **out) {
     GjBcCode bc;
     GjFunc *f = NULL;
     *out = NULL;
-    /* require: code->argtypes for every parameter */
-    if (gj_bc_decode(c, code, &bc) != GJ_OK)                    /* dis -> instructions */
+    /* The passes, one a line, each with what it requires and makes. */
+    if (gj_bc_decode(c, code, &bc) != GJ_OK)              /* require argtypes; -> instructions */
         return GJ_ERR;
     dump_bytecode(c, code, &bc);
-    if (gj_build_func(c, code, &bc, &f) != GJ_OK ||            /* -> IR: blocks, temps */
+    if (gj_build_func(c, code, &bc, &f) != GJ_OK ||       /* require instructions; -> IR */
         gj_ir_verify(c, f, "build") != GJ_OK)
         return GJ_ERR;
     dump_ir(c, GJ_DUMP_IR, code->name, f);
-    if (gj_check_assigned(c, f) != GJ_OK ||                    /* require: IR; reads */
-        gj_ir_verify(c, f, "definite assignment") != GJ_OK)    /*   of locals checked */
+    if (gj_check_assigned(c, f) != GJ_OK ||               /* require IR; -> reads checked */
+        gj_ir_verify(c, f, "definite assignment") != GJ_OK)
         return GJ_ERR;
     mark(c, self, "build");
-    f->is_device = is_device;
-    if (self) {
-        self->f = f;
-        self->busy = 1;
-    }
-    GjStatus st = gj_infer_func(c, f);                         /* require: IR -> types, */
-    if (self)                                                  /*   calls' specialisations */
-        self->busy = 0;
-    if (st != GJ_OK || gj_ir_verify(c, f, "type inference") != GJ_OK)
+    if (infer(c, f, is_device, self) != GJ_OK ||          /* require IR; -> types, calls' specs */
+        gj_ir_verify(c, f, "type inference") != GJ_OK)
         return GJ_ERR;
     dump_ir(c, GJ_DUMP_TYPES, qualname(code), f);
     mark(c, self, "infer");

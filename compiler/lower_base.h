@@ -2,22 +2,16 @@
  * lower_base.h - the base layer of lowering: the lowering state (GjLower),
  * how values look in LLVM, and the builder helpers, constants, casts and
  * floating-point flags that every lowering file uses and none rewrites.
- * Private to lowering; the rest of the compiler uses lower.h.
  *
- * Values follow one representation everywhere: bool is i1 (i8 only in
- * memory and kernel parameters), integers iN, floats half/float/double,
- * complex numbers a literal struct {re, im} of float or double,
- * arrays {ptr addrspace(target's global) data, [n x i64] shape, [n x i64] strides}
- * (the target's constant address space for readonly arrays: frozen globals),
- * range iterators {cur, stop, step}, tuples literal structs, compile-time
- * objects (modules, callables, dim3, None) an empty struct.
+ * Values: bool is i1 (i8 only in memory and kernel parameters), integers
+ * iN, floats half/float/double, complex a struct {re, im}, arrays {ptr
+ * data (the target's global or constant space), [n x i64] shape, strides},
+ * range iterators {cur, left, step, stop}, tuples literal structs, and
+ * compile-time objects (modules, callables, dim3, None) an empty struct.
  *
- * Layers, each file including only headers of the layers below its own:
- * this base (with target.h's hooks); lower_error.h (run-time checks) and
- * lower_cmath.h (complex numbers); lower_ops.h (operators) and
- * lower_array.h (arrays); the intrinsic families (lower_thread.h,
- * lower_math.h, lower_iter.h, lower_warp.h, lower_atomic.h,
- * lower_print.h); lower.c's walk over the IR (lower.h).
+ * Layers, each including only headers below its own: this base (and
+ * target.h); lower_error.h, lower_cmath.h; lower_ops.h, lower_array.h; the
+ * intrinsic families (lower_thread.h, lower_math.h, ...); lower.c's walk.
  */
 #ifndef GJ_LOWER_BASE_H
 #define GJ_LOWER_BASE_H

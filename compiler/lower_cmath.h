@@ -1,7 +1,11 @@
 /*
  * lower_cmath.h - complex numbers (lower_cmath.c): the kernel's arithmetic
- * on them and the complex versions of the math table's functions, on
- * {re, im} values (lower_base.h) whose parts share one float type.
+ * on them and the complex versions of the math table's functions.
+ *
+ * Input: {re, im} values (lower_base.h) whose parts share one float type.
+ * Output: values of the same type (i1 for the predicates).  The arithmetic
+ * contracts as the kernel's real arithmetic does; the functions are library
+ * code, with fastmath's flags only.
  */
 #ifndef GJ_LOWER_CMATH_H
 #define GJ_LOWER_CMATH_H

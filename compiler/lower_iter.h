@@ -1,8 +1,12 @@
 /*
- * lower_iter.h - iterators (lower_iter.c): the IR's iterator ops on an
- * iterator of type itt (GET_ITER makes one of type rt from a range, tuple,
- * array or iterator), and the iterator family of intrinsics (zip,
- * enumerate) with the operator module's functions.
+ * lower_iter.h - iterators (lower_iter.c): the IR's GET_ITER, ITER_VALID,
+ * ITER_VALUE and ITER_NEXT on an iterator of type itt (GET_ITER makes one
+ * of type rt from a range, tuple, array or iterator), and the iterator
+ * family of intrinsics: zip, enumerate, and the operator module's
+ * functions (lowered as the operators they name).
+ *
+ * An iterator is a small struct value (lower_base.c's gj_lower_type),
+ * advanced by making a new one, so it lives in an IR variable.
  */
 #ifndef GJ_LOWER_ITER_H
 #define GJ_LOWER_ITER_H

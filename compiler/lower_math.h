@@ -4,6 +4,9 @@
  * lower_cmath.h), the numeric builtins (range, abs, min, max, len, int,
  * float, bool, round, pow, divmod, complex), NumPy scalar constructors and
  * number methods (z.conjugate()).
+ *
+ * Input: a GjIntrCall whose arguments typing promoted; output: the value
+ * of the call's type.
  */
 #ifndef GJ_LOWER_MATH_H
 #define GJ_LOWER_MATH_H

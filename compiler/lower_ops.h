@@ -1,8 +1,11 @@
 /*
- * lower_ops.h - Python's operators on LLVM values (lower_ops.c), with
- * NumPy 2's semantics: the IR's BINOP, UNOP and COMPARE, a tuple's item at
- * a run-time index, and the numeric builtins abs, min and max.  Values are
- * lower_base.h's; operands are converted to the type inference chose.
+ * lower_ops.h - Python's operators on LLVM values (lower_ops.c): the IR's
+ * BINOP, UNOP and COMPARE, a tuple's item at a run-time index, and the
+ * numeric builtins abs, min and max.
+ *
+ * Input: values in lower_base.h's representation with their types, and the
+ * type inference chose for the result.  Output: the result value, or NULL
+ * with a LOWERING diagnostic.  NumPy 2's semantics, by numeric class.
  */
 #ifndef GJ_LOWER_OPS_H
 #define GJ_LOWER_OPS_H

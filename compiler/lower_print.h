@@ -1,6 +1,10 @@
 /*
- * lower_print.h - print (lower_print.c): a call of print in a kernel
- * becomes one formatted write through the target's printf hook (target.h).
+ * lower_print.h - print (lower_print.c), the print family's one function.
+ *
+ * Input: a call of print whose arguments are real scalars, None and str
+ * constants (typing refused the rest).  Output: one formatted write, the
+ * whole line at once, through the target's printf hook (target.h: CUDA's
+ * vprintf, or the CPU runtime's); the function's value is None.
  */
 #ifndef GJ_LOWER_PRINT_H
 #define GJ_LOWER_PRINT_H

@@ -1,8 +1,11 @@
 /*
- * lower_thread.h - the thread-indexing family of intrinsics
- * (lower_thread.c): grid, gridsize, the dim3 registers (threadIdx.x & co),
- * laneid and warpsize, and the block barrier.  Registers come from the
- * target's hooks (target.h), widened to int64 with their ranges.
+ * lower_thread.h - the thread-indexing family (lower_thread.c): grid,
+ * gridsize, the dim3 registers (threadIdx.x & co), laneid, warpsize,
+ * lanemask_lt, and the block barrier.
+ *
+ * Registers come from the target's sreg hook (target.h) as i32 and leave
+ * as int64 values with their CUDA ranges, so indices never wrap past 2^31
+ * threads and LLVM still sees 32-bit arithmetic.
  */
 #ifndef GJ_LOWER_THREAD_H
 #define GJ_LOWER_THREAD_H
