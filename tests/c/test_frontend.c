@@ -411,6 +411,7 @@ typedef enum Break {
     BR_UNTYPED_VAR,
     BR_BRANCH_NOT_BOOL,
     BR_KEYWORDS_LEFT,
+    BR_CALL_SPEC,
     NBREAKS
 } Break;
 
@@ -445,6 +446,7 @@ static const struct {
     [BR_UNTYPED_VAR] = {"variable s has no type", 1},
     [BR_BRANCH_NOT_BOOL] = {"branches on int32, not bool", 1},
     [BR_KEYWORDS_LEFT] = {"keyword arguments left", 1},
+    [BR_CALL_SPEC] = {"a specialisation on a call of no device function", 1},
 };
 
 /* Breaks f as `br` says; 0 when g's IR lacks what the break needs. */
@@ -567,6 +569,12 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
         static GjConst name = {.kind = GJ_CONST_STR, .s = "stop"};
         call->ins[find(call, GJ_OP_CALL, 0)].c =
             (GjConst){.kind = GJ_CONST_TUPLE, .items = &name, .n = 1};
+        return 1;
+    }
+    case BR_CALL_SPEC: {   /* g's call of range(), an intrinsic */
+        static GjSpec spec;
+        GjBlock *call = block_with(f, GJ_OP_CALL);
+        call->ins[find(call, GJ_OP_CALL, 0)].spec = &spec;
         return 1;
     }
     case NBREAKS: break;
