@@ -47,14 +47,17 @@
 
 /* Each intrinsic's lowering function, from the `lower` column of
    intrinsics.h's rows (the front end's table keeps the other columns). */
+/* clang-format off */
 #define ROW(id, ns, name, params, lo, hi, rule, result, sub, lower, flags, doc) lower,
-#define MATH_ROWS(id, ...)                                                      gj_lower_math_fn, gj_lower_math_fn, gj_lower_math_fn,
-#define CONST_ROWS(id, ...)                                                     NULL, NULL, NULL,
-static const GjIntrLowerFn lower_fns[] = {GJ_INTRINSICS(ROW) GJ_MATH_FUNCS(MATH_ROWS)
-                                              GJ_MATH_CONSTS(CONST_ROWS)};
+#define MATH_ROWS(id, ...) gj_lower_math_fn, gj_lower_math_fn, gj_lower_math_fn,
+#define CONST_ROWS(id, ...) NULL, NULL, NULL,
+static const GjIntrLowerFn lower_fns[] = {
+    GJ_INTRINSICS(ROW) GJ_MATH_FUNCS(MATH_ROWS) GJ_MATH_CONSTS(CONST_ROWS)
+};
 #undef ROW
 #undef MATH_ROWS
 #undef CONST_ROWS
+/* clang-format on */
 _Static_assert(sizeof lower_fns / sizeof lower_fns[0] == GJ_NINTRINSICS,
                "one lowering function per GjIntrinsic");
 
