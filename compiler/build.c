@@ -2,7 +2,8 @@
  * build.c - normalised bytecode -> IR: the CFG and the operand stack turned
  * into temps and variables (gj_build_func in ir.h).
  *
- * Steps: decode (bytecode.c); cut the code into basic blocks (a block starts
+ * Input: the instructions gj_bc_decode made (frontend.c decodes first).
+ * Steps: cut the code into basic blocks (a block starts
  * at 0, at each jump target and after each jump or return); mark the blocks
  * reachable from the entry and create their GjBlocks in bytecode order; then
  * interpret each block's ops on an abstract stack of Vals, emitting IR, in
@@ -932,15 +933,8 @@ static GjStatus create_ir(Builder *b) {
     return end_jump(b, 0, (GjLoc){cv->firstlineno, -1, -1});
 }
 
-GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out) {
-    Builder b = {.c = c, .cv = code};
-    if (gj_bc_decode(c, code, &b.bc) != GJ_OK)
-        return GJ_ERR;
-    if (c->dump & GJ_DUMP_BYTECODE) {
-        fprintf(stderr, "--- bytecode of %s (Python %d.%d) ---\n", code->name, code->py_major,
-                code->py_minor);
-        gj_bc_dump(&b.bc, stderr);
-    }
+GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, const GjBcCode *bc, GjFunc **out) {
+    Builder b = {.c = c, .cv = code, .bc = *bc};
     if (find_blocks(&b) != GJ_OK)
         return GJ_ERR;
     if (mark_reachable(&b, 0) != GJ_OK || create_ir(&b) != GJ_OK)
@@ -954,10 +948,6 @@ GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out) {
             return gj_error(c, GJ_DIAG_INTERNAL, b.bc.ins[b.blocks[bi].start].loc,
                             "block at offset %d was never built",
                             b.bc.ins[b.blocks[bi].start].offset);
-    }
-    if (c->dump & GJ_DUMP_IR) {
-        fprintf(stderr, "--- IR of %s ---\n", code->name);
-        gj_ir_dump(b.f, stderr);
     }
     *out = b.f;
     return GJ_OK;

@@ -3,13 +3,14 @@
  * one code object and one argument-type signature, and copies out what
  * outlives the compilation (PTX, the launch plan, the inspect_types text).
  *
- * gj_compile() is the one place that lists the pipeline; each pass records
- * a diagnostic in the GjCtx and returns GJ_ERR on failure, and nothing of a
- * failed compile reaches the caller's GjCompileResult.  The IR verifier
- * (irverify.c) follows each pass that makes or changes IR, when it is on;
- * devfunc.c runs the same passes on device functions.  GPUJIT_DUMP stages
- * (c->dump) are printed to stderr by the pass that produces them: bytecode
- * and ir by build.c, types by typeinfer.c, llvm and ptx here.
+ * gj_compile() lists the pipeline, one pass a line with what it requires:
+ * the front end (frontend.h's gj_front_end, which lists its own passes and
+ * is the one that device functions go through too), the written-arrays
+ * analysis, then lowering and code generation.  Each pass records a
+ * diagnostic in the GjCtx and returns GJ_ERR on failure, and nothing of a
+ * failed compile reaches the caller's GjCompileResult.  GPUJIT_DUMP stages
+ * (c->dump) are printed to stderr by the pass lists, never by a pass:
+ * bytecode, ir and types by frontend.c, llvm and ptx here.
  *
  * gj_diag_render_one() turns a diagnostic into compiler-style text:
  *
@@ -26,6 +27,7 @@
 
 #include <llvm/Config/llvm-config.h>
 
+#include "frontend.h"
 #include "ir.h"
 #include "lower.h"
 
@@ -221,18 +223,31 @@ static GjStatus written_params(GjCtx *c, GjFunc *f, GjCompileResult *r) {
     return GJ_OK;
 }
 
-/* Types f, the compile's own function; while it is typed it counts as busy
-   in the specialisation table, so a device function calling it back is
-   reported as recursion (devfunc.c). */
-static GjStatus infer_root(GjCtx *c, GjFunc *f) {
+/* The compile's own function through the front end; it is in the
+   specialisation table, busy while typed, so a device function calling it
+   back is reported as recursion (devfunc.c). */
+static GjStatus front_end(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
+                          GjFunc **f) {
     GjSpec *root = GJ_NEW(&c->arena, GjSpec);
     if (!root)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
-    *root = (GjSpec){.next = c->specs, .f = f, .busy = 1};
+    *root = (GjSpec){.next = c->specs};
     c->specs = root;
-    GjStatus st = gj_infer_func(c, f);
-    root->busy = 0;
-    return st;
+    return gj_front_end(c, code, opt->device, root, f);
+}
+
+/* What the result says of the function besides its code: the exported
+   name, the inspect_types text, the return type. */
+static GjStatus describe(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
+                         const GjFunc *f, GjCompileResult *r) {
+    const char *bad_name = opt->entry_name ? gj_sym_c_name_problem(opt->entry_name) : NULL;
+    if (bad_name)   /* the caller's to check (compile_ptx's ValueError): PTX could not say it */
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "entry name '%s' %s",
+                        opt->entry_name, bad_name);
+    if (!(r->kernel_name = kernel_name(code, opt)) || !(r->type_dump = type_dump(f)) ||
+        !(r->return_type = xstrdup(f->ret_type->name)))
+        return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
+    return GJ_OK;
 }
 
 GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *opt,
@@ -245,37 +260,18 @@ GjStatus gj_compile(GjCtx *c, const GjCodeView *code, const GjCompileOptions *op
         c->funcname = code->qualname ? code->qualname : code->name;
     c->code = code;
 
-    /* The pipeline; each pass states what it needs from the ones before. */
-    if (plan_params(c, code, &r) != GJ_OK)                   /* argtypes -> ABI */
+    /* The pipeline, one pass a line, each with what it requires. */
+    if (plan_params(c, code, &r) != GJ_OK)       /* require argtypes; -> parameter ABI */
         goto fail;
-    gj_timing(c, "code view");                               /* the caller's, until now */
-    if (gj_build_func(c, code, &f) != GJ_OK ||               /* bytecode -> IR (dumps */
-        gj_ir_verify(c, f, "build") != GJ_OK)                /*   bytecode and ir)     */
+    gj_timing(c, "code view");                   /* the caller's, until now */
+    if (front_end(c, code, opt, &f) != GJ_OK)    /* -> typed IR, callees' too (frontend.h) */
         goto fail;
-    if (gj_check_assigned(c, f) != GJ_OK ||                  /* IR -> reads checked */
-        gj_ir_verify(c, f, "definite assignment") != GJ_OK)
+    if (written_params(c, f, &r) != GJ_OK)       /* require types; -> arrays written */
         goto fail;
-    gj_timing(c, "build");
-    f->is_device = opt->device;
-    if (infer_root(c, f) != GJ_OK ||                         /* IR -> typed IR, and */
-        gj_ir_verify(c, f, "type inference") != GJ_OK)       /*   device functions  */
+    if (describe(c, code, opt, f, &r) != GJ_OK)  /* require types; -> name, inspect_types */
         goto fail;
-    gj_timing(c, "infer");
-    if (written_params(c, f, &r) != GJ_OK)                   /* typed IR -> arrays written */
-        goto fail;
-    const char *bad_name = opt->entry_name ? gj_sym_c_name_problem(opt->entry_name) : NULL;
-    if (bad_name) {   /* the caller's to check (compile_ptx's ValueError): PTX could not say it */
-        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "entry name '%s' %s", opt->entry_name,
-                 bad_name);
-        goto fail;
-    }
-    if (!(r.kernel_name = kernel_name(code, opt)) || !(r.type_dump = type_dump(f)) ||
-        !(r.return_type = xstrdup(f->ret_type->name))) {
-        gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1}, "out of memory");
-        goto fail;
-    }
-    if (lower_and_emit(c, f, opt, &r) != GJ_OK)              /* typed IR -> LLVM -> PTX/host */
-        goto fail;
+    if (lower_and_emit(c, f, opt, &r) != GJ_OK)  /* require types, calls' specs; -> LLVM, */
+        goto fail;                               /*   then PTX or host code */
     *out = r;
     return GJ_OK;
 

@@ -22,7 +22,7 @@
  *   tuple:   its items' parameters in order (nested tuples depth-first).
  * Device functions (called from kernels, or opt->device) are PTX .func
  * functions of the same module that take each argument by value (arrays and
- * tuples as the structs of lower_ops.h) and return their value.
+ * tuples as the structs of lower_base.h) and return their value.
  */
 #ifndef GJ_COMPILE_H
 #define GJ_COMPILE_H

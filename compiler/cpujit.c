@@ -208,12 +208,6 @@ static char *copy_message(char *msg) {
     return out;
 }
 
-static LLVMCodeGenOptLevel codegen_level(int opt_level) {
-    return opt_level <= 0   ? LLVMCodeGenLevelNone
-           : opt_level >= 3 ? LLVMCodeGenLevelAggressive
-                            : LLVMCodeGenLevelDefault;
-}
-
 /* The loaded object that defines `symbol`, or NULL; j->lock held. */
 static LoadedObject *find_object(CpuJit *j, const char *symbol) {
     for (LoadedObject *o = j->objects; o; o = o->next)
@@ -366,9 +360,9 @@ GjStatus gj_cpujit_emit(GjCtx *c, LLVMModuleRef mod, const GjCompileOptions *opt
     LLVMSetValueName2(wrapper, name, strlen(name));
     internalize(mod, wrapper);
 
-    LLVMTargetMachineRef tm =
-        LLVMCreateTargetMachine(j->target, j->triple, j->cpu.cpu, j->cpu.features,
-                                codegen_level(opt->opt_level), LLVMRelocPIC, LLVMCodeModelDefault);
+    LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+        j->target, j->triple, j->cpu.cpu, j->cpu.features, gj_llvm_codegen_level(opt->opt_level),
+        LLVMRelocPIC, LLVMCodeModelDefault);
     if (!tm)
         return gj_error(c, GJ_DIAG_INTERNAL, (GjLoc){0, -1, -1},
                         "no target machine for the host CPU");

@@ -4,12 +4,13 @@
  * A @gpujit.jit function called from a kernel is compiled once per distinct
  * tuple of argument types (a specialisation), inside the caller's
  * compilation: type inference of a CALL asks gj_spec_get() for the callee's
- * return type, which builds and types the callee's IR on first use, in the
- * same GjCtx (same arena, same interned types).  Lowering later emits one
- * LLVM function per specialisation (lower.c).
+ * specialisation, which runs the front end (gj_front_end) on the callee on
+ * first use, in the same GjCtx (same arena, same interned types), and
+ * records it in the CALL (GjIns.spec).  Lowering later emits one LLVM
+ * function per specialisation (lower.c), read from there.
  *
  * Recursion is rejected here: a specialisation is `busy` while it is being
- * typed, and so is the kernel itself (gj_compile registers it first), so a
+ * typed, and so is the kernel itself (gj_compile registers it), so a
  * call that reaches a function whose typing is still in progress - f calling
  * f, or f -> g -> f - is an UNSUPPORTED error at the call's line instead of
  * an endless loop.  A specialisation that fails to type is dropped, so a
@@ -18,6 +19,8 @@
 #include "ir.h"
 
 #include <string.h>
+
+#include "frontend.h"
 
 const GjType *gj_spec_arg_type(GjCtx *c, const GjType *t) {
     if (t->kind != GJ_TK_TUPLE)
@@ -66,20 +69,10 @@ static GjStatus type_spec(GjCtx *c, GjSpec *spec, const GjType *ret) {
     cv->rettype = ret;
     const GjCodeView *saved = c->code;
     c->code = cv;
-    spec->busy = 1;
-    GjFunc *f = NULL;
-    /* the passes gj_compile runs before and on its kernel, verified alike */
-    GjStatus st = gj_build_func(c, cv, &f);
-    if (st == GJ_OK && (st = gj_ir_verify(c, f, "build")) == GJ_OK &&
-        (st = gj_check_assigned(c, f)) == GJ_OK &&
-        (st = gj_ir_verify(c, f, "definite assignment")) == GJ_OK) {
-        f->is_device = 1;
-        if ((st = gj_infer_func(c, f)) == GJ_OK)
-            st = gj_ir_verify(c, f, "type inference");
-    }
-    spec->busy = 0;
+    GjFunc *f;
+    GjStatus st = gj_front_end(c, cv, 1, spec, &f);
     c->code = saved;
-    spec->f = st == GJ_OK ? f : NULL;
+    spec->f = f;
     return st;
 }
 

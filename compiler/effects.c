@@ -7,8 +7,9 @@
  * themselves: an op with GJ_OPE_WRITES_A0 (SETITEM) stores through its first
  * operand; a CALL (GJ_OPE_CALL) stores through an intrinsic's first argument
  * when its row has GJ_IF_WRITES_ARG0 (atomics), and through a device
- * function's arguments that its own analysis (GjSpec.written, computed here
- * on first need; recursion is rejected when typing) says it writes.
+ * function's arguments that its own analysis (GjSpec.written of the CALL's
+ * GjIns.spec, computed here on first need; recursion is rejected when
+ * typing) says it writes.
  *
  * The analysis is conservative: a store through a temp loaded from a
  * parameter that is never reassigned marks that parameter; any other store
@@ -69,17 +70,9 @@ static void mark_stored(Written *w, int32_t t) {
 
 /* The written flags of the device function that CALL `in` calls, or NULL
    when it cannot be had (then every array argument counts as written). */
-static const char *callee_written(GjCtx *c, const GjFunc *f, const GjIns *in) {
-    const GjType *ft = f->temp_types[in->args[0]];
-    const GjType *types[256];
-    GjSpec *spec;
-    int32_t n = in->nargs - 1;
-    if (n > 256)
-        return NULL;
-    for (int32_t a = 0; a < n; a++)
-        if (!(types[a] = f->temp_types[in->args[a + 1]]))
-            return NULL;
-    if (gj_spec_get(c, ft->callee, types, n, in->loc, &spec) != GJ_OK)
+static const char *callee_written(GjCtx *c, const GjIns *in) {
+    GjSpec *spec = in->spec;   /* typing's */
+    if (!spec)
         return NULL;
     if (!spec->written) {
         char *w = GJ_NEW_N(&c->arena, char, spec->nargs + 1);
@@ -101,7 +94,7 @@ static void call_effects(GjCtx *c, Written *w, const GjIns *in) {
             mark_stored(w, in->args[1]);
         return;
     }
-    const char *callee = callee_written(c, w->f, in);
+    const char *callee = callee_written(c, in);
     for (int32_t a = 0; a + 1 < in->nargs; a++)
         if (!callee || callee[a])
             mark_stored(w, in->args[a + 1]);

@@ -13,19 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_intr.h"
 #include "types.h"
 
 #define ROW(id, ns, name, params, lo, hi, rule, result, sub, lower, flags, doc) \
-    {ns, name, ns "." name, params, lo, hi, rule, result, sub, lower, flags, doc},
-#define MATH_ROWS(id, m, np, cm, nargs, kind, impl)                                                 \
-    {"math", m, "math." m, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""},         \
-        {"numpy", np, "numpy." np, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""}, \
-        {"cmath", cm, "cmath." cm, "", nargs, nargs, GJ_TR_MATH, NULL, 0, gj_lower_math_fn, 0, ""},
-#define CONST_ROWS(id, m, np, cm, value)                                         \
-    {"math", m, "math." m, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},         \
-        {"numpy", np, "numpy." np, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""}, \
-        {"cmath", cm, "cmath." cm, "", 0, 0, GJ_TR_VALUE, NULL, 0, NULL, 0, ""},
+    {ns, name, ns "." name, params, lo, hi, rule, result, sub, flags, doc},
+#define MATH_ROWS(id, m, np, cm, nargs, kind, impl)                               \
+    {"math", m, "math." m, "", nargs, nargs, GJ_TR_MATH, NULL, 0, 0, ""},         \
+        {"numpy", np, "numpy." np, "", nargs, nargs, GJ_TR_MATH, NULL, 0, 0, ""}, \
+        {"cmath", cm, "cmath." cm, "", nargs, nargs, GJ_TR_MATH, NULL, 0, 0, ""},
+#define CONST_ROWS(id, m, np, cm, value)                                   \
+    {"math", m, "math." m, "", 0, 0, GJ_TR_VALUE, NULL, 0, 0, ""},         \
+        {"numpy", np, "numpy." np, "", 0, 0, GJ_TR_VALUE, NULL, 0, 0, ""}, \
+        {"cmath", cm, "cmath." cm, "", 0, 0, GJ_TR_VALUE, NULL, 0, 0, ""},
 
 static const GjIntrinsicRow intrinsics[] = {GJ_INTRINSICS(ROW) GJ_MATH_FUNCS(MATH_ROWS)
                                                 GJ_MATH_CONSTS(CONST_ROWS)};
@@ -130,7 +129,7 @@ int gj_intrinsic_param_default(GjIntrinsic i, int k, long long *value) {
 int gj_intrinsic_is_value(GjIntrinsic i) {
     double value;
     const GjIntrinsicRow *r = &intrinsics[i];
-    return gj_intrinsic_constant(i, &value) || (r->rule == GJ_TR_VALUE && r->lower);
+    return gj_intrinsic_constant(i, &value) || (r->rule == GJ_TR_VALUE && r->result);
 }
 
 int gj_intrinsic_math_fn(GjIntrinsic i, GjMathNs *ns) {

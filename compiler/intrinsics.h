@@ -6,10 +6,11 @@
  * its arity, its typing rule (GjTypeRule, applied by typecall.c) and its
  * lowering function (a family file: lower_thread.c, lower_math.c, ...).
  * The rows are grouped by family, one X-macro per family below; the enum
- * GjIntrinsic, the lookup in intrinsics.c and the names gpujit/__init__.py
- * exports are all generated from them, so adding an intrinsic is one row
- * plus, at most, one lowering function (docs/internals.md, "Adding an
- * intrinsic").
+ * GjIntrinsic, the lookup in intrinsics.c, lowering's table of lowering
+ * functions (lower.c) and the names gpujit/__init__.py exports are all
+ * generated from them, so adding an intrinsic is one row plus, at most, one
+ * lowering function (docs/internals.md, "Adding an intrinsic").  The front
+ * end reads every column but the lowering one, so it links without LLVM.
  *
  * Namespaces: "builtins", "gpujit" and nested ones ("gpujit.atomic"),
  * "math", "numpy", "cmath".  An attribute of a dim3 object (threadIdx.x) is
@@ -23,8 +24,6 @@
 #define GJ_INTRINSICS_H
 
 struct GjType;
-struct GjLower;
-struct GjIntrCall;
 
 /* Special registers, as PTX names them; the per-axis ones take an axis
    0..2 (x, y, z), the others ignore it.  Each is an i32 (target.h reads
@@ -132,12 +131,7 @@ enum {
     GJ_IF_PRINTS = 8,        /* writes to stdout: a CPU launch flushes sys.stdout first */
 };
 
-/* Lowers one call; `call` has the arguments (already in positional order),
-   their types and the result type.  Returns the value, or NULL with a
-   LOWERING diagnostic.  LLVMValueRef without including LLVM here. */
-typedef struct LLVMOpaqueValue *(*GjIntrLowerFn)(struct GjLower *L, const struct GjIntrCall *call);
-
-/* One row, as intrinsics.c stores it. */
+/* One row, as intrinsics.c stores it: every column but `lower`. */
 typedef struct GjIntrinsicRow {
     const char *ns;           /* "builtins", "gpujit", "gpujit.atomic", "math", ... */
     const char *name;         /* "": no such function in this namespace */
@@ -154,14 +148,14 @@ typedef struct GjIntrinsicRow {
                                       register value: its GjSreg; a family function:
                                       which member it is (gridsize: 1; a GjCollective,
                                       a GjBitOp) */
-    GjIntrLowerFn lower;           /* NULL for values */
     unsigned flags;                /* GJ_IF_* */
     const char *doc;               /* first line of the Python docstring */
 } GjIntrinsicRow;
 
 /* The family row lists.  A row is
      X(id, ns, name, params, min, max, rule, result, sub, lower, flags, doc)
-   `lower` names a GjIntrLowerFn declared in lower_intr.h; `result` is a
+   `lower` names a GjIntrLowerFn (lower_base.h) declared in its family's
+   header, or is NULL (values, namespaces); `result` is a
    GjType singleton (types.h) or NULL. */
 
 /* The operator module's functions are its operators: operator.add(a, b) is

@@ -22,7 +22,8 @@
  * exactly one terminator; succ[] matches the terminator; every temp an
  * instruction reads is defined earlier in the same block.
  * After typeinfer.c: temp_types[t] and vars[v].type are set (non-NULL) for
- * every temp and variable that is reachable.
+ * every temp and variable that is reachable, and spec for every reachable
+ * CALL of a device function.
  */
 #ifndef GJ_IR_H
 #define GJ_IR_H
@@ -110,6 +111,8 @@ typedef struct GjIns {
     GjConst c;            /* CONST; RAISE: the message */
     GjGlobal global;      /* GLOBAL; RAISE: the exception class */
     const char *name;     /* GETATTR */
+    struct GjSpec *spec;  /* CALL of a device function: the specialisation it calls, set
+                             by typeinfer.c (numba's calltypes); lowering reads it */
     GjLoc loc;
 } GjIns;
 
@@ -158,7 +161,8 @@ typedef struct GjSpec {
     const GjCallee *callee;
     const GjType **argtypes;     /* [nargs], concrete (no weak literals) */
     int32_t nargs;
-    GjFunc *f;                   /* typed IR; f->ret_type is the return type */
+    GjFunc *f;                   /* typed IR; f->ret_type is the return type (set once
+                                    built, so a call back to it is found busy) */
     int busy;                    /* being typed now: a call to it is recursion */
     void *llfn;                  /* LLVMValueRef once lowered (lower.c) */
     int ends_thread;             /* lower.c: 0 not known yet, 1 no, 2 a call may end the
@@ -186,9 +190,11 @@ const char *gj_ir_cmp_symbol(GjCmp k);
 void gj_ir_dump(const GjFunc *f, void *file /* FILE* */);
 
 /* ---- stages ---- */
-/* build.c: bytecode -> IR (normalise, CFG, stack -> variables/temps).
-   Definite assignment (gj_check_assigned) is the caller's next pass. */
-GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, GjFunc **out);
+/* The passes below run in the order listed, from one place (frontend.h's
+   gj_front_end); each requires the invariants of the ones before. */
+/* build.c: decoded bytecode (bytecode.h) -> IR (CFG, stack -> variables/temps). */
+struct GjBcCode;
+GjStatus gj_build_func(GjCtx *c, const GjCodeView *code, const struct GjBcCode *bc, GjFunc **out);
 /* defassign.c: every read of a local follows an assignment on every path;
    else a WARNING and GjVar.maybe_unassigned where some path assigns it
    first, a TYPING diag where none does (Python: UnboundLocalError). */
@@ -198,11 +204,13 @@ GjStatus gj_check_assigned(GjCtx *c, GjFunc *f);
    naming the pass, function, block and instruction.  Does nothing unless
    c->verify_ir (builds without NDEBUG; GPUJIT_VERIFY_IR=1). */
 GjStatus gj_ir_verify(GjCtx *c, const GjFunc *f, const char *after_pass);
-/* typeinfer.c: sets every temp and variable type; errors at the offending line. */
+/* typeinfer.c: sets every temp and variable type, and each device-function
+   CALL's GjIns.spec; errors at the offending line. */
 GjStatus gj_infer_func(GjCtx *c, GjFunc *f);
 /* devfunc.c: the specialisation of callee for argument types `args` (made
-   concrete here), built and typed on first use; a call to a function that is
-   being typed (direct or mutual recursion) is an UNSUPPORTED error at loc. */
+   concrete here), built and typed on first use (gj_front_end); a call to a
+   function that is being typed (direct or mutual recursion) is an
+   UNSUPPORTED error at loc.  Typing asks; later passes read GjIns.spec. */
 GjStatus gj_spec_get(GjCtx *c, const GjCallee *callee, const GjType *const *args, int32_t nargs,
                      GjLoc loc, GjSpec **out);
 /* effects.c: written[i] (f->code->argcount entries) is set when f may store

@@ -13,7 +13,8 @@
  *
  * Input: a GjFunc after build, definite assignment or type inference.  The
  * checks that need types (every temp and variable typed, a bool branch
- * condition, keyword arguments placed) apply once f->ret_type is set, which
+ * condition, keyword arguments placed, a specialisation on each call of a
+ * device function and on no other call) apply once f->ret_type is set, which
  * type inference does last.  It reads the IR only; the first violation is
  * reported and the rest skipped.
  */
@@ -289,8 +290,15 @@ static GjStatus check_edges(Verify *v, const GjBlock *b, int32_t stamp) {
     return GJ_OK;
 }
 
+/* Whether CALL ins calls a device function (typed: its callee's type). */
+static int calls_device_function(const GjFunc *f, const GjIns *ins) {
+    const GjType *ft = f->temp_types[ins->args[0]];
+    return ft && ft->kind == GJ_TK_CALLABLE && ft->callee;
+}
+
 /* After type inference: every temp, variable and the result typed; a
-   branch on a bool; keyword arguments moved to their positions. */
+   branch on a bool; keyword arguments moved to their positions; the
+   specialisation of each device-function call recorded (GjIns.spec). */
 static GjStatus check_types(Verify *v) {
     const GjFunc *f = v->f;
     for (int32_t x = 0; x < f->nvars; x++) {
@@ -308,6 +316,10 @@ static GjStatus check_types(Verify *v) {
             if (ins->op == GJ_OP_CALL && ins->c.kind != GJ_CONST_NONE &&
                 !(ins->c.kind == GJ_CONST_TUPLE && ins->c.n == 0))
                 return fail(v, b, k, "keyword arguments left after typing");
+            if (ins->op == GJ_OP_CALL && !ins->spec != !calls_device_function(f, ins))
+                return fail(v, b, k,
+                            ins->spec ? "a specialisation on a call of no device function"
+                                      : "a device-function call without its specialisation");
         }
     }
     return GJ_OK;

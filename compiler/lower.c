@@ -15,12 +15,13 @@
  * Shape of the generated code: an entry block with one alloca per variable
  * (mem2reg/SROA make them SSA) that stores the parameters, then one LLVM
  * block per reachable GjBlock.  Temps are LLVM values, valid only in the
- * block that defines them (ir.h's invariant).  lower_ops.c gives the numeric
- * semantics (casts, operators), lower_math.c the math functions and numeric
- * builtins, lower_thread.c thread indexing and the barrier, lower_array.c
- * arrays, views and frozen arrays, lower_iter.c iterators; this file walks the IR and handles
- * tuples, device-function calls, and calls of intrinsics through
- * their row's lowering function (intrinsics.h, lower_intr.h).
+ * block that defines them (ir.h's invariant).  This file is the top layer
+ * of lowering (lower_base.h): it walks the IR and handles tuples,
+ * device-function calls (the specialisation typing recorded in each CALL)
+ * and calls of intrinsics through their row's lowering function (lower_fns
+ * below, made from intrinsics.h's rows); lower_ops.c gives the operators,
+ * lower_array.c arrays, views and frozen arrays, lower_iter.c iterators,
+ * lower_error.c run-time checks, and each intrinsic family its file.
  *
  * Anything not handled is a LOWERING diagnostic at the instruction's line;
  * on error the module is disposed and *mod stays NULL.
@@ -32,71 +33,44 @@
 #include <string.h>
 
 #include "intrinsics.h"
-#include "lower_intr.h"
+#include "lower_array.h"
+#include "lower_atomic.h"
+#include "lower_base.h"
+#include "lower_error.h"
+#include "lower_iter.h"
+#include "lower_math.h"
 #include "lower_ops.h"
+#include "lower_print.h"
+#include "lower_thread.h"
+#include "lower_warp.h"
 #include "symbol.h"
 
-static void report(GjLower *L, const char *fmt, va_list ap) {
-    char *msg = gj_arena_vprintf(&L->c->arena, fmt, ap);
-    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "%s", msg ? msg : fmt);
-}
+/* Each intrinsic's lowering function, from the `lower` column of
+   intrinsics.h's rows (the front end's table keeps the other columns). */
+/* clang-format off */
+#define ROW(id, ns, name, params, lo, hi, rule, result, sub, lower, flags, doc) lower,
+#define MATH_ROWS(id, ...) gj_lower_math_fn, gj_lower_math_fn, gj_lower_math_fn,
+#define CONST_ROWS(id, ...) NULL, NULL, NULL,
+static const GjIntrLowerFn lower_fns[] = {
+    GJ_INTRINSICS(ROW) GJ_MATH_FUNCS(MATH_ROWS) GJ_MATH_CONSTS(CONST_ROWS)
+};
+#undef ROW
+#undef MATH_ROWS
+#undef CONST_ROWS
+/* clang-format on */
+_Static_assert(sizeof lower_fns / sizeof lower_fns[0] == GJ_NINTRINSICS,
+               "one lowering function per GjIntrinsic");
 
 static GjStatus fail_status(GjLower *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-LLVMValueRef gj_lower_fail(GjLower *L, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    report(L, fmt, ap);
-    va_end(ap);
-    return NULL;
-}
 
 static GjStatus fail_status(GjLower *L, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    report(L, fmt, ap);
+    char *msg = gj_arena_vprintf(&L->c->arena, fmt, ap);
     va_end(ap);
+    gj_lower_fail(L, "%s", msg ? msg : fmt);
     return GJ_ERR;
 }
-
-LLVMValueRef gj_lower_i64(GjLower *L, long long v) {
-    return LLVMConstInt(L->i64, (unsigned long long)v, 1);
-}
-
-LLVMValueRef gj_lower_entry_alloca(GjLower *L, LLVMTypeRef ty) {
-    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(L->fn);
-    LLVMBuilderRef b = LLVMCreateBuilderInContext(L->ctx);
-    LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first)
-        LLVMPositionBuilderBefore(b, first);
-    else
-        LLVMPositionBuilderAtEnd(b, entry);
-    LLVMValueRef p = LLVMBuildAlloca(b, ty, "");
-    LLVMDisposeBuilder(b);
-    return p;
-}
-
-/* ---- ending the thread ------------------------------------------------------ */
-
-/* The LLVM return type of the function being lowered. */
-static LLVMTypeRef return_type(GjLower *L) {
-    return LLVMGetReturnType(LLVMGlobalGetValueType(L->fn));
-}
-
-void gj_lower_end_thread(GjLower *L) {
-    LLVMTypeRef ret = return_type(L);
-    LLVMValueRef ended = LLVMConstInt(L->i1, 1, 0);
-    if (L->status_ret && ret == L->i1)
-        LLVMBuildRet(L->b, ended);
-    else if (L->status_ret)
-        LLVMBuildRet(L->b, LLVMBuildInsertValue(L->b, LLVMGetUndef(ret), ended, 1, ""));
-    else if (LLVMGetTypeKind(ret) == LLVMVoidTypeKind)
-        LLVMBuildRet(L->b, NULL);
-    else   /* compile_ptx(device=True)'s own function: its caller is not ours to end */
-        LLVMBuildRet(L->b, LLVMConstNull(ret));
-}
-
-static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec **out);
 
 /* Whether a call of spec may end the thread: under boundscheck any function
    may index out of bounds; else one that raises, or calls one that may.
@@ -111,11 +85,8 @@ static int spec_ends_thread(GjLower *L, GjSpec *spec) {
         for (int32_t b = 0; b < f->nblocks && spec->ends_thread == 1; b++)
             for (int32_t k = 0; k < f->blocks[b]->nins; k++) {
                 const GjIns *in = &f->blocks[b]->ins[k];
-                const GjType *ft = in->op == GJ_OP_CALL ? f->temp_types[in->args[0]] : NULL;
-                GjSpec *callee;
                 if (in->op == GJ_OP_RAISE ||
-                    (ft && ft->kind == GJ_TK_CALLABLE && ft->callee &&
-                     call_spec(L, f, in, &callee) == GJ_OK && spec_ends_thread(L, callee))) {
+                    (in->op == GJ_OP_CALL && in->spec && spec_ends_thread(L, in->spec))) {
                     spec->ends_thread = 2;
                     break;
                 }
@@ -194,13 +165,13 @@ static LLVMValueRef const_value(GjLower *L, const GjConst *k, const GjType *t) {
 
 /* ---- calls ------------------------------------------------------------------- */
 
-/* A call of an intrinsic: its row's lowering function (lower_intr.h), with
+/* A call of an intrinsic: its row's lowering function (lower_fns), with
    the defaults of the optional parameters not given (int64 constants;
    call->v and call->t have room for 16). */
 static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, GjIntrCall *call) {
     const GjIntrinsicRow *row = gj_intrinsic_row(id);
     long long value;
-    if (!row->lower)
+    if (!lower_fns[id])
         return gj_lower_fail(L, "%s cannot be called in a kernel", gj_intrinsic_name(id));
     if (row->flags & GJ_IF_BARRIER)
         L->needs_fibers = 1;
@@ -212,7 +183,7 @@ static LLVMValueRef call_intrinsic(GjLower *L, GjIntrinsic id, GjIntrCall *call)
     }
     call->id = id;
     call->row = row;
-    return row->lower(L, call);
+    return lower_fns[id](L, call);
 }
 
 /* The value of a value row (gpujit.laneid) read as a global or attribute. */
@@ -225,28 +196,17 @@ static LLVMValueRef intrinsic_value(GjLower *L, GjIntrinsic id, const GjType *rt
 
 static LLVMValueRef spec_function(GjLower *caller, GjSpec *spec);
 
-/* A call of a @gpujit.jit function: its specialisation for these argument
-   types (typed already), lowered on first use, called with each argument
-   converted to the parameter's concrete type. */
-/* The specialisation a CALL of a device function in f calls (typed already). */
-static GjStatus call_spec(GjLower *L, const GjFunc *f, const GjIns *in, GjSpec **out) {
-    int32_t n = in->nargs - 1;
-    const GjType **types = GJ_NEW_N(&L->c->arena, const GjType *, n + 1);
-    if (!types)
-        return gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "out of memory");
-    for (int32_t k = 0; k < n; k++)
-        types[k] = f->temp_types[in->args[k + 1]];
-    return gj_spec_get(L->c, f->temp_types[in->args[0]]->callee, types, n, in->loc, out);
-}
-
+/* A call of a @gpujit.jit function: the specialisation typing recorded in
+   the CALL, lowered on first use, called with each argument converted to
+   the parameter's concrete type. */
 static LLVMValueRef device_call(GjLower *L, const GjIns *in, const GjType *rt) {
     int32_t n = in->nargs - 1;
     LLVMValueRef *args = GJ_NEW_N(&L->c->arena, LLVMValueRef, n + 1 + GJ_THREAD_PARAMS);
-    GjSpec *spec;
+    GjSpec *spec = in->spec;
     if (!args)
         return gj_lower_fail(L, "out of memory");
-    if (call_spec(L, L->f, in, &spec) != GJ_OK)
-        return NULL;
+    if (!spec)
+        return gj_lower_fail(L, "internal error: a device-function call was not typed");
     LLVMValueRef fn = spec_function(L, spec);
     if (!fn)
         return NULL;
@@ -342,23 +302,6 @@ static LLVMValueRef build_tuple(GjLower *L, const GjIntrCall *a, const GjType *r
     return out;
 }
 
-/* Item i (an i64, any value in [-n, n)) of tuple tup, as type rt: a chain of
-   selects, for a variable index into a tuple whose items share one type. */
-LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
-                                 const GjType *rt) {
-    i = gj_lower_wrap_index(L, i, gj_lower_i64(L, tt->n));
-    LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
-    for (int k = 0; k < tt->n; k++) {
-        LLVMValueRef e =
-            gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""), tt->elems[k], rt);
-        if (!e)
-            return NULL;
-        LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, i, gj_lower_i64(L, k), "");
-        v = k == 0 ? e : LLVMBuildSelect(L->b, here, e, v, "");
-    }
-    return v;
-}
-
 /* obj[idx]; subject names obj under boundscheck (access_subject), else NULL. */
 static LLVMValueRef getitem(GjLower *L, LLVMValueRef obj, const GjType *ot, LLVMValueRef idx,
                             const GjType *it, const GjType *rt, const char *subject) {
@@ -449,7 +392,8 @@ static GjStatus build_return(GjLower *L, LLVMValueRef v, const GjType *vt) {
     if (!(v = gj_lower_cast(L, v, vt, rt)))
         return GJ_ERR;
     if (L->status_ret) {
-        LLVMValueRef pair = LLVMBuildInsertValue(L->b, LLVMGetUndef(return_type(L)), v, 0, "");
+        LLVMValueRef pair =
+            LLVMBuildInsertValue(L->b, LLVMGetUndef(gj_lower_return_type(L)), v, 0, "");
         v = LLVMBuildInsertValue(L->b, pair, going_on, 1, "");
     }
     LLVMBuildRet(L->b, v);
@@ -787,7 +731,7 @@ static GjStatus store_params(GjLower *L) {
 /* ---- device functions ---------------------------------------------------------- */
 
 /* A device function takes each argument as its value (arrays and tuples as
-   the structs of lower_ops.h) and returns its value, or void for None. */
+   the structs of lower_base.h) and returns its value, or void for None. */
 static GjStatus device_signature(GjLower *L, LLVMTypeRef *params, unsigned *n, unsigned cap,
                                  LLVMTypeRef *ret) {
     const GjFunc *f = L->f;
@@ -876,7 +820,7 @@ static GjStatus begin_function(GjLower *L, const char *name) {
         return GJ_ERR;
     if (L->opt->fastmath & GJ_FM_FTZ) {
         /* float32 denormals flush to zero: .ftz instructions.  The rest of
-           fastmath is per instruction (lower_ops.c's gj_lower_fast, and
+           fastmath is per instruction (lower_base.c's gj_lower_fast, and
            gj_lower_approx for what LLVM 19's NVPTX backend would select
            only under the function-wide "unsafe-fp-math", which would also
            turn on everything else). */

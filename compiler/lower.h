@@ -61,6 +61,9 @@ const GjCpuHost *gj_cpujit_host(GjCtx *c);
 GjStatus gj_llvm_verify(GjCtx *c, LLVMModuleRef mod, const char *when);
 GjStatus gj_llvm_run(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, const char *pipeline);
 GjStatus gj_llvm_optimise(GjCtx *c, LLVMModuleRef mod, LLVMTargetMachineRef tm, int opt_level);
+/* The code generator's level for opt_level (clamped to 0..3): None, Less,
+   Default, Aggressive; both targets' target machines use it. */
+LLVMCodeGenOptLevel gj_llvm_codegen_level(int opt_level);
 /* Code generation of mod with tm into a memory buffer, as gj_llvm_emit
    (a gj_llvm_guard function, llvmguard.h) runs it for both back ends. */
 typedef struct GjLlvmEmit {

@@ -13,25 +13,18 @@
  * as entry-block allocas.
  *
  * Called from lower.c's instruction walk; shares GjLower through
- * lower_ops.h.  Errors are LOWERING diagnostics at L->loc.
+ * lower_base.h.  Errors are LOWERING diagnostics at L->loc.
  */
-#include "lower_ops.h"
+#include "lower_array.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "lower_intr.h"
-#include "target.h"
+#include "lower_error.h"
 
 /* ---- arrays ----------------------------------------------------------------- */
 
 enum { MAX_AXES = 32 };   /* of an indexed array: typeinfer.h's GJ_MAX_NDIM_INDEX */
-
-/* Field `field` (1 shape, 2 strides) of array value arr, axis k, as i64. */
-LLVMValueRef gj_lower_array_dim(GjLower *L, LLVMValueRef arr, unsigned field, int k) {
-    LLVMValueRef dims = LLVMBuildExtractValue(L->b, arr, field, "");
-    return LLVMBuildExtractValue(L->b, dims, (unsigned)k, "");
-}
 
 LLVMValueRef gj_lower_array_size(GjLower *L, LLVMValueRef arr, const GjType *at) {
     LLVMValueRef n = gj_lower_i64(L, 1);
@@ -277,15 +270,8 @@ LLVMValueRef gj_lower_const_array(GjLower *L, const GjConstArray *a, const GjTyp
                 "the %d KiB a kernel has; pass large arrays as kernel arguments",
                 (unsigned long long)(used + a->nbytes), CONST_MEMORY_BYTES / 1024);
         static const char zero = 0;
-        LLVMValueRef init = LLVMConstStringInContext2(L->ctx, a->nbytes ? a->data : &zero,
-                                                      a->nbytes ? a->nbytes : 1, 1);
-        g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name,
-                                        L->target->addrspace[GJ_AS_CONST]);
-        LLVMSetInitializer(g, init);
-        LLVMSetGlobalConstant(g, 1);
-        LLVMSetLinkage(g, LLVMInternalLinkage);
-        LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-        LLVMSetAlignment(g, 16);
+        g = gj_lower_const_global(L, name, a->nbytes ? a->data : &zero, a->nbytes ? a->nbytes : 1,
+                                  LLVMInternalLinkage, 16);
     }
     LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
     v = LLVMBuildInsertValue(L->b, v, g, 0, "");

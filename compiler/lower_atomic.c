@@ -18,9 +18,9 @@
  *     changes, with numba's NaN rules (float_minmax);
  *   - cas: a cmpxchg.
  */
-#include "lower_intr.h"
+#include "lower_atomic.h"
 
-#include "lower_ops.h"
+#include "lower_array.h"
 
 enum { NONE = -1 };
 

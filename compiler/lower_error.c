@@ -11,7 +11,7 @@
  * with a compare-and-swap from 0 to 1 + the site's index; the winner writes
  * its threadIdx, blockIdx and the site's values.
  * Then the thread goes on with zero (an unassigned local) or ends (a raise,
- * an index out of bounds: lower.c's gj_lower_end_thread), so no `trap` ends
+ * an index out of bounds: gj_lower_end_thread), so no `trap` ends
  * the kernel: the CUDA context survives, and the host raises the exception
  * once the kernel has completed.
  *
@@ -19,14 +19,13 @@
  * (GjErrorSites, owned by gj_lower_kernel), so a site's index means the same
  * in every function of the module.
  */
-#include "lower_ops.h"
+#include "lower_error.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
-#include "target.h"
 
 int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
                             const char *fmt, ...) {
@@ -181,11 +180,6 @@ GjStatus gj_lower_check(GjLower *L, LLVMValueRef ok, GjErrorKind kind, LLVMValue
     LLVMBuildBr(L->b, cont);
     LLVMPositionBuilderAtEnd(L->b, cont);
     return GJ_OK;
-}
-
-LLVMValueRef gj_lower_wrap_index(GjLower *L, LLVMValueRef i, LLVMValueRef n) {
-    LLVMValueRef negative = LLVMBuildICmp(L->b, LLVMIntSLT, i, gj_lower_i64(L, 0), "");
-    return LLVMBuildSelect(L->b, negative, LLVMBuildAdd(L->b, i, n, ""), i, "");
 }
 
 /* The function's one block for failed bounds checks, made on first use: it

@@ -4,7 +4,7 @@
  *
  * An iterator is a value (ir.h: GET_ITER makes it, ITER_VALID/VALUE/NEXT
  * read and advance it; build.c keeps it in a stack-slot variable across the
- * loop), so each kind is a small struct (lower_ops.c's gj_lower_type):
+ * loop), so each kind is a small struct (lower_base.c's gj_lower_type):
  *
  *   range_iter  {cur, left, step, stop} valid while left (the values still
  *                                      to come, unsigned) is not 0: a counted
@@ -23,11 +23,11 @@
  * operator.add(a, b) and friends lower as the BINOP/UNOP/COMPARE op their
  * row's `sub` names, with the types typeinfer.c gave the call.
  */
-#include "lower_intr.h"
+#include "lower_iter.h"
 
 #include <stdint.h>
 
-#include "ir.h"
+#include "lower_array.h"
 #include "lower_ops.h"
 
 /* The row numbering of GJ_INTR_OPERATOR_ROWS (intrinsics.h) is ir.h's. */

@@ -1,8 +1,10 @@
 /*
- * lower_ops.c - Python's numeric semantics on LLVM values, for lower.c.
+ * lower_ops.c - Python's operators on LLVM values (lower_ops.h): the IR's
+ * BINOP, UNOP and COMPARE, tuple items, and abs/min/max for the builtins.
  *
  * Everything here is chosen by (operation, numeric class), never by dtype:
- * one cast table, one switch per operator over GjNumClass.  The semantics
+ * one switch per operator over GjNumClass (casts are lower_base.c's table,
+ * complex arithmetic lower_cmath.c's).  The semantics
  * are NumPy 2's: integers wrap; x // 0 and x % 0 are 0 for integers; // and
  * % floor with the sign of the divisor (floats follow npy_divmod exactly,
  * with libdevice's exact fmod); / on integers is float64 division; ** on
@@ -10,8 +12,7 @@
  * on floats libdevice's pow (exact where y is an integer and the power a
  * float: gj_lower_float_pow), and x ** k for a constant k in 0..4 becomes
  * multiplies.  Comparisons are ordered for floats except != (unordered, so
- * nan != nan as in Python).  Complex numbers are {re, im} structs with
- * NumPy's formulas (Smith's division, as npy_cdiv; npy_cpow's cases).
+ * nan != nan as in Python).
  *
  * Never emitted, because LLVM 19's NVPTX backend cannot select them:
  * llvm.pow/exp/log/sin/cos and frem (expanded inexactly); libdevice's
@@ -22,372 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- types and casts -------------------------------------------------------- */
-
-GjNumClass gj_lower_class(const GjType *t) {
-    switch (gj_ty_concrete(t)->kind) {
-    case GJ_TK_BOOL: return GJ_NC_BOOL;
-    case GJ_TK_INT: return GJ_NC_SINT;
-    case GJ_TK_UINT: return GJ_NC_UINT;
-    case GJ_TK_FLOAT: return GJ_NC_FLOAT;
-    case GJ_TK_COMPLEX: return GJ_NC_COMPLEX;
-    case GJ_TK_NONE:
-    case GJ_TK_WEAK_INT:
-    case GJ_TK_WEAK_FLOAT:
-    case GJ_TK_WEAK_COMPLEX:
-    case GJ_TK_ARRAY:
-    case GJ_TK_TUPLE:
-    case GJ_TK_RANGE_ITER:
-    case GJ_TK_DIM3:
-    case GJ_TK_MODULE:
-    case GJ_TK_CALLABLE:
-    case GJ_TK_SLICE:
-    case GJ_TK_TUPLE_ITER:
-    case GJ_TK_STR:
-    case GJ_TK_ARRAY_ITER:
-    case GJ_TK_ZIP_ITER: return GJ_NC_OTHER;
-    }
-    return GJ_NC_OTHER;
-}
-
-static LLVMTypeRef float_type(GjLower *L, int bits) {
-    switch (bits) {
-    case 16: return LLVMHalfTypeInContext(L->ctx);
-    case 32: return LLVMFloatTypeInContext(L->ctx);
-    default: return LLVMDoubleTypeInContext(L->ctx);
-    }
-}
-
-LLVMTypeRef gj_lower_data_ptr(GjLower *L, const GjType *t) {
-    return LLVMPointerTypeInContext(L->ctx, L->target->addrspace[t->addrspace]);
-}
-
-LLVMTypeRef gj_lower_type(GjLower *L, const GjType *t) {
-    if (!t)
-        return NULL;
-    t = gj_ty_concrete(t);
-    switch (t->kind) {
-    case GJ_TK_BOOL: return L->i1;
-    case GJ_TK_INT:
-    case GJ_TK_UINT: return LLVMIntTypeInContext(L->ctx, (unsigned)t->bits);
-    case GJ_TK_FLOAT: return float_type(L, t->bits);
-    case GJ_TK_COMPLEX: {
-        LLVMTypeRef part = float_type(L, t->bits / 2), fields[2] = {part, part};
-        return LLVMStructTypeInContext(L->ctx, fields, 2, 0);
-    }
-    case GJ_TK_ARRAY: {
-        LLVMTypeRef dims = LLVMArrayType2(L->i64, (uint64_t)t->ndim);
-        LLVMTypeRef fields[3] = {gj_lower_data_ptr(L, t), dims, dims};
-        return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
-    }
-    case GJ_TK_TUPLE:
-    case GJ_TK_ZIP_ITER: {   /* the items; a zip's iterators */
-        LLVMTypeRef fields[64];
-        if (t->n > 64)
-            return NULL;
-        for (int i = 0; i < t->n; i++)
-            if (!(fields[i] = gj_lower_type(L, t->elems[i])))
-                return NULL;
-        return LLVMStructTypeInContext(L->ctx, fields, (unsigned)t->n, 0);
-    }
-    case GJ_TK_RANGE_ITER: {
-        LLVMTypeRef it = gj_lower_type(L, t->elems[0]);
-        /* cur, values left (unsigned), step, stop (lower_iter.c) */
-        LLVMTypeRef fields[4] = {it, it, it, it};
-        return it ? LLVMStructTypeInContext(L->ctx, fields, 4, 0) : NULL;
-    }
-    case GJ_TK_SLICE: {   /* start, stop, step as int64; omitted parts are in the type */
-        LLVMTypeRef fields[3] = {L->i64, L->i64, L->i64};
-        return LLVMStructTypeInContext(L->ctx, fields, 3, 0);
-    }
-    case GJ_TK_TUPLE_ITER:
-    case GJ_TK_ARRAY_ITER: {   /* the tuple or array, the next index */
-        LLVMTypeRef fields[2] = {gj_lower_type(L, t->elems[1]), L->i64};
-        return fields[0] ? LLVMStructTypeInContext(L->ctx, fields, 2, 0) : NULL;
-    }
-    case GJ_TK_NONE:
-    case GJ_TK_DIM3:
-    case GJ_TK_MODULE:
-    case GJ_TK_CALLABLE:
-    case GJ_TK_STR: return L->empty;
-    case GJ_TK_WEAK_INT:
-    case GJ_TK_WEAK_FLOAT:
-    case GJ_TK_WEAK_COMPLEX: return NULL;
-    }
-    return NULL;
-}
-
-LLVMValueRef gj_lower_truth(GjLower *L, LLVMValueRef v, const GjType *t) {
-    switch (gj_lower_class(t)) {
-    case GJ_NC_BOOL: return v;
-    case GJ_NC_SINT:
-    case GJ_NC_UINT: return LLVMBuildICmp(L->b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
-    case GJ_NC_FLOAT:   /* unordered: bool(nan) is True */
-        return LLVMBuildFCmp(L->b, LLVMRealUNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
-    case GJ_NC_COMPLEX: {
-        LLVMValueRef re = gj_lower_re(L, v), im = gj_lower_im(L, v);
-        LLVMValueRef zero = LLVMConstNull(LLVMTypeOf(re));
-        return LLVMBuildOr(L->b, LLVMBuildFCmp(L->b, LLVMRealUNE, re, zero, ""),
-                           LLVMBuildFCmp(L->b, LLVMRealUNE, im, zero, ""), "");
-    }
-    case GJ_NC_OTHER: break;
-    }
-    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot take the truth value of %s", t->name);
-    return NULL;
-}
-
-/* How a value of class [from] becomes class [to] when `to` is at least as
-   wide (or the classes differ); a narrower int or float target truncates.
-   To-bool is a truth test, not a cast. */
-static const LLVMOpcode cast_ops[4][4] = {
-    /*            BOOL          SINT         UINT         FLOAT       */
-    [GJ_NC_BOOL] = {0, LLVMZExt, LLVMZExt, LLVMUIToFP},
-    [GJ_NC_SINT] = {0, LLVMSExt, LLVMSExt, LLVMSIToFP},
-    [GJ_NC_UINT] = {0, LLVMZExt, LLVMZExt, LLVMUIToFP},
-    [GJ_NC_FLOAT] = {0, LLVMFPToSI, LLVMFPToUI, LLVMFPExt},
-};
-
-/* Element-wise conversion of aggregates of the same shape (tuples, iterators). */
-static LLVMValueRef cast_fields(GjLower *L, LLVMValueRef v, const GjType *const *from,
-                                const GjType *const *to, int n, LLVMTypeRef ty) {
-    LLVMValueRef out = LLVMGetUndef(ty);
-    for (int i = 0; i < n; i++) {
-        LLVMValueRef e = LLVMBuildExtractValue(L->b, v, (unsigned)i, "");
-        if (!(e = gj_lower_cast(L, e, from[i], to[i])))
-            return NULL;
-        out = LLVMBuildInsertValue(L->b, out, e, (unsigned)i, "");
-    }
-    return out;
-}
-
-/* The float type of a complex type's parts (complex64 -> float32). */
-static const GjType *part_type(const GjType *t) {
-    return t->bits == 64 ? &gj_ty_float32 : &gj_ty_float64;
-}
-
-/* Casts that involve a complex type: parts one by one; a real becomes the
-   real part (imaginary 0); a complex becomes a real by dropping the
-   imaginary part, as NumPy's astype does. */
-static LLVMValueRef complex_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
-    GjNumClass fc = gj_lower_class(from), tc = gj_lower_class(to);
-    if (tc == GJ_NC_BOOL)
-        return gj_lower_truth(L, v, from);
-    if (fc == GJ_NC_COMPLEX && tc != GJ_NC_COMPLEX)
-        return gj_lower_cast(L, gj_lower_re(L, v), part_type(from), to);
-    const GjType *pt = part_type(to);
-    if (fc != GJ_NC_COMPLEX) {
-        LLVMValueRef re = gj_lower_cast(L, v, from, pt);
-        return re ? gj_lower_complex(L, re, LLVMConstNull(LLVMTypeOf(re))) : NULL;
-    }
-    LLVMValueRef re = gj_lower_cast(L, gj_lower_re(L, v), part_type(from), pt);
-    LLVMValueRef im = gj_lower_cast(L, gj_lower_im(L, v), part_type(from), pt);
-    return re && im ? gj_lower_complex(L, re, im) : NULL;
-}
-
-/* A float the integer type cannot hold (nan, inf, out of range) converts to
-   an unspecified value (docs/typing.md), not to LLVM's poison: a branch or
-   a divisor that depends on poison is undefined behaviour, which O3 may turn
-   into an endless loop or drop the code around it.  freeze picks one value. */
-static LLVMValueRef float_to_int(GjLower *L, LLVMOpcode op, LLVMValueRef v, LLVMTypeRef ty) {
-    return LLVMBuildFreeze(L->b, LLVMBuildCast(L->b, op, v, ty, ""), "");
-}
-
-LLVMValueRef gj_lower_cast(GjLower *L, LLVMValueRef v, const GjType *from, const GjType *to) {
-    from = gj_ty_concrete(from);
-    to = gj_ty_concrete(to);
-    if (from == to)
-        return v;
-    GjNumClass fc = gj_lower_class(from), tc = gj_lower_class(to);
-    LLVMTypeRef ty = gj_lower_type(L, to);
-    if ((fc == GJ_NC_COMPLEX || tc == GJ_NC_COMPLEX) && fc != GJ_NC_OTHER && tc != GJ_NC_OTHER)
-        return complex_cast(L, v, from, to);
-    if (fc != GJ_NC_OTHER && tc != GJ_NC_OTHER && ty) {
-        if (tc == GJ_NC_BOOL)
-            return gj_lower_truth(L, v, from);
-        if (fc == GJ_NC_FLOAT && tc != GJ_NC_FLOAT && to->bits < 64)   /* as NumPy on x86: */
-            return LLVMBuildTrunc(L->b, float_to_int(L, LLVMFPToSI, v, L->i64), ty, ""); /* wrap */
-        LLVMOpcode op = cast_ops[fc][tc];
-        if (op == LLVMFPToSI || op == LLVMFPToUI)
-            return float_to_int(L, op, v, ty);
-        if (op == LLVMSExt || op == LLVMZExt || op == LLVMFPExt) {
-            int fb = fc == GJ_NC_BOOL ? 1 : from->bits;
-            if (fb == to->bits)
-                return v; /* int32 <-> uint32: same bits */
-            if (fb > to->bits)
-                op = op == LLVMFPExt ? LLVMFPTrunc : LLVMTrunc;
-        }
-        return LLVMBuildCast(L->b, op, v, ty, "");
-    }
-    if (from->kind == GJ_TK_ARRAY && to->kind == GJ_TK_ARRAY && from->dtype == to->dtype &&
-        from->ndim == to->ndim)
-        return v; /* a C or F array seen as layout A: the same {data, shape, strides} */
-    if (from->kind == GJ_TK_TUPLE && to->kind == GJ_TK_TUPLE && from->n == to->n && ty)
-        return cast_fields(L, v, from->elems, to->elems, from->n, ty);
-    if (from->kind == GJ_TK_RANGE_ITER && to->kind == GJ_TK_RANGE_ITER && ty) {
-        /* cur, step and stop as values; the count left is
-           unsigned (unification only widens, so each fits) */
-        const GjType *left_from = gj_ty_int(gj_ty_concrete(from->elems[0])->bits, 0);
-        const GjType *left_to = gj_ty_int(gj_ty_concrete(to->elems[0])->bits, 0);
-        const GjType *f4[4] = {from->elems[0], left_from, from->elems[0], from->elems[0]};
-        const GjType *t4[4] = {to->elems[0], left_to, to->elems[0], to->elems[0]};
-        return cast_fields(L, v, f4, t4, 4, ty);
-    }
-    if (ty == L->empty && gj_lower_type(L, from) == L->empty)
-        return LLVMGetUndef(ty); /* compile-time objects carry no value */
-    gj_error(L->c, GJ_DIAG_LOWERING, L->loc, "cannot convert %s to %s", from->name, to->name);
-    return NULL;
-}
-
-/* ---- floating-point flags ------------------------------------------------------ */
-
-/* LLVM's fast-math flags for GjFastMath bits fm (the GJ_FASTMATH_FLAGS). */
-static LLVMFastMathFlags llvm_fast_math_flags(unsigned fm) {
-    static const struct {
-        unsigned bit;
-        LLVMFastMathFlags llvm;
-    } map[] = {
-        {GJ_FM_NNAN, LLVMFastMathNoNaNs},
-        {GJ_FM_NINF, LLVMFastMathNoInfs},
-        {GJ_FM_NSZ, LLVMFastMathNoSignedZeros},
-        {GJ_FM_ARCP, LLVMFastMathAllowReciprocal},
-        {GJ_FM_CONTRACT, LLVMFastMathAllowContract},
-        {GJ_FM_AFN, LLVMFastMathApproxFunc},
-        {GJ_FM_REASSOC, LLVMFastMathAllowReassoc},
-    };
-    LLVMFastMathFlags flags = LLVMFastMathNone;
-    for (size_t k = 0; k < sizeof map / sizeof map[0]; k++)
-        if (fm & map[k].bit)
-            flags |= map[k].llvm;
-    return flags;
-}
-
-static LLVMValueRef with_flags(LLVMValueRef v, LLVMFastMathFlags flags) {
-    if (flags != LLVMFastMathNone && v && LLVMIsAInstruction(v) && LLVMCanValueUseFastMathFlags(v))
-        LLVMSetFastMathFlags(v, flags);
-    return v;
-}
-
-LLVMValueRef gj_lower_fast(GjLower *L, LLVMValueRef v) {
-    return with_flags(v, llvm_fast_math_flags(L->opt->fastmath));
-}
-
-/* Contraction happens where both the multiply and the add carry `contract`:
-   LLVM then selects one FMA (fma.rn on NVPTX, vfmadd on an x86 host with
-   FMA); a multiply or add left alone stays .rn in PTX, so ptxas fuses
-   nothing behind LLVM's back and contract=False is NumPy's rounding. */
-LLVMValueRef gj_lower_arith(GjLower *L, LLVMValueRef v) {
-    LLVMFastMathFlags flags = llvm_fast_math_flags(L->opt->fastmath);
-    return with_flags(v, L->opt->contract ? flags | LLVMFastMathAllowContract : flags);
-}
-
-LLVMValueRef gj_lower_approx(GjLower *L, GjApprox op, LLVMValueRef *args) {
-    unsigned needs = op == GJ_APPROX_DIV ? GJ_FM_ARCP : GJ_FM_AFN;
-    if (!(L->opt->fastmath & needs) || !L->target->approx ||
-        LLVMGetTypeKind(LLVMTypeOf(args[0])) != LLVMFloatTypeKind)
-        return NULL;
-    return L->target->approx(L, op, args, (L->opt->fastmath & GJ_FM_FTZ) != 0);
-}
-
-/* A division by a constant stays an fdiv: under arcp LLVM multiplies by the
-   reciprocal instead, which is cheaper than div.approx and as accurate. */
-LLVMValueRef gj_lower_fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    LLVMValueRef args[2] = {a, b};
-    LLVMValueRef r = LLVMIsAConstantFP(b) ? NULL : gj_lower_approx(L, GJ_APPROX_DIV, args);
-    if (r)
-        return r;
-    /* afn is for functions, but LLVM 21 lets it approximate an fdiv too: a
-       division is approximate only under arcp (as in numba), so without arcp
-       the fdiv does not carry afn */
-    unsigned fm = L->opt->fastmath;
-    if (!(fm & GJ_FM_ARCP))
-        fm &= ~(unsigned)GJ_FM_AFN;
-    return with_flags(LLVMBuildFDiv(L->b, a, b, ""), llvm_fast_math_flags(fm));
-}
-
-LLVMValueRef gj_lower_sqrt(GjLower *L, LLVMValueRef a) {
-    LLVMValueRef r = gj_lower_approx(L, GJ_APPROX_SQRT, &a);
-    return r ? r : gj_lower_float_intrinsic(L, "llvm.sqrt", a);
-}
-
-/* ---- calls and helpers ---------------------------------------------------------- */
-
-LLVMValueRef gj_lower_call_intrinsic(GjLower *L, const char *name, LLVMTypeRef overload,
-                                     LLVMValueRef *args, unsigned nargs) {
-    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
-    if (!id) {
-        gj_error(L->c, GJ_DIAG_INTERNAL, L->loc, "LLVM has no intrinsic %s", name);
-        return NULL;
-    }
-    size_t n_over = overload ? 1 : 0;
-    LLVMValueRef decl = LLVMGetIntrinsicDeclaration(L->mod, id, &overload, n_over);
-    LLVMTypeRef fty = LLVMIntrinsicGetType(L->ctx, id, &overload, n_over);
-    return LLVMBuildCall2(L->b, fty, decl, args, nargs, "");
-}
-
-/* Half goes through float: every intrinsic used here is exact that way. */
-LLVMValueRef gj_lower_float_intrinsic(GjLower *L, const char *name, LLVMValueRef a) {
-    LLVMTypeRef ty = LLVMTypeOf(a);
-    int half = LLVMGetTypeKind(ty) == LLVMHalfTypeKind;
-    if (half)
-        a = LLVMBuildFPExt(L->b, a, LLVMFloatTypeInContext(L->ctx), "");
-    LLVMValueRef r = gj_lower_fast(L, gj_lower_call_intrinsic(L, name, LLVMTypeOf(a), &a, 1));
-    return half && r ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
-}
-
-/* The math library's <base> (libdevice's __nv_<base>[f] on NVPTX, libm's
-   <base>[f] on the host: target.h) on args whose first is a float, giving
-   that float type; half goes through float, as libdevice has no half
-   versions.  Other arguments keep their own LLVM types (ldexp's i32,
-   frexp's pointer). */
-static LLVMValueRef libdevice_call(GjLower *L, const char *base, LLVMValueRef *args,
-                                   unsigned nargs) {
-    LLVMTypeRef ty = LLVMTypeOf(args[0]);
-    LLVMTypeKind kind = LLVMGetTypeKind(ty);
-    LLVMTypeRef cty = kind == LLVMDoubleTypeKind ? ty : LLVMFloatTypeInContext(L->ctx);
-    LLVMValueRef cargs[4];
-    LLVMTypeRef ptys[4];
-    if (nargs > 4)
-        nargs = 4;
-    for (unsigned i = 0; i < nargs; i++) {
-        int half = LLVMGetTypeKind(LLVMTypeOf(args[i])) == LLVMHalfTypeKind;
-        cargs[i] = half ? LLVMBuildFPExt(L->b, args[i], cty, "") : args[i];
-        ptys[i] = LLVMTypeOf(cargs[i]);
-    }
-
-    char name[64];
-    int fast = (L->opt->fastmath & GJ_FM_AFN) && kind != LLVMDoubleTypeKind;
-    L->target->math_name(name, sizeof name, base, kind == LLVMDoubleTypeKind, fast);
-    LLVMTypeRef fty = LLVMFunctionType(cty, ptys, nargs, 0);
-    LLVMValueRef fn = LLVMGetNamedFunction(L->mod, name);
-    if (!fn)
-        fn = LLVMAddFunction(L->mod, name, fty);
-    LLVMValueRef r = LLVMBuildCall2(L->b, fty, fn, cargs, nargs, "");
-    return kind == LLVMHalfTypeKind ? LLVMBuildFPTrunc(L->b, r, ty, "") : r;
-}
-
-LLVMValueRef gj_lower_libdevice(GjLower *L, const char *base, LLVMValueRef *args, unsigned nargs) {
-    return libdevice_call(L, base, args, nargs);
-}
-
-static LLVMValueRef sel(GjLower *L, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
-    return LLVMBuildSelect(L->b, c, a, b, "");
-}
-
-static LLVMValueRef icmp(GjLower *L, LLVMIntPredicate p, LLVMValueRef a, LLVMValueRef b) {
-    return LLVMBuildICmp(L->b, p, a, b, "");
-}
-
-static LLVMValueRef fcmp(GjLower *L, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
-    return LLVMBuildFCmp(L->b, p, a, b, "");
-}
-
-static LLVMValueRef int_const(LLVMValueRef like, long long v) {
-    return LLVMConstInt(LLVMTypeOf(like), (unsigned long long)v, 1);
-}
-
-static LLVMValueRef float_const(LLVMValueRef like, double v) {
-    return LLVMConstReal(LLVMTypeOf(like), v);
-}
+#include "lower_cmath.h"
 
 /* ---- floor division and modulo ------------------------------------------------- */
 
@@ -395,58 +31,61 @@ static LLVMValueRef float_const(LLVMValueRef like, double v) {
    INT_MIN // -1 wraps instead of being undefined in LLVM. */
 static LLVMValueRef int_divmod(GjLower *L, int want_mod, int is_signed, LLVMValueRef a,
                                LLVMValueRef b) {
-    LLVMValueRef zero = int_const(a, 0), one = int_const(a, 1), minus1 = int_const(a, -1);
-    LLVMValueRef b_zero = icmp(L, LLVMIntEQ, b, zero);
+    LLVMValueRef zero = gj_lower_iconst(a, 0), one = gj_lower_iconst(a, 1),
+                 minus1 = gj_lower_iconst(a, -1);
+    LLVMValueRef b_zero = gj_lower_icmp(L, LLVMIntEQ, b, zero);
     if (!is_signed) {
-        LLVMValueRef bs = sel(L, b_zero, one, b);
+        LLVMValueRef bs = gj_lower_sel(L, b_zero, one, b);
         LLVMValueRef r = want_mod ? LLVMBuildURem(L->b, a, bs, "") : LLVMBuildUDiv(L->b, a, bs, "");
-        return sel(L, b_zero, zero, r);
+        return gj_lower_sel(L, b_zero, zero, r);
     }
-    LLVMValueRef b_m1 = icmp(L, LLVMIntEQ, b, minus1);
-    LLVMValueRef bs = sel(L, LLVMBuildOr(L->b, b_zero, b_m1, ""), one, b);
+    LLVMValueRef b_m1 = gj_lower_icmp(L, LLVMIntEQ, b, minus1);
+    LLVMValueRef bs = gj_lower_sel(L, LLVMBuildOr(L->b, b_zero, b_m1, ""), one, b);
     LLVMValueRef q = LLVMBuildSDiv(L->b, a, bs, ""), r = LLVMBuildSRem(L->b, a, bs, "");
     /* Truncating -> flooring: step down when the remainder's sign differs from b's. */
     LLVMValueRef adjust =
-        LLVMBuildAnd(L->b, icmp(L, LLVMIntNE, r, zero),
-                     icmp(L, LLVMIntSLT, LLVMBuildXor(L->b, r, bs, ""), zero), "");
+        LLVMBuildAnd(L->b, gj_lower_icmp(L, LLVMIntNE, r, zero),
+                     gj_lower_icmp(L, LLVMIntSLT, LLVMBuildXor(L->b, r, bs, ""), zero), "");
     LLVMValueRef res;
     if (want_mod) {
-        res = sel(L, adjust, LLVMBuildAdd(L->b, r, bs, ""), r);
+        res = gj_lower_sel(L, adjust, LLVMBuildAdd(L->b, r, bs, ""), r);
     } else {
         res = LLVMBuildSub(L->b, q, LLVMBuildZExt(L->b, adjust, LLVMTypeOf(q), ""), "");
-        res = sel(L, b_m1, LLVMBuildNeg(L->b, a, ""), res);
+        res = gj_lower_sel(L, b_m1, LLVMBuildNeg(L->b, a, ""), res);
     }
-    return sel(L, b_zero, zero, res);
+    return gj_lower_sel(L, b_zero, zero, res);
 }
 
 /* Python's float // and %, as NumPy's npy_divmod: exact fmod, then fix the
    sign; b == 0 gives a / b (inf or nan) and nan. */
 static LLVMValueRef float_divmod(GjLower *L, int want_mod, LLVMValueRef a, LLVMValueRef b) {
-    LLVMValueRef zero = float_const(a, 0.0), one = float_const(a, 1.0);
+    LLVMValueRef zero = gj_lower_fconst(a, 0.0), one = gj_lower_fconst(a, 1.0);
     LLVMValueRef fargs[2] = {a, b};
-    LLVMValueRef mod = libdevice_call(L, "fmod", fargs, 2);
-    LLVMValueRef mod_nz = fcmp(L, LLVMRealUNE, mod, zero);
-    LLVMValueRef sign_differs =
-        LLVMBuildXor(L->b, fcmp(L, LLVMRealOLT, b, zero), fcmp(L, LLVMRealOLT, mod, zero), "");
+    LLVMValueRef mod = gj_lower_libdevice(L, "fmod", fargs, 2);
+    LLVMValueRef mod_nz = gj_lower_fcmp(L, LLVMRealUNE, mod, zero);
+    LLVMValueRef sign_differs = LLVMBuildXor(L->b, gj_lower_fcmp(L, LLVMRealOLT, b, zero),
+                                             gj_lower_fcmp(L, LLVMRealOLT, mod, zero), "");
     LLVMValueRef fix = LLVMBuildAnd(L->b, mod_nz, sign_differs, "");
     if (want_mod) {
         LLVMValueRef signed_zero[2] = {zero, b};
-        LLVMValueRef m = sel(L, fix, gj_lower_fast(L, LLVMBuildFAdd(L->b, mod, b, "")), mod);
-        return sel(L, mod_nz, m,
-                   gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
+        LLVMValueRef m =
+            gj_lower_sel(L, fix, gj_lower_fast(L, LLVMBuildFAdd(L->b, mod, b, "")), mod);
+        return gj_lower_sel(
+            L, mod_nz, m,
+            gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
     }
     LLVMValueRef div = gj_lower_fdiv(L, LLVMBuildFSub(L->b, a, mod, ""), b);
-    div = sel(L, fix, LLVMBuildFSub(L->b, div, one, ""), div);
+    div = gj_lower_sel(L, fix, LLVMBuildFSub(L->b, div, one, ""), div);
     LLVMValueRef fl = gj_lower_float_intrinsic(L, "llvm.floor", div);
     LLVMValueRef round_up =
-        fcmp(L, LLVMRealOGT, LLVMBuildFSub(L->b, div, fl, ""), float_const(a, 0.5));
-    fl = sel(L, round_up, LLVMBuildFAdd(L->b, fl, one, ""), fl);
+        gj_lower_fcmp(L, LLVMRealOGT, LLVMBuildFSub(L->b, div, fl, ""), gj_lower_fconst(a, 0.5));
+    fl = gj_lower_sel(L, round_up, LLVMBuildFAdd(L->b, fl, one, ""), fl);
     LLVMValueRef quotient = gj_lower_fdiv(L, a, b);
     LLVMValueRef signed_zero[2] = {zero, quotient};
     LLVMValueRef res =
-        sel(L, fcmp(L, LLVMRealUNE, div, zero), fl,
-            gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
-    return sel(L, fcmp(L, LLVMRealOEQ, b, zero), quotient, res);
+        gj_lower_sel(L, gj_lower_fcmp(L, LLVMRealUNE, div, zero), fl,
+                     gj_lower_call_intrinsic(L, "llvm.copysign", LLVMTypeOf(a), signed_zero, 2));
+    return gj_lower_sel(L, gj_lower_fcmp(L, LLVMRealOEQ, b, zero), quotient, res);
 }
 
 /* ---- power ------------------------------------------------------------------------ */
@@ -473,7 +112,7 @@ static LLVMValueRef mul(GjLower *L, LLVMValueRef a, LLVMValueRef b, int is_float
 /* x ** e for e in 0..4 as multiplies: x*x is exactly pow(x, 2). */
 static LLVMValueRef pow_by_multiplies(GjLower *L, LLVMValueRef x, int e, int is_float) {
     switch (e) {
-    case 0: return is_float ? float_const(x, 1.0) : int_const(x, 1);
+    case 0: return is_float ? gj_lower_fconst(x, 1.0) : gj_lower_iconst(x, 1);
     case 1: return x;
     case 2: return mul(L, x, x, is_float);
     case 3: return mul(L, mul(L, x, x, is_float), x, is_float);
@@ -505,17 +144,18 @@ static LLVMValueRef ipow_helper(GjLower *L, LLVMTypeRef ty, int is_signed) {
     LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(L->ctx, fn, "loop");
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(L->ctx, fn, "body");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(L->ctx, fn, "done");
-    LLVMValueRef zero = int_const(a, 0), one = int_const(a, 1);
+    LLVMValueRef zero = gj_lower_iconst(a, 0), one = gj_lower_iconst(a, 1);
 
     LLVMPositionBuilderAtEnd(L->b, entry);
     if (is_signed) {
         LLVMBasicBlockRef negative = LLVMAppendBasicBlockInContext(L->ctx, fn, "negative");
-        LLVMBuildCondBr(L->b, icmp(L, LLVMIntSLT, e, zero), negative, loop);
+        LLVMBuildCondBr(L->b, gj_lower_icmp(L, LLVMIntSLT, e, zero), negative, loop);
         LLVMPositionBuilderAtEnd(L->b, negative);
         LLVMValueRef odd = LLVMBuildTrunc(L->b, e, L->i1, "");
-        LLVMValueRef minus1_pow = sel(L, odd, int_const(a, -1), one);
-        LLVMValueRef r = sel(L, icmp(L, LLVMIntEQ, a, int_const(a, -1)), minus1_pow, zero);
-        LLVMBuildRet(L->b, sel(L, icmp(L, LLVMIntEQ, a, one), one, r));
+        LLVMValueRef minus1_pow = gj_lower_sel(L, odd, gj_lower_iconst(a, -1), one);
+        LLVMValueRef r = gj_lower_sel(L, gj_lower_icmp(L, LLVMIntEQ, a, gj_lower_iconst(a, -1)),
+                                      minus1_pow, zero);
+        LLVMBuildRet(L->b, gj_lower_sel(L, gj_lower_icmp(L, LLVMIntEQ, a, one), one, r));
     } else {
         LLVMBuildBr(L->b, loop);
     }
@@ -524,11 +164,11 @@ static LLVMValueRef ipow_helper(GjLower *L, LLVMTypeRef ty, int is_signed) {
     LLVMValueRef result = LLVMBuildPhi(L->b, ty, "result");
     LLVMValueRef base = LLVMBuildPhi(L->b, ty, "base");
     LLVMValueRef k = LLVMBuildPhi(L->b, ty, "k");
-    LLVMBuildCondBr(L->b, icmp(L, LLVMIntEQ, k, zero), done, body);
+    LLVMBuildCondBr(L->b, gj_lower_icmp(L, LLVMIntEQ, k, zero), done, body);
 
     LLVMPositionBuilderAtEnd(L->b, body);
     LLVMValueRef odd = LLVMBuildTrunc(L->b, k, L->i1, "");
-    LLVMValueRef result2 = sel(L, odd, LLVMBuildMul(L->b, result, base, ""), result);
+    LLVMValueRef result2 = gj_lower_sel(L, odd, LLVMBuildMul(L->b, result, base, ""), result);
     LLVMValueRef base2 = LLVMBuildMul(L->b, base, base, "");
     LLVMValueRef k2 = LLVMBuildLShr(L->b, k, one, "");
     LLVMBuildBr(L->b, loop);
@@ -584,7 +224,7 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
         return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
     }
     LLVMValueRef args[2] = {x, y};
-    LLVMValueRef r = libdevice_call(L, "pow", args, 2);
+    LLVMValueRef r = gj_lower_libdevice(L, "pow", args, 2);
     if (!r || (kind == LLVMFloatTypeKind && (L->opt->fastmath & GJ_FM_AFN)))
         return r;
     int dbl = kind == LLVMDoubleTypeKind;
@@ -597,11 +237,11 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef frac = LLVMBuildAnd(L->b, bits, LLVMConstInt(ity, (1ull << (p - 1)) - 1, 0), "");
     LLVMValueRef ef = LLVMBuildAnd(L->b, LLVMBuildLShr(L->b, bits, LLVMConstInt(ity, p - 1, 0), ""),
                                    LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0), "");
-    LLVMValueRef normal = icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, 0, 0));
-    LLVMValueRef m =
-        sel(L, normal, LLVMBuildOr(L->b, frac, LLVMConstInt(ity, 1ull << (p - 1), 0), ""), frac);
+    LLVMValueRef normal = gj_lower_icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, 0, 0));
+    LLVMValueRef m = gj_lower_sel(
+        L, normal, LLVMBuildOr(L->b, frac, LLVMConstInt(ity, 1ull << (p - 1), 0), ""), frac);
     LLVMValueRef e =
-        LLVMBuildSub(L->b, sel(L, normal, ef, LLVMConstInt(ity, 1, 0)),
+        LLVMBuildSub(L->b, gj_lower_sel(L, normal, ef, LLVMConstInt(ity, 1, 0)),
                      LLVMConstInt(ity, (unsigned long long)(bias + (int)p - 1), 0), "");
     LLVMValueRef tz_args[2] = {m, LLVMConstInt(L->i1, 0, 0)}; /* m == 0 (x == 0) is gated off */
     LLVMValueRef tz = gj_lower_call_intrinsic(L, "llvm.cttz", ity, tz_args, 2);
@@ -610,42 +250,47 @@ LLVMValueRef gj_lower_float_pow(GjLower *L, LLVMValueRef x, LLVMValueRef y) {
 
     /* the gate */
     LLVMValueRef ay = gj_lower_float_intrinsic(L, "llvm.fabs", y);
-    LLVMValueRef ok =
-        LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", y), y),
-                     fcmp(L, LLVMRealOGE, ay, float_const(y, 1.0)), "");
-    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOLE, ay, float_const(y, 1048576.0)), "");
-    LLVMValueRef finite = icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0));
+    LLVMValueRef ok = LLVMBuildAnd(
+        L->b, gj_lower_fcmp(L, LLVMRealOEQ, gj_lower_float_intrinsic(L, "llvm.trunc", y), y),
+        gj_lower_fcmp(L, LLVMRealOGE, ay, gj_lower_fconst(y, 1.0)), "");
+    ok = LLVMBuildAnd(L->b, ok, gj_lower_fcmp(L, LLVMRealOLE, ay, gj_lower_fconst(y, 1048576.0)),
+                      "");
+    LLVMValueRef finite = gj_lower_icmp(L, LLVMIntNE, ef, LLVMConstInt(ity, dbl ? 0x7ff : 0xff, 0));
     ok = LLVMBuildAnd(L->b, ok, finite, "");
-    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealONE, x, float_const(x, 0.0)), "");
+    ok = LLVMBuildAnd(L->b, ok, gj_lower_fcmp(L, LLVMRealONE, x, gj_lower_fconst(x, 0.0)), "");
     /* |y| clamped first, so the conversion never sees a value out of range */
-    LLVMValueRef k = LLVMBuildFPToSI(L->b, sel(L, ok, ay, float_const(y, 1.0)), L->i32, "");
-    LLVMValueRef y_pos = fcmp(L, LLVMRealOGT, y, float_const(y, 0.0));
-    LLVMValueRef ey = LLVMBuildMul(L->b, e, sel(L, y_pos, k, LLVMBuildNeg(L->b, k, "")), "");
+    LLVMValueRef k =
+        LLVMBuildFPToSI(L->b, gj_lower_sel(L, ok, ay, gj_lower_fconst(y, 1.0)), L->i32, "");
+    LLVMValueRef y_pos = gj_lower_fcmp(L, LLVMRealOGT, y, gj_lower_fconst(y, 0.0));
+    LLVMValueRef ey =
+        LLVMBuildMul(L->b, e, gj_lower_sel(L, y_pos, k, LLVMBuildNeg(L->b, k, "")), "");
     LLVMValueRef scale_args[2] = {gj_lower_float_intrinsic(L, "llvm.fabs", r),
                                   LLVMBuildNeg(L->b, ey, "")};
-    LLVMValueRef sc = libdevice_call(L, "ldexp", scale_args, 2);
+    LLVMValueRef sc = gj_lower_libdevice(L, "ldexp", scale_args, 2);
     double limit = (double)(1ull << (p + 1));
-    LLVMValueRef lo = sel(L, y_pos, float_const(x, 0.5), float_const(x, 1.0 / limit));
-    LLVMValueRef hi = sel(L, y_pos, float_const(x, limit), float_const(x, 2.0));
-    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOGE, sc, lo), "");
-    ok = LLVMBuildAnd(L->b, ok, fcmp(L, LLVMRealOLE, sc, hi), "");
+    LLVMValueRef lo =
+        gj_lower_sel(L, y_pos, gj_lower_fconst(x, 0.5), gj_lower_fconst(x, 1.0 / limit));
+    LLVMValueRef hi = gj_lower_sel(L, y_pos, gj_lower_fconst(x, limit), gj_lower_fconst(x, 2.0));
+    ok = LLVMBuildAnd(L->b, ok, gj_lower_fcmp(L, LLVMRealOGE, sc, lo), "");
+    ok = LLVMBuildAnd(L->b, ok, gj_lower_fcmp(L, LLVMRealOLE, sc, hi), "");
 
     /* M**|y| by squaring */
-    LLVMValueRef acc = float_const(x, 1.0), sq = big_m;
+    LLVMValueRef acc = gj_lower_fconst(x, 1.0), sq = big_m;
     for (unsigned bit = 0; bit < 6; bit++) {
         LLVMValueRef set = LLVMBuildTrunc(
             L->b, LLVMBuildLShr(L->b, k, LLVMConstInt(L->i32, bit, 0), ""), L->i1, "");
-        acc = sel(L, set, LLVMBuildFMul(L->b, acc, sq, ""), acc);
+        acc = gj_lower_sel(L, set, LLVMBuildFMul(L->b, acc, sq, ""), acc);
         if (bit < 5)
             sq = LLVMBuildFMul(L->b, sq, sq, "");
     }
-    acc = sel(L, y_pos, acc, LLVMBuildFDiv(L->b, float_const(x, 1.0), acc, ""));
+    acc = gj_lower_sel(L, y_pos, acc, LLVMBuildFDiv(L->b, gj_lower_fconst(x, 1.0), acc, ""));
     LLVMValueRef out_args[2] = {acc, ey};
-    LLVMValueRef exact = libdevice_call(L, "ldexp", out_args, 2);
+    LLVMValueRef exact = gj_lower_libdevice(L, "ldexp", out_args, 2);
     LLVMValueRef odd = LLVMBuildTrunc(L->b, k, L->i1, "");
-    LLVMValueRef neg = LLVMBuildAnd(L->b, odd, fcmp(L, LLVMRealOLT, x, float_const(x, 0.0)), "");
-    exact = sel(L, neg, LLVMBuildFNeg(L->b, exact, ""), exact);
-    return sel(L, ok, exact, r);
+    LLVMValueRef neg =
+        LLVMBuildAnd(L->b, odd, gj_lower_fcmp(L, LLVMRealOLT, x, gj_lower_fconst(x, 0.0)), "");
+    exact = gj_lower_sel(L, neg, LLVMBuildFNeg(L->b, exact, ""), exact);
+    return gj_lower_sel(L, ok, exact, r);
 }
 
 static LLVMValueRef power(GjLower *L, GjNumClass cls, LLVMValueRef a, LLVMValueRef b) {
@@ -661,106 +306,18 @@ static LLVMValueRef power(GjLower *L, GjNumClass cls, LLVMValueRef a, LLVMValueR
     return LLVMBuildCall2(L->b, LLVMFunctionType(ty, params, 2, 0), fn, args, 2, "");
 }
 
-/* ---- complex numbers ------------------------------------------------------------ */
-
-LLVMValueRef gj_lower_re(GjLower *L, LLVMValueRef z) {
-    return LLVMBuildExtractValue(L->b, z, 0, "");
-}
-
-LLVMValueRef gj_lower_im(GjLower *L, LLVMValueRef z) {
-    return LLVMBuildExtractValue(L->b, z, 1, "");
-}
-
-LLVMValueRef gj_lower_complex(GjLower *L, LLVMValueRef re, LLVMValueRef im) {
-    LLVMTypeRef fields[2] = {LLVMTypeOf(re), LLVMTypeOf(re)};
-    LLVMValueRef z = LLVMGetUndef(LLVMStructTypeInContext(L->ctx, fields, 2, 0));
-    z = LLVMBuildInsertValue(L->b, z, re, 0, "");
-    return LLVMBuildInsertValue(L->b, z, im, 1, "");
-}
-
-/* The parts of complex + - * / are the kernel's arithmetic: they contract. */
-static LLVMValueRef fadd(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_arith(L, LLVMBuildFAdd(L->b, a, b, ""));
-}
-static LLVMValueRef fsub(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_arith(L, LLVMBuildFSub(L->b, a, b, ""));
-}
-static LLVMValueRef fmul(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_arith(L, LLVMBuildFMul(L->b, a, b, ""));
-}
-static LLVMValueRef fdiv(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    return gj_lower_fdiv(L, a, b);
-}
-
-static LLVMValueRef complex_mul(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    LLVMValueRef ar = gj_lower_re(L, a), ai = gj_lower_im(L, a);
-    LLVMValueRef br = gj_lower_re(L, b), bi = gj_lower_im(L, b);
-    return gj_lower_complex(L, fsub(L, fmul(L, ar, br), fmul(L, ai, bi)),
-                            fadd(L, fmul(L, ar, bi), fmul(L, ai, br)));
-}
-
-/* NumPy's complex division (Smith's method, as its loops and scalars do):
-   scale by the larger part of the divisor; 0 / 0 gives nan, x / 0 inf. */
-static LLVMValueRef complex_div(GjLower *L, LLVMValueRef a, LLVMValueRef b) {
-    LLVMValueRef ar = gj_lower_re(L, a), ai = gj_lower_im(L, a);
-    LLVMValueRef br = gj_lower_re(L, b), bi = gj_lower_im(L, b);
-    LLVMValueRef one = float_const(ar, 1.0), zero = float_const(ar, 0.0);
-    LLVMValueRef abs_br = gj_lower_call_intrinsic(L, "llvm.fabs", LLVMTypeOf(br), &br, 1);
-    LLVMValueRef abs_bi = gj_lower_call_intrinsic(L, "llvm.fabs", LLVMTypeOf(bi), &bi, 1);
-    /* |br| >= |bi| */
-    LLVMValueRef rat1 = fdiv(L, bi, br);
-    LLVMValueRef scl1 = fdiv(L, one, fadd(L, br, fmul(L, bi, rat1)));
-    LLVMValueRef re1 = fmul(L, fadd(L, ar, fmul(L, ai, rat1)), scl1);
-    LLVMValueRef im1 = fmul(L, fsub(L, ai, fmul(L, ar, rat1)), scl1);
-    LLVMValueRef both_zero = LLVMBuildAnd(L->b, fcmp(L, LLVMRealOEQ, abs_br, zero),
-                                          fcmp(L, LLVMRealOEQ, abs_bi, zero), "");
-    re1 = sel(L, both_zero, fdiv(L, ar, abs_br), re1);
-    im1 = sel(L, both_zero, fdiv(L, ai, abs_br), im1);
-    /* |br| < |bi| (or a nan) */
-    LLVMValueRef rat2 = fdiv(L, br, bi);
-    LLVMValueRef scl2 = fdiv(L, one, fadd(L, bi, fmul(L, br, rat2)));
-    LLVMValueRef re2 = fmul(L, fadd(L, fmul(L, ar, rat2), ai), scl2);
-    LLVMValueRef im2 = fmul(L, fsub(L, fmul(L, ai, rat2), ar), scl2);
-    LLVMValueRef first = fcmp(L, LLVMRealOGE, abs_br, abs_bi);
-    return gj_lower_complex(L, sel(L, first, re1, re2), sel(L, first, im1, im2));
-}
-
-LLVMValueRef gj_lower_complex_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValueRef b) {
-    switch (op) {
-    case GJ_BIN_ADD:
-        return gj_lower_complex(L, fadd(L, gj_lower_re(L, a), gj_lower_re(L, b)),
-                                fadd(L, gj_lower_im(L, a), gj_lower_im(L, b)));
-    case GJ_BIN_SUB:
-        return gj_lower_complex(L, fsub(L, gj_lower_re(L, a), gj_lower_re(L, b)),
-                                fsub(L, gj_lower_im(L, a), gj_lower_im(L, b)));
-    case GJ_BIN_MUL: return complex_mul(L, a, b);
-    case GJ_BIN_TRUEDIV: return complex_div(L, a, b);
-    case GJ_BIN_POW: return gj_lower_complex_pow(L, a, b); /* lower_math.c */
-    case GJ_BIN_FLOORDIV:
-    case GJ_BIN_MOD:
-    case GJ_BIN_LSHIFT:
-    case GJ_BIN_RSHIFT:
-    case GJ_BIN_AND:
-    case GJ_BIN_OR:
-    case GJ_BIN_XOR:
-    case GJ_BIN_MATMUL:
-    case GJ_NBINOPS: break;
-    }
-    return NULL;
-}
-
 /* ---- shifts --------------------------------------------------------------------- */
 
 /* NumPy's shifts: a count of at least the width gives 0 (or -1 for a
    negative signed value shifted right) instead of LLVM's poison. */
 static LLVMValueRef shift(GjLower *L, int left, int is_signed, LLVMValueRef a, LLVMValueRef b) {
     unsigned width = LLVMGetIntTypeWidth(LLVMTypeOf(a));
-    LLVMValueRef too_far = icmp(L, LLVMIntUGE, b, int_const(a, width));
+    LLVMValueRef too_far = gj_lower_icmp(L, LLVMIntUGE, b, gj_lower_iconst(a, width));
     if (left)
-        return sel(L, too_far, int_const(a, 0), LLVMBuildShl(L->b, a, b, ""));
+        return gj_lower_sel(L, too_far, gj_lower_iconst(a, 0), LLVMBuildShl(L->b, a, b, ""));
     if (!is_signed)
-        return sel(L, too_far, int_const(a, 0), LLVMBuildLShr(L->b, a, b, ""));
-    LLVMValueRef count = sel(L, too_far, int_const(a, width - 1), b);
+        return gj_lower_sel(L, too_far, gj_lower_iconst(a, 0), LLVMBuildLShr(L->b, a, b, ""));
+    LLVMValueRef count = gj_lower_sel(L, too_far, gj_lower_iconst(a, width - 1), b);
     return LLVMBuildAShr(L->b, a, count, "");
 }
 
@@ -799,9 +356,9 @@ static LLVMValueRef float_binop(GjLower *L, GjBinop op, LLVMValueRef a, LLVMValu
         return r ? LLVMBuildFPTrunc(L->b, r, ty, "") : NULL;
     }
     switch (op) {
-    case GJ_BIN_ADD: return fadd(L, a, b);
-    case GJ_BIN_SUB: return fsub(L, a, b);
-    case GJ_BIN_MUL: return fmul(L, a, b);
+    case GJ_BIN_ADD: return gj_lower_arith_fadd(L, a, b);
+    case GJ_BIN_SUB: return gj_lower_arith_fsub(L, a, b);
+    case GJ_BIN_MUL: return gj_lower_arith_fmul(L, a, b);
     case GJ_BIN_TRUEDIV: return gj_lower_fdiv(L, a, b);
     case GJ_BIN_FLOORDIV: return float_divmod(L, 0, a, b);
     case GJ_BIN_MOD: return float_divmod(L, 1, a, b);
@@ -903,10 +460,10 @@ static const LLVMRealPredicate cmp_float[] = {LLVMRealOLT, LLVMRealOLE, LLVMReal
 static LLVMValueRef compare_in(GjLower *L, GjCmp k, LLVMValueRef a, LLVMValueRef b,
                                GjNumClass cls) {
     switch (cls) {
-    case GJ_NC_SINT: return icmp(L, cmp_signed[k], a, b);
+    case GJ_NC_SINT: return gj_lower_icmp(L, cmp_signed[k], a, b);
     case GJ_NC_BOOL:
-    case GJ_NC_UINT: return icmp(L, cmp_unsigned[k], a, b);
-    case GJ_NC_FLOAT: return gj_lower_fast(L, fcmp(L, cmp_float[k], a, b));
+    case GJ_NC_UINT: return gj_lower_icmp(L, cmp_unsigned[k], a, b);
+    case GJ_NC_FLOAT: return gj_lower_fast(L, gj_lower_fcmp(L, cmp_float[k], a, b));
     case GJ_NC_COMPLEX: { /* == and != only (typing refuses the rest) */
         LLVMValueRef re = compare_in(L, k, gj_lower_re(L, a), gj_lower_re(L, b), GJ_NC_FLOAT);
         LLVMValueRef im = compare_in(L, k, gj_lower_im(L, a), gj_lower_im(L, b), GJ_NC_FLOAT);
@@ -935,10 +492,10 @@ static LLVMValueRef compare_signed_uint64(GjLower *L, GjCmp k, LLVMValueRef a, c
     LLVMValueRef *s = signed_left ? &a : &b;
     if (!(*s = gj_lower_cast(L, *s, signed_left ? ta : tb, &gj_ty_int64)))
         return NULL;
-    LLVMValueRef negative = icmp(L, LLVMIntSLT, *s, int_const(*s, 0));
+    LLVMValueRef negative = gj_lower_icmp(L, LLVMIntSLT, *s, gj_lower_iconst(*s, 0));
     LLVMValueRef known =
         LLVMConstInt(L->i1, (unsigned long long)(signed_left ? left_below[k] : right_below[k]), 0);
-    return sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
+    return gj_lower_sel(L, negative, known, compare_in(L, k, a, b, GJ_NC_UINT));
 }
 
 /* An integer compared with an int literal (a weak int, an int64 value).
@@ -987,7 +544,7 @@ LLVMValueRef gj_lower_abs(GjLower *L, LLVMValueRef a, const GjType *t) {
     case GJ_NC_FLOAT: return gj_lower_float_intrinsic(L, "llvm.fabs", a);
     case GJ_NC_COMPLEX: { /* npy_cabs: hypot(re, im) */
         LLVMValueRef parts[2] = {gj_lower_re(L, a), gj_lower_im(L, a)};
-        return libdevice_call(L, "hypot", parts, 2);
+        return gj_lower_libdevice(L, "hypot", parts, 2);
     }
     case GJ_NC_OTHER: break;
     }
@@ -1006,5 +563,22 @@ LLVMValueRef gj_lower_minmax(GjLower *L, int is_max, LLVMValueRef a, LLVMValueRe
                  is_max ? "max" : "min", t->name);
         return NULL;
     }
-    return sel(L, better, b, a);
+    return gj_lower_sel(L, better, b, a);
+}
+
+/* Item i (an i64, any value in [-n, n)) of tuple tup, as type rt: a chain of
+   selects, for a variable index into a tuple whose items share one type. */
+LLVMValueRef gj_lower_tuple_item(GjLower *L, LLVMValueRef tup, const GjType *tt, LLVMValueRef i,
+                                 const GjType *rt) {
+    i = gj_lower_wrap_index(L, i, gj_lower_i64(L, tt->n));
+    LLVMValueRef v = LLVMGetUndef(gj_lower_type(L, rt));
+    for (int k = 0; k < tt->n; k++) {
+        LLVMValueRef e =
+            gj_lower_cast(L, LLVMBuildExtractValue(L->b, tup, (unsigned)k, ""), tt->elems[k], rt);
+        if (!e)
+            return NULL;
+        LLVMValueRef here = LLVMBuildICmp(L->b, LLVMIntEQ, i, gj_lower_i64(L, k), "");
+        v = k == 0 ? e : LLVMBuildSelect(L->b, here, e, v, "");
+    }
+    return v;
 }

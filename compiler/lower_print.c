@@ -1,5 +1,5 @@
 /*
- * lower_print.c - the print family (lower_intr.h): print(*values) in
+ * lower_print.c - the print family (lower_print.h): print(*values) in
  * kernels and device functions, as numba.cuda lowers it.
  *
  * One call prints one line: the values separated by single spaces, then a
@@ -15,12 +15,9 @@
  * ('%' doubled), and bools are "%s" of "True" or "False", as Python
  * prints them (numba refuses bools).  typeinfer.c refuses anything else.
  */
-#include "lower_intr.h"
+#include "lower_print.h"
 
 #include <string.h>
-
-#include "lower_ops.h"
-#include "target.h"
 
 /* CUDA's printf takes 32 arguments at most; print's row allows fewer. */
 enum { MAX_VALUES = 32 };
@@ -53,14 +50,8 @@ static int append(GjLower *L, Fmt *f, const char *s, int escape) {
 /* A generic pointer to the NUL-terminated constant s, a private global in
    the target's constant address space (O3 merges equal ones). */
 static LLVMValueRef const_string(GjLower *L, const char *s, const char *name) {
-    LLVMValueRef init = LLVMConstStringInContext2(L->ctx, s, strlen(s), 0);
+    LLVMValueRef g = gj_lower_const_global(L, name, s, strlen(s) + 1, LLVMPrivateLinkage, 1);
     unsigned as = L->target->addrspace[GJ_AS_CONST];
-    LLVMValueRef g = LLVMAddGlobalInAddressSpace(L->mod, LLVMTypeOf(init), name, as);
-    LLVMSetInitializer(g, init);
-    LLVMSetGlobalConstant(g, 1);
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
-    LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
-    LLVMSetAlignment(g, 1);
     LLVMTypeRef generic = LLVMPointerTypeInContext(L->ctx, 0);
     return as ? LLVMConstAddrSpaceCast(g, generic) : g;
 }

@@ -1,5 +1,5 @@
 /*
- * lower_thread.c - the thread family of intrinsics (lower_intr.h): thread
+ * lower_thread.c - the thread family of intrinsics (lower_thread.h): thread
  * indexing (threadIdx/blockIdx/blockDim/gridDim .x/.y/.z, grid(n),
  * gridsize(n), laneid, warpsize, lanemask_lt()) and the block barrier
  * (syncthreads).
@@ -11,9 +11,7 @@
  * one widening multiply (mul.wide.u32 / mad.wide.u32) for
  * blockIdx.x * blockDim.x + threadIdx.x, as for grid(1).
  */
-#include "lower_intr.h"
-
-#include "lower_ops.h"
+#include "lower_thread.h"
 
 /* What CUDA allows each register to hold: [lo, hi). */
 static const struct {

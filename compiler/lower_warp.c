@@ -1,5 +1,5 @@
 /*
- * lower_warp.c - the warp family of intrinsics (lower_intr.h): block and
+ * lower_warp.c - the warp family of intrinsics (lower_warp.h): block and
  * warp collectives (syncthreads_count/and/or, syncwarp, shfl_*_sync, the
  * *_sync votes, match_*_sync, activemask), memory fences, and the bit and
  * arithmetic helpers of numba.cuda (popc, brev, clz, ffs, fma, cbrt, selp).
@@ -14,9 +14,7 @@
  * (0.0 and -0.0 differ, a NaN matches its own bits).  The bit helpers are
  * LLVM intrinsics that both targets select.
  */
-#include "lower_intr.h"
-
-#include "lower_ops.h"
+#include "lower_warp.h"
 
 /* A real scalar v of type t (concrete) as its bits: i32, or i64 for 64-bit t. */
 static LLVMValueRef to_bits(GjLower *L, LLVMValueRef v, const GjType *t) {

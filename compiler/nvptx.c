@@ -98,8 +98,8 @@ static int nvptx_limit_row(void) {
 
 int gj_nvptx_max_sm(void) { return nvptx_limits[nvptx_limit_row()].max_sm; }
 
-static LLVMCodeGenOptLevel codegen_level(int opt_level) {
-    switch (opt_level) {
+LLVMCodeGenOptLevel gj_llvm_codegen_level(int opt_level) {
+    switch (opt_level < 0 ? 0 : opt_level > 3 ? 3 : opt_level) {   /* as gj_llvm_optimise */
     case 0: return LLVMCodeGenLevelNone;
     case 1: return LLVMCodeGenLevelLess;
     case 2: return LLVMCodeGenLevelDefault;
@@ -128,7 +128,7 @@ static LLVMTargetMachineRef create_target_machine(GjCtx *c, const GjCompileOptio
         snprintf(features, sizeof features, "+ptx%d", ptx);
     }
     return LLVMCreateTargetMachine(p->target, NVPTX_TRIPLE, cpu, features,
-                                   codegen_level(opt->opt_level), LLVMRelocDefault,
+                                   gj_llvm_codegen_level(opt->opt_level), LLVMRelocDefault,
                                    LLVMCodeModelDefault);
 }
 

@@ -1,5 +1,5 @@
 /*
- * target.h - the seam between lowering (lower.c, lower_ops.c) and the
+ * target.h - the seam between lowering (lower.c, lower_base.c) and the
  * machine the kernel runs on.  Everything in the generated code that
  * differs between a GPU and the host CPU goes through one GjTarget:
  *

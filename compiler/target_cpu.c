@@ -33,7 +33,8 @@
 #include <llvm-c/DebugInfo.h>
 #include <llvm-c/TargetMachine.h>
 
-#include "lower_ops.h"
+#include "lower_array.h"
+#include "lower_base.h"
 #include "vectorize.h"
 
 static void cpu_init_module(GjLower *L) {

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lower_ops.h"
+#include "lower_base.h"
 
 #define NVPTX_DATA_LAYOUT "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 

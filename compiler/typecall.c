@@ -592,23 +592,23 @@ static const GjType *rule_type(Infer *in, const GjIns *ins, int id, const GjIntr
                          gj_infer_fn_name(id));
 }
 
-/* A call of a @gpujit.jit function: its specialisation's return type.  A
-   failure in a sweep before the last may come from an argument type that
-   still widens, so it is forgotten there; the last sweep reports it. */
-static const GjType *device_call_type(Infer *in, const GjIns *ins, const GjType *callee) {
+/* A call of a @gpujit.jit function: its specialisation's return type, and
+   the specialisation in ins->spec for the passes after typing.  A failure in
+   a sweep before the last may come from an argument type that still widens,
+   so it is forgotten there; the last sweep reports it. */
+static const GjType *device_call_type(Infer *in, GjIns *ins, const GjType *callee) {
     int32_t n = ins->nargs - 1;
     const GjType **args = GJ_NEW_N(&in->c->arena, const GjType *, n > 0 ? n : 1);
     if (!args)
         return gj_infer_fail(in, GJ_DIAG_INTERNAL, ins->loc, "out of memory");
     for (int32_t k = 0; k < n; k++)
         args[k] = gj_infer_arg_type(in, ins, k + 1);
-    GjSpec *spec;
-    if (gj_spec_get(in->c, callee->callee, args, n, ins->loc, &spec) != GJ_OK) {
+    if (gj_spec_get(in->c, callee->callee, args, n, ins->loc, &ins->spec) != GJ_OK) {
         if (!in->report)
             in->c->diag = NULL;
         return NULL;
     }
-    return spec->f->ret_type;
+    return ins->spec->f->ret_type;
 }
 
 /* The name of parameter p in a row's "a, b, c=1" list, into buf. */

@@ -783,11 +783,6 @@ static GjStatus sweep(Infer *in) {
     return GJ_OK;
 }
 
-static void dump_types(const GjFunc *f) {
-    fprintf(stderr, "---- types: %s ----\n", f->code->qualname ? f->code->qualname : f->code->name);
-    gj_ir_dump(f, stderr);   /* variables and temps with their types */
-}
-
 GjStatus gj_infer_func(GjCtx *c, GjFunc *f) {
     /* require: build.c's invariants (ir.h); code->argtypes for every parameter */
     Infer in = {.c = c, .f = f};
@@ -829,7 +824,5 @@ GjStatus gj_infer_func(GjCtx *c, GjFunc *f) {
                             f->ret_type->name, declared->name);
         f->ret_type = declared;   /* lowering converts each returned value */
     }
-    if (c->dump & GJ_DUMP_TYPES)
-        dump_types(f);
     return GJ_OK;
 }

@@ -234,24 +234,3 @@ def slow_store(out, value, rounds):
     if i < out.size:
         out[i] = value + (acc - acc)
 
-
-# How tests/c's programs are built: the project's warnings as errors, and
-# the sanitizers of the "asan" variant.
-C_COMPILER = (os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-              or shutil.which("clang"))
-C_FLAGS = ["-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
-           "-Wmissing-prototypes", "-Wstrict-prototypes", "-Wswitch-enum", "-Werror"]
-C_SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-              "-fno-sanitize-recover=undefined"]
-
-
-def build_c_test(cmd, sanitized=False):
-    """Runs the C compiler command `cmd` that builds one of tests/c's
-    programs, with the project's warnings as errors: fails on an error or a
-    warning; skips when `sanitized` and the compiler cannot link the
-    sanitizers."""
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if sanitized and res.returncode != 0 and "sanitize" in res.stderr:
-        pytest.skip("the C compiler cannot link the sanitizers here")
-    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr}"
-    assert res.stderr == "", f"warnings:\n{res.stderr}"

@@ -4,7 +4,7 @@
  * (build.c), definite assignment, type inference (typeinfer.c) and the IR
  * verifier (irverify.c).
  *
- * Built and run by tests/test_frontend.py.  The inputs are hand-written
+ * Built and run by meson (tests/c/meson.build).  The inputs are hand-written
  * dis listings, as pymodule/codeview.c would copy them, of two functions
  * under the Python versions whose bytecode differs most (3.11, 3.12, 3.13):
  *
@@ -21,6 +21,7 @@
  * and "ok: N failure(s)" last; exits 1 on any failure.
  */
 #include "bytecode.h"
+#include "frontend.h"
 #include "ir.h"
 
 #include <stdio.h>
@@ -184,15 +185,19 @@ static void ctx(GjCtx *c) {
     c->dump = 0;
 }
 
-/* The passes gj_compile runs before lowering, each verified. */
+/* The passes gj_compile runs before lowering, each verified: the front end
+   (as a device function, which may return a value), or its passes up to
+   typing. */
 static GjStatus frontend(GjCtx *c, const GjCodeView *cv, GjFunc **f, int typed) {
     c->code = cv;
-    if (gj_build_func(c, cv, f) != GJ_OK || gj_ir_verify(c, *f, "build") != GJ_OK ||
-        gj_check_assigned(c, *f) != GJ_OK || gj_ir_verify(c, *f, "definite assignment") != GJ_OK)
+    if (typed)
+        return gj_front_end(c, cv, 1, NULL, f);
+    GjBcCode bc;
+    if (gj_bc_decode(c, cv, &bc) != GJ_OK || gj_build_func(c, cv, &bc, f) != GJ_OK ||
+        gj_ir_verify(c, *f, "build") != GJ_OK || gj_check_assigned(c, *f) != GJ_OK ||
+        gj_ir_verify(c, *f, "definite assignment") != GJ_OK)
         return GJ_ERR;
-    (*f)->is_device = 1;   /* may return a value */
-    if (typed && (gj_infer_func(c, *f) != GJ_OK || gj_ir_verify(c, *f, "type inference") != GJ_OK))
-        return GJ_ERR;
+    (*f)->is_device = 1;
     return GJ_OK;
 }
 
@@ -406,6 +411,7 @@ typedef enum Break {
     BR_UNTYPED_VAR,
     BR_BRANCH_NOT_BOOL,
     BR_KEYWORDS_LEFT,
+    BR_CALL_SPEC,
     NBREAKS
 } Break;
 
@@ -440,6 +446,7 @@ static const struct {
     [BR_UNTYPED_VAR] = {"variable s has no type", 1},
     [BR_BRANCH_NOT_BOOL] = {"branches on int32, not bool", 1},
     [BR_KEYWORDS_LEFT] = {"keyword arguments left", 1},
+    [BR_CALL_SPEC] = {"a specialisation on a call of no device function", 1},
 };
 
 /* Breaks f as `br` says; 0 when g's IR lacks what the break needs. */
@@ -562,6 +569,12 @@ static int break_ir(GjCtx *c, GjFunc *f, Break br) {
         static GjConst name = {.kind = GJ_CONST_STR, .s = "stop"};
         call->ins[find(call, GJ_OP_CALL, 0)].c =
             (GjConst){.kind = GJ_CONST_TUPLE, .items = &name, .n = 1};
+        return 1;
+    }
+    case BR_CALL_SPEC: {   /* g's call of range(), an intrinsic */
+        static GjSpec spec;
+        GjBlock *call = block_with(f, GJ_OP_CALL);
+        call->ins[find(call, GJ_OP_CALL, 0)].spec = &spec;
         return 1;
     }
     case NBREAKS: break;
