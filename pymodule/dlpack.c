@@ -55,8 +55,15 @@ static const char *device_name(int type) {
 
 /* BufferError unless memory of DLPack device `type` is usable where the
    current target (`device`: an ordinal, or GJ_EXEC_HOST) runs kernels. */
-static int check_device(int type, int device) {
+static int check_device(int type, long id, int device) {
     int host = device == GJ_EXEC_HOST;
+    if (!host && (type == kDLCUDA || type == kDLCUDAManaged) && id < 0) {
+        /* a negative device would name the CPU target to the runtime (exec.h) */
+        PyErr_Format(PyExc_BufferError,
+                     "from_dlpack(): the tensor's DLPack device id is %ld; a GPU's is 0 or more",
+                     id);
+        return -1;
+    }
     if (host ? type == kDLCPU || type == kDLCUDAHost : type == kDLCUDA || type == kDLCUDAManaged)
         return 0;
     PyErr_Format(PyExc_BufferError,
@@ -372,16 +379,17 @@ static int precheck_device(PyObject *obj, int device) {
         PyErr_Clear();   /* the capsule's own device is checked anyway */
         return 0;
     }
-    long type =
-        PyTuple_Check(dev) && PyTuple_Size(dev) == 2 ? PyLong_AsLong(PyTuple_GetItem(dev, 0)) : -1;
+    int pair = PyTuple_Check(dev) && PyTuple_Size(dev) == 2;
+    long type = pair ? PyLong_AsLong(PyTuple_GetItem(dev, 0)) : -1;
+    long id = pair && type != -1 ? PyLong_AsLong(PyTuple_GetItem(dev, 1)) : 0;
     Py_DECREF(dev);
-    if (type == -1) {
+    if (type == -1 || (id == -1 && PyErr_Occurred())) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "__dlpack_device__() did not return a tuple "
                                              "(device type, device id)");
         return -1;
     }
-    return check_device((int)type, device);
+    return check_device((int)type, id, device);
 }
 
 /* obj.__dlpack__ as gpujit consumes it; a capsule or NULL raised. */
@@ -432,7 +440,8 @@ PyObject *gj_py_from_dlpack(GjPyState *st, PyObject *obj) {
         return NULL;
     GjDevView v;
     GjDeviceArray *d = NULL;
-    if (check_device(t->device.device_type, device) == 0 && tensor_view(t, flags, &v) == 0)
+    if (check_device(t->device.device_type, t->device.device_id, device) == 0 &&
+        tensor_view(t, flags, &v) == 0)
         d = gj_py_devicearray_view(
             st, &v, device == GJ_EXEC_HOST ? GJ_EXEC_HOST : t->device.device_id, owner);
     Py_DECREF(owner);   /* the view holds it, or its death frees the tensor */

@@ -390,3 +390,18 @@ class TestCudaTarget:
         torch = cuda_torch()
         with pytest.raises(BufferError, match=r"kDLCPU \(host\) memory.*cuda"):
             gpujit.from_dlpack(torch.zeros(3))
+
+    def test_a_negative_cuda_device_id_is_refused(self):
+        # a producer that names no GPU: the runtime reads negative devices as
+        # the CPU target's, so the id is refused before anything is asked of it
+        class NoGpu:
+            def __dlpack_device__(self):
+                return (2, -3)
+
+            def __dlpack__(self, **kwargs):
+                raise AssertionError("asked for a capsule after a bad device id")
+
+        with pytest.raises(BufferError, match="device id is -3; a GPU's is 0 or more"):
+            gpujit.from_dlpack(NoGpu())
+        d = gpujit.to_device(np.arange(4, dtype=np.float32))   # the context survives
+        np.testing.assert_array_equal(d.copy_to_host(), np.arange(4, dtype=np.float32))
