@@ -377,7 +377,7 @@ def tiny_launch_us(launches, blocks):
 
 
 def tiers(repeats, kernels=7):
-    """The CPU target's two tiers (docs/internals.md, "How a block runs"):
+    """The CPU target's two tiers (docs/internals/cpu-target.md, "How a block runs"):
     {tier: (ms, ns)}, the median first call (compile included) of `kernels`
     new vector-add kernels launched with 64 threads, and the nanoseconds per
     thread of a vector add of 2^22 float32, for code of one thread per call

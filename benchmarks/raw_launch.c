@@ -11,7 +11,7 @@
    checks that the kernel stored its argument (out[0] == 1.0f).
 
    The parameters are those of gpujit's kernel ABI for that signature
-   (docs/internals.md, "Kernel ABI"): the array's data pointer, its extent
+   (docs/internals/launch.md, "Kernel ABI"): the array's data pointer, its extent
    and its stride in bytes (int64 each), then the float32; bench_speed.py
    checks the PTX's parameter list before running this.
 

@@ -131,7 +131,7 @@ typedef struct GjCompileOptions {
        default), one call runs every thread of a block, in loops that are
        vectorised across threads; 0, one call runs one thread (the executor
        calls it for each), which compiles in about half the time and suits
-       launches of few threads (the dispatcher's first tier, docs/internals.md
+       launches of few threads (the dispatcher's first tier, docs/internals/cpu-target.md
        "How a block runs"). */
     int cpu_thread_loops;
 } GjCompileOptions;

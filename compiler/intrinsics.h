@@ -9,7 +9,7 @@
  * GjIntrinsic, the lookup in intrinsics.c, lowering's table of lowering
  * functions (lower.c) and the names gpujit/__init__.py exports are all
  * generated from them, so adding an intrinsic is one row plus, at most, one
- * lowering function (docs/internals.md, "Adding an intrinsic").  The front
+ * lowering function (docs/internals/kernel-code.md, "Adding an intrinsic").  The front
  * end reads every column but the lowering one, so it links without LLVM.
  *
  * Namespaces: "builtins", "gpujit" and nested ones ("gpujit.atomic"),

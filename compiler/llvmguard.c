@@ -1,6 +1,6 @@
 /*
  * llvmguard.c - LLVM's fatal errors as diagnostics (llvmguard.h says how,
- * docs/internals.md why this is safe enough and where it stops).
+ * docs/internals/kernel-code.md says why this is safe enough and where it stops).
  *
  * State: LLVM's handler takes no argument, so the guard it returns to is
  * thread-local (each thread compiles on its own); the handler is installed

@@ -1,6 +1,6 @@
 /*
  * llvmguard.h - LLVM's fatal errors as diagnostics instead of the end of
- * the process (llvmguard.c; docs/internals.md, "LLVM's fatal errors").
+ * the process (llvmguard.c; docs/internals/kernel-code.md, "LLVM's fatal errors").
  *
  * LLVM reports what it cannot do in code generation (an instruction it
  * cannot select, a symbol it cannot print) with report_fatal_error, which

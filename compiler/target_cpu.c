@@ -293,7 +293,7 @@ static LLVMValueRef cpu_special_reg(GjLower *L, GjSreg reg, int axis) {
 }
 
 /* ret name(GjCpuThread *t, args...): a function of runtime/cpuexec.h's
-   "called from kernel code" part (GJ_CPU_RUNTIME_SYMBOLS in pymodule). */
+   "called from kernel code" part (GJ_CPU_RUNTIME_SYMBOLS in runtime/exec_cpu.c). */
 static LLVMValueRef runtime_call(GjLower *L, const char *name, LLVMTypeRef ret, LLVMValueRef *args,
                                  unsigned n) {
     LLVMTypeRef ptys[8];

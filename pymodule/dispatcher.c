@@ -127,7 +127,7 @@ int gj_py_plain_parameters(const GjCodeView *cv) {
 /* The threads a specialisation's launches run on the CPU target before it
    is compiled with thread loops: GPUJIT_CPU_LOOP_THREADS, else
    CPU_LOOP_THREADS.  A launch of few threads runs the code of one thread
-   per call, which compiles in about half the time (docs/internals.md, "How
+   per call, which compiles in about half the time (docs/internals/cpu-target.md, "How
    a block runs", has the measurements behind the default).  -1 raised (a
    bad value's RuntimeWarning made an error by the warnings filter). */
 enum { CPU_LOOP_THREADS = 1 << 20 };

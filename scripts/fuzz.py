@@ -7,7 +7,7 @@
 Kernel number k of a seed is the same program on every machine
 (tests/fuzz/gen.py).  Each is compiled and launched by gpujit on the
 target and run by CPython on NumPy scalars, and every output element is
-compared (docs/internals.md, "Differential fuzzing").  Kernels are checked
+compared (docs/internals/testing.md, "Differential fuzzing").  Kernels are checked
 in child processes (--jobs of them), so a crash or a hang is reported and
 the run goes on.  A failing kernel is written to --out/seed<S>-<k>/
 (kernel.py, args.pkl, expected.npz and got.npz, outcome.txt), reduced to

@@ -434,7 +434,7 @@ def test_argument_types_are_separate_entries(cache_dir, rng):
 # ---- entries that must not be read ---------------------------------------------------
 
 def entry_file(key, payload):
-    """An entry file as docs/internals.md describes it: magic, format, key,
+    """An entry file as docs/internals/package.md describes it: magic, format, key,
     the payload's length and SHA-256, the payload."""
     return struct.pack("<8sI32sQ32s", b"GPUJITK\0", 1, bytes.fromhex(key), len(payload),
                        hashlib.sha256(payload).digest()) + payload

@@ -4,7 +4,7 @@ and by CPython on NumPy scalars, every output element compared.
 One seed is fixed, so the suite is reproducible; the other changes every
 day, so CI keeps exploring.  A failure names the seed and the kernels;
 `python -P scripts/fuzz.py --seed S --start K --count 1 --target T` replays
-one (and reduces it).  docs/internals.md describes the fuzzer.
+one (and reduces it).  docs/internals/testing.md describes the fuzzer.
 """
 import datetime
 

@@ -1,7 +1,7 @@
 """Every ```python block of README.md and docs/*.md runs, so the examples
 cannot drift from the code.
 
-The convention (docs/internals.md, "Examples in the documentation"): the
+The convention (docs/internals/testing.md, "Examples in the documentation"): the
 blocks of one page run in order, in one namespace of their own, on each
 execution target (the CPU target everywhere, the GPU where there is one),
 from a scratch directory with a scratch kernel cache.  Each block runs as
@@ -28,7 +28,9 @@ import pytest
 import gpujit
 from conftest import ROOT
 
-PAGES = [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+PAGES = [os.path.join(ROOT, "README.md")] + sorted(
+    glob.glob(os.path.join(ROOT, "docs", "*.md"))
+    + glob.glob(os.path.join(ROOT, "docs", "internals", "*.md")))
 MOST_SKIPS = 3   # in all pages; raise it only for a block no test machine can run
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",

@@ -1,4 +1,4 @@
-"""The CPU target's two tiers (docs/internals.md, "How a block runs"): a
+"""The CPU target's two tiers (docs/internals/cpu-target.md, "How a block runs"): a
 kernel without barriers first runs code of one thread per call, which
 compiles quickly, and is compiled again with thread loops (vectorised across
 threads) once its launches of one signature have run GPUJIT_CPU_LOOP_THREADS
