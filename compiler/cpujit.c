@@ -33,6 +33,7 @@
 #include "cpuhost.h"
 #include "llvmguard.h"
 #include "lower.h"
+#include "lower_error.h"
 #include "vectorize.h"
 
 #include <inttypes.h>

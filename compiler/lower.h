@@ -21,14 +21,6 @@
 GjStatus gj_lower_kernel(GjCtx *c, GjFunc *f, const GjCompileOptions *opt, const char *kernel_name,
                          LLVMContextRef llctx, LLVMModuleRef *mod, GjCompileResult *plan);
 
-/* After the last optimisation, before code generation (which may rename
-   the function: NVPTX makes gj.report gj_$_report): where no call of the
-   module's reporting function (lower_error.c's gj.report) is left, LLVM
-   proved every check and removed it, so no site can fail: plan's error
-   sites are freed and its count made 0, and a launch of the kernel neither
-   waits for it nor reads its record. */
-void gj_lower_drop_proved_sites(LLVMModuleRef mod, GjCompileResult *plan);
-
 /* Links libdevice if needed (r->libdevice: its path, malloc'd), optimises
    (O3) and emits r->ptx (malloc'd) for opt's compute capability; r->llvm_ir
    (malloc'd) gets the optimised IR when opt->want_llvm_ir.  On failure the

@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower.h"
-
 int32_t gj_lower_error_site(GjLower *L, GjErrorKind kind, const char *exception, int axis,
                             const char *fmt, ...) {
     GjErrorSites *s = L->errors;

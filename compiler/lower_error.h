@@ -59,4 +59,12 @@ GjStatus gj_lower_check_bounds(GjLower *L, const char *subject, GjErrorKind kind
 /* Copies the module's sites into plan (malloc-owned). */
 GjStatus gj_lower_error_sites(GjLower *L, GjCompileResult *plan);
 
+/* After the last optimisation, before code generation (which may rename
+   the function: NVPTX makes gj.report gj_$_report): where no call of the
+   module's reporting function (lower_error.c's gj.report) is left, LLVM
+   proved every check and removed it, so no site can fail: plan's error
+   sites are freed and its count made 0, and a launch of the kernel neither
+   waits for it nor reads its record. */
+void gj_lower_drop_proved_sites(LLVMModuleRef mod, GjCompileResult *plan);
+
 #endif

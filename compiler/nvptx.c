@@ -26,6 +26,7 @@
  */
 #include "llvmguard.h"
 #include "lower.h"
+#include "lower_error.h"
 #include "narrow.h"
 #include "nvptx_fix.h"
 
